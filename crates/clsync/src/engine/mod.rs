@@ -1,0 +1,110 @@
+//! Engines: what runs a work-item.
+//!
+//! The scheduler knows a work-item only as an [`ItemTask`]: something it can
+//! resume, which runs until it waits at a barrier, finishes, or fails, and
+//! says which through [`Suspend`]. An [`Engine`] makes the tasks of one
+//! work-group. This is the whole contract, so a second kind of work-item (an
+//! interpreter stepping SPIR-V until its next `OpControlBarrier`) plugs into
+//! the same scheduler, barrier resolution, divergence reports and watchdog as
+//! Rust kernels do, and shares their memory and atomics.
+//!
+//! [`RustEngine`] runs Rust closures, each work-item a stackful coroutine.
+
+pub mod rust;
+
+pub use rust::{RustEngine, WorkItem};
+
+use crate::geometry::{Geometry, ItemIds};
+use crate::memory::LocalArena;
+use crate::sync::{BarrierWait, Site};
+
+/// How the scheduler resumes a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Run on: the barrier it waited at is released (or, the first time,
+    /// start).
+    Continue,
+    /// The launch is being abandoned (another work-item failed, or the
+    /// watchdog fired): unwind and finish with [`ItemFailure::Cancelled`].
+    Cancel,
+}
+
+/// Why a task stopped running.
+#[derive(Debug)]
+pub enum Suspend {
+    /// It waits at a barrier.
+    Barrier(BarrierWait),
+    /// It returned from the kernel.
+    Done,
+    /// It failed; it cannot be resumed.
+    Failed(ItemFailure),
+}
+
+/// How a work-item failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ItemFailure {
+    /// The kernel panicked.
+    Panic {
+        /// The panic message.
+        message: String,
+        /// Where it panicked, if known.
+        site: Option<Site>,
+    },
+    /// It was cancelled; `site` is the last synchronization call it made, if
+    /// it was running (not waiting at a barrier) when cancelled.
+    Cancelled {
+        /// Where it was.
+        site: Option<Site>,
+    },
+}
+
+/// A work-item the scheduler can drive.
+pub trait ItemTask {
+    /// Runs the work-item until it suspends. Never called again after
+    /// [`Suspend::Done`] or [`Suspend::Failed`].
+    fn resume(&mut self, signal: Resume) -> Suspend;
+}
+
+/// What a work-group's tasks share: the geometry, the group's place in it,
+/// and its local memory.
+pub struct GroupEnv<'l> {
+    pub(crate) geometry: &'l Geometry,
+    pub(crate) group_id: [usize; 3],
+    pub(crate) local_size: [usize; 3],
+    pub(crate) arena: LocalArena,
+    pub(crate) launch_id: u64,
+    pub(crate) strict_images: bool,
+}
+
+impl GroupEnv<'_> {
+    /// The launch's geometry.
+    pub fn geometry(&self) -> &Geometry {
+        self.geometry
+    }
+    /// This group's id.
+    pub fn group_id(&self) -> [usize; 3] {
+        self.group_id
+    }
+    /// This group's actual local size.
+    pub fn local_size(&self) -> [usize; 3] {
+        self.local_size
+    }
+}
+
+/// Makes the work-items of a group.
+///
+/// An engine is shared by all worker threads of a launch (`Sync`); its tasks
+/// stay on the thread that made them.
+pub trait Engine: Sync {
+    /// A work-item of this engine, borrowing the group's environment.
+    type Task<'g>: ItemTask
+    where
+        Self: 'g;
+
+    /// Makes the task for the work-item `ids` of the group `env`. It must not
+    /// run any kernel code until first resumed.
+    fn spawn<'g>(&'g self, env: &'g GroupEnv<'g>, ids: ItemIds) -> Result<Self::Task<'g>, String>;
+
+    /// Takes back a task that has finished or failed, to reuse its resources.
+    fn retire(&self, task: Self::Task<'_>);
+}

@@ -1,0 +1,314 @@
+//! [`WorkItem`]: what a Rust kernel sees of its work-item — the work-item
+//! functions, barriers, fences and local memory.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use corosensei::Yielder;
+
+use crate::engine::{GroupEnv, Resume, Suspend};
+use crate::geometry::ItemIds;
+use crate::memory::{Element, LocalArg, LocalSlice};
+use crate::scheduler::hooks;
+use crate::sync::{
+    fence_effect, validate, AcqRel, Acquire, BarrierKind, BarrierScope, BarrierWait, FenceFlags,
+    FenceOrder, FenceScopeFor, MemFlags, MemOrder, MemScope, Release, Site, SyncError,
+    WorkGroupScope,
+};
+
+/// One work-item of a running Rust kernel.
+///
+/// A kernel is a closure `Fn(&WorkItem)`, called once per work-item. The
+/// OpenCL C work-item functions keep their names (`get_global_id` …), and
+/// take a dimension index; out of range, they return what OpenCL C returns
+/// (1 for sizes, 0 for ids and offsets).
+///
+/// ```
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+/// use clsync::sync::LOCAL;
+///
+/// // Reverse each group of 64 through local memory.
+/// let data = Buffer::from_slice(&(0..256).collect::<Vec<u32>>());
+/// let mut launch = Launch::new("reverse", NdRange::new([256]).local([64]));
+/// let tile = launch.local::<u32>(64);
+/// Runtime::with_threads(2).launch(&launch, |wi| {
+///     let (l, g) = (wi.get_local_id(0), wi.get_global_id(0));
+///     let tile = wi.local(tile);
+///     tile.set(l, data.get(g));
+///     wi.barrier(LOCAL);
+///     data.set(g, tile.get(63 - l));
+/// }).unwrap();
+/// assert_eq!(data.get(0), 63);
+/// assert_eq!(data.get(64), 127);
+/// ```
+pub struct WorkItem<'g> {
+    pub(crate) ids: ItemIds,
+    pub(crate) env: &'g GroupEnv<'g>,
+    pub(crate) yielder: &'g Yielder<Resume, Suspend>,
+    /// Image writes not yet fenced, with the value from before the write
+    /// (strict image mode only): `(image id, pixel index, old value)`.
+    pub(crate) image_pending: RefCell<Vec<(u64, usize, [u32; 4])>>,
+}
+
+impl fmt::Debug for WorkItem<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkItem").field("ids", &self.ids).finish()
+    }
+}
+
+/// Work-item functions (OpenCL C 2.0 §6.13.1 and the sub-group functions of
+/// `cl_khr_subgroups` / OpenCL C 2.1).
+impl WorkItem<'_> {
+    /// All ids of this work-item at once.
+    pub fn ids(&self) -> &ItemIds {
+        &self.ids
+    }
+    /// `get_work_dim`.
+    pub fn get_work_dim(&self) -> u32 {
+        self.env.geometry.dims as u32
+    }
+    /// `get_global_size(dim)`.
+    pub fn get_global_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.global, 1)
+    }
+    /// `get_global_id(dim)`.
+    #[inline]
+    pub fn get_global_id(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.ids.global_id, 0)
+    }
+    /// `get_global_offset(dim)`.
+    pub fn get_global_offset(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.offset, 0)
+    }
+    /// `get_local_size(dim)`: this group's actual size, smaller than the
+    /// enqueued size in the last group of a non-uniform dimension.
+    pub fn get_local_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.ids.local_size, 1)
+    }
+    /// `get_enqueued_local_size(dim)`: the local size the range was
+    /// launched with.
+    pub fn get_enqueued_local_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.local, 1)
+    }
+    /// `get_local_id(dim)`.
+    #[inline]
+    pub fn get_local_id(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.ids.local_id, 0)
+    }
+    /// `get_num_groups(dim)`.
+    pub fn get_num_groups(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.num_groups, 1)
+    }
+    /// `get_group_id(dim)`.
+    #[inline]
+    pub fn get_group_id(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.ids.group_id, 0)
+    }
+    /// `get_global_linear_id`.
+    pub fn get_global_linear_id(&self) -> usize {
+        self.ids.global_linear_id
+    }
+    /// `get_local_linear_id`.
+    pub fn get_local_linear_id(&self) -> usize {
+        self.ids.local_linear_id
+    }
+    /// `get_sub_group_size`: this sub-group's size (the last of a group may
+    /// be partial).
+    pub fn get_sub_group_size(&self) -> u32 {
+        self.ids.sub_group_size as u32
+    }
+    /// `get_max_sub_group_size`.
+    pub fn get_max_sub_group_size(&self) -> u32 {
+        self.env.geometry.max_sub_group_size() as u32
+    }
+    /// `get_num_sub_groups`: sub-groups in this group.
+    pub fn get_num_sub_groups(&self) -> u32 {
+        self.ids.num_sub_groups as u32
+    }
+    /// `get_enqueued_num_sub_groups`: sub-groups in a full group.
+    pub fn get_enqueued_num_sub_groups(&self) -> u32 {
+        self.env.geometry.enqueued_num_sub_groups() as u32
+    }
+    /// `get_sub_group_id`.
+    pub fn get_sub_group_id(&self) -> u32 {
+        self.ids.sub_group_id as u32
+    }
+    /// `get_sub_group_local_id`.
+    pub fn get_sub_group_local_id(&self) -> u32 {
+        self.ids.sub_group_local_id as u32
+    }
+
+    #[inline]
+    fn dim_or(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
+        if dim < self.env.geometry.dims as u32 {
+            v[dim as usize]
+        } else {
+            default
+        }
+    }
+}
+
+/// Barriers (`003_2caebc1f01141481.txt`, `004_bfca21a36d7bd2da.txt`,
+/// `002_6c32435e912a3710.txt`).
+///
+/// A barrier suspends the work-item until every work-item of its group (or
+/// sub-group) has reached the same barrier — same call site, flags and
+/// scope. If they cannot all get there (one returned, one waits at another
+/// barrier, a loop ran a different number of times) the launch fails with a
+/// divergence error naming the barrier and where every work-item was; it
+/// never hangs.
+///
+/// # Memory ordering
+///
+/// Each barrier is a release fence, the wait, and an acquire fence, on the
+/// memory its flags name, at its scope. A group's work-items all run on one
+/// thread, so for work-group and sub-group scope the fences only keep the
+/// compiler from moving accesses across the barrier; for device and all-SVM
+/// scope on global or image memory they are `std` fences that pair with
+/// other groups' and host threads' fences and atomics.
+impl WorkItem<'_> {
+    /// `barrier(flags)`: the OpenCL 1.2 name of
+    /// `work_group_barrier(flags)`.
+    #[track_caller]
+    pub fn barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), MemScope::WorkGroup, Site::caller())
+    }
+    /// `work_group_barrier(flags)`: work-group scope.
+    #[track_caller]
+    pub fn work_group_barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), MemScope::WorkGroup, Site::caller())
+    }
+    /// `work_group_barrier(flags, scope)`.
+    #[track_caller]
+    pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
+        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), S::SCOPE, Site::caller())
+    }
+    /// `sub_group_barrier(flags)`: sub-group scope.
+    #[track_caller]
+    pub fn sub_group_barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait_at(BarrierKind::SubGroup, flags.mem_flags(), MemScope::SubGroup, Site::caller())
+    }
+    /// `sub_group_barrier(flags, scope)`.
+    #[track_caller]
+    pub fn sub_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
+        self.wait_at(BarrierKind::SubGroup, flags.mem_flags(), S::SCOPE, Site::caller())
+    }
+    /// A barrier with run-time arguments: raw `cl_mem_fence_flags` bits and
+    /// a scope, checked; on an error the work-item does not wait.
+    #[track_caller]
+    pub fn barrier_dyn(&self, kind: BarrierKind, flags: u32, scope: MemScope) -> Result<(), SyncError> {
+        let op = match kind {
+            BarrierKind::WorkGroup => "work_group_barrier",
+            BarrierKind::SubGroup => "sub_group_barrier",
+        };
+        let flags = validate::barrier(op, flags, scope)?;
+        self.wait_at(kind, flags, scope, Site::caller());
+        Ok(())
+    }
+
+    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
+        // Release half of the barrier's fence.
+        fence_effect(flags, MemOrder::Release, scope);
+        self.image_fence(flags, MemOrder::AcqRel);
+        let wait = BarrierWait { kind, site, flags, scope };
+        match self.yielder.suspend(Suspend::Barrier(wait)) {
+            Resume::Continue => {}
+            Resume::Cancel => hooks::cancel_unwind(Some(site)),
+        }
+        // Acquire half.
+        fence_effect(flags, MemOrder::Acquire, scope);
+    }
+}
+
+/// Fences (`000_96da91f170ff246f.txt`, `003_2caebc1f01141481.txt`).
+impl WorkItem<'_> {
+    /// `atomic_work_item_fence(flags, order, scope)`.
+    ///
+    /// `memory_scope_work_item` is accepted only with `IMAGE` alone; other
+    /// combinations do not compile.
+    #[track_caller]
+    pub fn atomic_work_item_fence<F: FenceFlags, O: FenceOrder, S: FenceScopeFor<F>>(&self, flags: F, _order: O, _scope: S) {
+        self.fence(flags.mem_flags(), O::ORDER, S::SCOPE)
+    }
+    /// `mem_fence(flags)`: `atomic_work_item_fence(flags,
+    /// memory_order_acq_rel, memory_scope_work_group)`.
+    #[track_caller]
+    pub fn mem_fence<F: FenceFlags>(&self, flags: F) {
+        self.atomic_work_item_fence(flags, AcqRel, WorkGroupScope)
+    }
+    /// `read_mem_fence(flags)`: `atomic_work_item_fence(flags,
+    /// memory_order_acquire, memory_scope_work_group)`.
+    #[track_caller]
+    pub fn read_mem_fence<F: FenceFlags>(&self, flags: F) {
+        self.atomic_work_item_fence(flags, Acquire, WorkGroupScope)
+    }
+    /// `write_mem_fence(flags)`: `atomic_work_item_fence(flags,
+    /// memory_order_release, memory_scope_work_group)`.
+    #[track_caller]
+    pub fn write_mem_fence<F: FenceFlags>(&self, flags: F) {
+        self.atomic_work_item_fence(flags, Release, WorkGroupScope)
+    }
+    /// `atomic_work_item_fence` with run-time arguments, checked.
+    #[track_caller]
+    pub fn atomic_work_item_fence_dyn(&self, flags: u32, order: MemOrder, scope: MemScope) -> Result<(), SyncError> {
+        let flags = validate::fence(flags, scope)?;
+        self.fence(flags, order, scope);
+        Ok(())
+    }
+
+    #[track_caller]
+    fn fence(&self, flags: MemFlags, order: MemOrder, scope: MemScope) {
+        hooks::poll(std::panic::Location::caller());
+        fence_effect(flags, order, scope);
+        self.image_fence(flags, order);
+    }
+
+    /// An image fence (or a barrier with the IMAGE flag) makes this
+    /// work-item's own image writes visible to its reads.
+    fn image_fence(&self, flags: MemFlags, order: MemOrder) {
+        if flags.contains(MemFlags::IMAGE) && order != MemOrder::Relaxed && self.env.strict_images {
+            self.image_pending.borrow_mut().clear();
+        }
+    }
+
+    /// In strict image mode, the value this work-item still sees at a pixel
+    /// it wrote without an image fence since.
+    pub(crate) fn unfenced_image_write(&self, image: u64, index: usize) -> Option<[u32; 4]> {
+        if !self.env.strict_images {
+            return None;
+        }
+        self.image_pending
+            .borrow()
+            .iter()
+            .find(|(i, p, _)| *i == image && *p == index)
+            .map(|(_, _, old)| *old)
+    }
+
+    /// Records an image write for strict image mode.
+    pub(crate) fn note_image_write(&self, image: u64, index: usize, old: impl FnOnce() -> [u32; 4]) {
+        if !self.env.strict_images {
+            return;
+        }
+        let mut pending = self.image_pending.borrow_mut();
+        if !pending.iter().any(|(i, p, _)| *i == image && *p == index) {
+            pending.push((image, index, old()));
+        }
+    }
+}
+
+/// Local memory.
+impl<'g> WorkItem<'g> {
+    /// The group's slice for a local argument sized at launch.
+    pub fn local<T: Element>(&self, arg: LocalArg<T>) -> &LocalSlice<T> {
+        assert_eq!(arg.launch, self.env.launch_id, "LocalArg used with a launch other than the one that made it");
+        self.env.arena.arg(arg)
+    }
+
+    /// A local array declared in the kernel, like `__local float tile[N];`:
+    /// every work-item of the group that reaches this call site gets the same
+    /// slice. Its length must be the same for all of them.
+    #[track_caller]
+    pub fn local_array<T: Element>(&self, len: usize) -> &LocalSlice<T> {
+        self.env.arena.declared(Site::caller(), len)
+    }
+}

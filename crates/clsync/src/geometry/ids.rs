@@ -1,0 +1,71 @@
+//! One work-item's ids, precomputed so every work-item function is a field
+//! read.
+
+use super::Geometry;
+
+/// Where one work-item sits in the ND-range. Each field answers one OpenCL C
+/// work-item function for the dimensions in use; the accessors on
+/// [`WorkItem`](crate::WorkItem) add the out-of-range defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ItemIds {
+    /// `get_global_id` (includes the global offset).
+    pub global_id: [usize; 3],
+    /// `get_local_id`.
+    pub local_id: [usize; 3],
+    /// `get_group_id`.
+    pub group_id: [usize; 3],
+    /// `get_local_size`: this group's actual size.
+    pub local_size: [usize; 3],
+    /// `get_local_linear_id`.
+    pub local_linear_id: usize,
+    /// `get_global_linear_id`.
+    pub global_linear_id: usize,
+    /// `get_sub_group_id`.
+    pub sub_group_id: usize,
+    /// `get_sub_group_local_id`.
+    pub sub_group_local_id: usize,
+    /// `get_sub_group_size`: this sub-group's size (the last one of a group
+    /// may be partial).
+    pub sub_group_size: usize,
+    /// `get_num_sub_groups`: sub-groups in this group.
+    pub num_sub_groups: usize,
+}
+
+impl ItemIds {
+    /// The ids of the work-item with local linear id `local_linear` in the
+    /// group `group_id`, whose actual size is `local_size`.
+    pub fn new(geo: &Geometry, group_id: [usize; 3], local_size: [usize; 3], local_linear: usize) -> Self {
+        let local_id = [
+            local_linear % local_size[0],
+            (local_linear / local_size[0]) % local_size[1],
+            local_linear / (local_size[0] * local_size[1]),
+        ];
+        let mut global_id = [0; 3];
+        for d in 0..3 {
+            global_id[d] = group_id[d] * geo.local[d] + local_id[d] + geo.offset[d];
+        }
+        // OpenCL C 2.0 §6.13.1: get_global_linear_id is computed from the ids
+        // with the offset removed, over the global sizes.
+        let g = geo.global;
+        let global_linear_id = (global_id[2] - geo.offset[2]) * g[1] * g[0]
+            + (global_id[1] - geo.offset[1]) * g[0]
+            + (global_id[0] - geo.offset[0]);
+        let group_len: usize = local_size.iter().product();
+        let sg = geo.sub_group_size;
+        let sub_group_id = local_linear / sg;
+        let num_sub_groups = group_len.div_ceil(sg);
+        let sub_group_size = (group_len - sub_group_id * sg).min(sg);
+        ItemIds {
+            global_id,
+            local_id,
+            group_id,
+            local_size,
+            local_linear_id: local_linear,
+            global_linear_id,
+            sub_group_id,
+            sub_group_local_id: local_linear % sg,
+            sub_group_size,
+            num_sub_groups,
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Global memory: [`Buffer`].
+
+use std::fmt;
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+use super::scalar::{Element, RawAtomic, Scalar};
+use crate::atomics::{Atomic, AtomicFlag, Global};
+use crate::sync::Site;
+
+/// A buffer in global memory, shared by every work-group of a launch and by
+/// host threads.
+///
+/// `T` is a [`Scalar`] (plain accesses with [`get`](Buffer::get) and
+/// [`set`](Buffer::set)), an [`Atomic`] or an [`AtomicFlag`] (accessed through
+/// [`at`](Buffer::at)). A buffer is `Sync`: a kernel borrows it, host threads
+/// may too, while the kernel runs.
+///
+/// An index out of bounds panics with the buffer's name, the index and the
+/// length; inside a kernel the launch then fails naming the work-item.
+///
+/// ```
+/// use clsync::{Buffer, AtomicInt};
+/// let data = Buffer::from_slice(&[1.0f32, 2.0, 3.0]).named("data");
+/// data.set(1, 5.0);
+/// assert_eq!(data.to_vec(), vec![1.0, 5.0, 3.0]);
+///
+/// let counters: Buffer<AtomicInt> = Buffer::new(4);
+/// counters.at(2).fetch_add(7);
+/// assert_eq!(counters.to_vec(), vec![0, 0, 7, 0]);
+/// ```
+pub struct Buffer<T: Element> {
+    slots: Box<[T::Slot]>,
+    name: String,
+    id: u64,
+}
+
+impl<T: Element> Buffer<T> {
+    /// A zero-initialized buffer of `len` elements.
+    pub fn new(len: usize) -> Self {
+        let id = super::next_object_id();
+        Buffer {
+            slots: (0..len).map(|_| T::zero_slot()).collect(),
+            name: format!("buffer#{id}"),
+            id,
+        }
+    }
+
+    /// Gives the buffer a name for reports and errors.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The buffer's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The buffer's process-unique id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    #[inline]
+    #[track_caller]
+    fn slot(&self, index: usize) -> &T::Slot {
+        match self.slots.get(index) {
+            Some(s) => s,
+            None => out_of_bounds("global buffer", &self.name, index, self.slots.len(), Location::caller()),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn out_of_bounds(space: &str, name: &str, index: usize, len: usize, at: &'static Location<'static>) -> ! {
+    panic!(
+        "out-of-bounds access to {space} `{name}`: index {index}, length {len}, at {}",
+        Site::from_location(at)
+    )
+}
+
+impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
+    /// A buffer holding a copy of `data`.
+    pub fn from_slice(data: &[T]) -> Self {
+        let id = super::next_object_id();
+        Buffer {
+            slots: data.iter().map(|v| T::Raw::new(v.to_raw())).collect(),
+            name: format!("buffer#{id}"),
+            id,
+        }
+    }
+
+    /// A buffer of `len` copies of `value`.
+    pub fn filled(len: usize, value: T) -> Self {
+        let id = super::next_object_id();
+        Buffer {
+            slots: (0..len).map(|_| T::Raw::new(value.to_raw())).collect(),
+            name: format!("buffer#{id}"),
+            id,
+        }
+    }
+
+    /// Reads element `index` (a plain, non-atomic access).
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, index: usize) -> T {
+        let slot = self.slot(index);
+        // Relaxed: a plain OpenCL access; see the module docs of `memory`
+        // for why plain accesses are relaxed atomics. Ordering with other
+        // work-items comes from barriers, fences and atomics, not from here.
+        T::from_raw(slot.load(Ordering::Relaxed))
+    }
+
+    /// Writes element `index` (a plain, non-atomic access).
+    #[inline]
+    #[track_caller]
+    pub fn set(&self, index: usize, value: T) {
+        let slot = self.slot(index);
+        // Relaxed: a plain OpenCL access, as in `get`.
+        slot.store(value.to_raw(), Ordering::Relaxed)
+    }
+
+    /// A copy of the contents. Call it when no kernel writes the buffer, as
+    /// after a launch returns (the launch's end orders every kernel write
+    /// before it).
+    pub fn to_vec(&self) -> Vec<T> {
+        // Relaxed: the caller has synchronized with the writers (the end of a
+        // launch is a happens-before edge), so no ordering is needed here.
+        self.slots.iter().map(|s| T::from_raw(s.load(Ordering::Relaxed))).collect()
+    }
+
+    /// Overwrites the contents from `data`, which must have the same length.
+    pub fn copy_from_slice(&self, data: &[T]) {
+        assert_eq!(data.len(), self.len(), "copy_from_slice into `{}`: length mismatch", self.name);
+        for (s, v) in self.slots.iter().zip(data) {
+            // Relaxed: host-side initialization before a launch; the launch's
+            // start orders it before every kernel access.
+            s.store(v.to_raw(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl<T: crate::AtomicValue> Buffer<Atomic<T, Global>> {
+    /// A buffer of atomics initialized from `values`.
+    pub fn from_values(values: &[T]) -> Self {
+        let b = Self::new(values.len());
+        for (i, v) in values.iter().enumerate() {
+            b.at(i).init(*v);
+        }
+        b
+    }
+
+    /// The atomic object at `index`.
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &Atomic<T, Global> {
+        self.slot(index)
+    }
+
+    /// The current values, read with relaxed loads.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.slots.iter().map(|a| a.load_explicit(crate::sync::Relaxed)).collect()
+    }
+}
+
+impl Buffer<AtomicFlag<Global>> {
+    /// The atomic flag at `index`.
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &AtomicFlag<Global> {
+        self.slot(index)
+    }
+}
+
+impl<T: Element> fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("name", &self.name)
+            .field("type", &T::TYPE_NAME)
+            .field("len", &self.len())
+            .finish()
+    }
+}

@@ -1,0 +1,41 @@
+//! The address spaces a kernel sees: global buffers shared by every
+//! work-group and by host threads, local memory owned by one work-group,
+//! `read_write` images, and private memory (ordinary Rust locals).
+//!
+//! # How memory maps onto Rust's memory model
+//!
+//! OpenCL lets a racy kernel have undefined behaviour; Rust does not let safe
+//! code have any. So every element of user-visible memory is stored in a
+//! Rust atomic of its size, and a plain OpenCL access (`buf[i] = x`) is a
+//! `Relaxed` atomic access. On x86-64 and AArch64 a relaxed load or store is
+//! the same instruction as a plain one, so this costs nothing but some
+//! auto-vectorization. A racy kernel then reads *some* value written to that
+//! location, never torn memory, and the checker reports the race. OpenCL
+//! atomics map to Rust atomics with the same C11 order; fences map to
+//! `std::sync::atomic::fence` (see [`crate::sync::fence_effect`]).
+//!
+//! Local memory is only reachable from the worker thread that runs its
+//! work-group: its types are `!Send` and `!Sync`, and a kernel only ever gets
+//! a borrow of it that ends with the work-item. Its atomics therefore need
+//! no locked instruction: a work-item switch happens only at a barrier, never
+//! inside an atomic operation, so a plain load-modify-store is indivisible.
+
+mod buffer;
+mod image;
+mod local;
+mod scalar;
+
+pub use buffer::Buffer;
+pub use image::{Image2d, Pixel};
+pub use local::{LocalArg, LocalSlice};
+pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
+
+pub(crate) use local::{LocalArena, LocalDecl};
+
+/// A process-unique id for a memory object, used in reports.
+pub(crate) fn next_object_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    // Relaxed: only uniqueness matters; the id orders nothing.
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}

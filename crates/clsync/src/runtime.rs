@@ -1,0 +1,193 @@
+//! [`Runtime`] and [`Launch`]: the user's entry points.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::engine::{Engine, RustEngine, WorkItem};
+use crate::error::LaunchError;
+use crate::geometry::{Geometry, NdRange};
+use crate::memory::{Element, LocalArg, LocalDecl};
+use crate::scheduler::{self, Plan};
+
+/// The watchdog timeout a launch gets unless it sets one: how long the
+/// launch may go without any barrier released or group finished.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
+
+/// A pool of worker threads that work-groups are spread over.
+///
+/// Create one and reuse it; launches on it run one at a time per calling
+/// thread, and a failed launch leaves it as usable as before.
+///
+/// ```
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+/// let rt = Runtime::new();
+/// let out = Buffer::<u32>::new(1000);
+/// rt.launch(&Launch::new("iota", NdRange::new([1000])), |wi| {
+///     out.set(wi.get_global_id(0), wi.get_global_id(0) as u32);
+/// }).unwrap();
+/// assert_eq!(out.get(999), 999);
+/// ```
+pub struct Runtime {
+    pool: rayon::ThreadPool,
+}
+
+impl Runtime {
+    /// A runtime with one worker per available core.
+    pub fn new() -> Self {
+        Self::with_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// A runtime with `threads` workers (at least one).
+    pub fn with_threads(threads: usize) -> Self {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("clsync-worker-{i}"))
+            .build()
+            .expect("cannot start the worker threads");
+        Runtime { pool }
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Runs `kernel` once per work-item of `launch`'s ND-range and waits for
+    /// all of them.
+    ///
+    /// Fails, naming what and where, on an invalid range, barrier divergence,
+    /// a panic in a work-item, or a stall seen by the watchdog.
+    pub fn launch<F>(&self, launch: &Launch, kernel: F) -> Result<LaunchSummary, LaunchError>
+    where
+        F: Fn(&WorkItem<'_>) + Sync,
+    {
+        let engine = RustEngine::new(&kernel, launch.stack_size);
+        self.launch_engine(launch, &engine)
+    }
+
+    /// Runs a launch with any [`Engine`], such as an interpreter of another
+    /// kernel language.
+    pub fn launch_engine<E: Engine>(&self, launch: &Launch, engine: &E) -> Result<LaunchSummary, LaunchError> {
+        let geometry = launch.range.resolve().map_err(|source| LaunchError::Range {
+            kernel: launch.name.clone(),
+            source,
+        })?;
+        let plan = Plan {
+            kernel: launch.name.clone(),
+            id: launch.id,
+            geometry: geometry.clone(),
+            locals: &launch.locals,
+            strict_images: launch.strict_images,
+            watchdog: launch.watchdog,
+        };
+        let elapsed = scheduler::run(&self.pool, engine, plan)?;
+        Ok(LaunchSummary {
+            kernel: launch.name.clone(),
+            geometry,
+            elapsed,
+        })
+    }
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").field("threads", &self.threads()).finish()
+    }
+}
+
+/// One kernel launch: a name, an ND-range, local-memory arguments, and
+/// options.
+///
+/// ```
+/// use std::time::Duration;
+/// use clsync::{Launch, NdRange};
+/// let mut launch = Launch::new("scan", NdRange::new([1 << 20]).local([256]))
+///     .watchdog(Some(Duration::from_secs(2)))
+///     .stack_size(32 * 1024);
+/// let scratch = launch.local::<i32>(256);
+/// ```
+pub struct Launch {
+    name: String,
+    range: NdRange,
+    locals: Vec<LocalDecl>,
+    id: u64,
+    stack_size: usize,
+    watchdog: Option<Duration>,
+    strict_images: bool,
+}
+
+impl Launch {
+    /// A launch of the kernel called `name` over `range`.
+    pub fn new(name: impl Into<String>, range: NdRange) -> Self {
+        Launch {
+            name: name.into(),
+            range,
+            locals: Vec::new(),
+            id: crate::memory::next_object_id(),
+            stack_size: crate::engine::rust::DEFAULT_STACK_SIZE,
+            watchdog: Some(DEFAULT_WATCHDOG),
+            strict_images: false,
+        }
+    }
+
+    /// Adds a local-memory argument of `len` elements of `T`; every
+    /// work-group gets its own.
+    pub fn local<T: Element>(&mut self, len: usize) -> LocalArg<T> {
+        let name = format!("local argument {}", self.locals.len());
+        self.local_named(name, len)
+    }
+
+    /// [`local`](Launch::local), with a name for reports.
+    pub fn local_named<T: Element>(&mut self, name: impl Into<String>, len: usize) -> LocalArg<T> {
+        let index = self.locals.len();
+        self.locals.push(LocalDecl::new::<T>(len, name.into()));
+        LocalArg::new(index, self.id)
+    }
+
+    /// Sets the stack size of each work-item (default 64 KiB). Raise it for
+    /// kernels with deep recursion or large private arrays.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+
+    /// Sets the watchdog timeout, or turns the watchdog off with `None`.
+    pub fn watchdog(mut self, timeout: Option<Duration>) -> Self {
+        self.watchdog = timeout;
+        self
+    }
+
+    /// In strict image mode, a work-item does not see its own image writes
+    /// until an image fence (see [`Image2d`](crate::Image2d)).
+    pub fn strict_images(mut self, strict: bool) -> Self {
+        self.strict_images = strict;
+        self
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The ND-range.
+    pub fn range(&self) -> &NdRange {
+        &self.range
+    }
+}
+
+/// What a completed launch reports.
+#[derive(Clone, Debug)]
+pub struct LaunchSummary {
+    /// The kernel.
+    pub kernel: String,
+    /// The resolved geometry.
+    pub geometry: Geometry,
+    /// Wall time from the first group's start to the last group's end.
+    pub elapsed: Duration,
+}

@@ -1,0 +1,263 @@
+//! Running one work-group: its work-items as tasks on this thread, barrier
+//! release, and divergence detection.
+//!
+//! # The state machine of a work-item
+//!
+//! ```text
+//!   Ready ──resume──▶ Waiting(barrier) ──all of its set arrived──▶ Ready
+//!     │                    │
+//!     │                    └──the set can never all arrive──▶ divergence error
+//!     ├──returns──▶ Done
+//!     └──panics / is cancelled──▶ (group fails)
+//! ```
+//!
+//! The group runs in rounds: every `Ready` task is resumed until it
+//! suspends. After a round no task is `Ready`, so each one is `Waiting` or
+//! `Done`, and the barriers are resolved:
+//!
+//! 1. For each sub-group with a member at a sub-group barrier: if every
+//!    member waits at that same barrier, they are all released; otherwise
+//!    (a member returned, or waits elsewhere) it is sub-group divergence
+//!    (`002_6c32435e912a3710.txt`).
+//! 2. Else, if every work-item is `Done`, the group is finished.
+//! 3. Else, if every work-item waits at the same work-group barrier, all are
+//!    released; otherwise it is work-group divergence
+//!    (`003_2caebc1f01141481.txt`, `004_bfca21a36d7bd2da.txt`).
+//!
+//! Every round either releases a barrier, finishes the group, or fails it,
+//! so a group can never hang in the scheduler; only a work-item that runs
+//! forever can, and that is the watchdog's case.
+
+use std::sync::atomic::Ordering;
+
+use super::Shared;
+use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
+use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
+use crate::geometry::ItemIds;
+use crate::memory::LocalArena;
+use crate::sync::{BarrierKind, BarrierWait, Site};
+
+/// A work-item's state between rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// To be resumed in the next round.
+    Ready,
+    /// Suspended at a barrier.
+    Waiting(BarrierWait),
+    /// Returned from the kernel.
+    Done,
+    /// Stopped by a failure or a cancellation.
+    Stopped,
+}
+
+impl Slot {
+    fn place(self) -> Place {
+        match self {
+            Slot::Waiting(w) => Place::AtBarrier(w),
+            Slot::Done => Place::Exited,
+            Slot::Ready | Slot::Stopped => Place::Runnable,
+        }
+    }
+}
+
+/// The group's state when the launch was cancelled; `running` is the
+/// work-item that was running, and its last synchronization call.
+fn stalled(slots: &[Slot], env: &GroupEnv<'_>, running: Option<(usize, Option<Site>)>) -> GroupFailure {
+    let places = slots.iter().enumerate().map(|(j, s)| match running {
+        Some((i, site)) if i == j => (j, Place::Running(site)),
+        _ => (j, s.place()),
+    });
+    GroupFailure::Cancelled(GroupStall {
+        group_id: env.group_id,
+        places: runs_of(places),
+    })
+}
+
+/// Why a group did not finish.
+pub(crate) enum GroupFailure {
+    /// An error that fails the launch.
+    Error(LaunchError),
+    /// The launch was cancelled while the group ran; where its work-items
+    /// were.
+    Cancelled(GroupStall),
+}
+
+/// What resolving the barriers after a round gave.
+enum Resolution {
+    Released,
+    Finished,
+}
+
+/// Runs the group with linear index `linear` to completion.
+pub(crate) fn run_group<E: Engine>(engine: &E, shared: &Shared, linear: usize) -> Result<(), GroupFailure> {
+    let plan = &shared.plan;
+    let geo = &plan.geometry;
+    let group_id = geo.group_id(linear);
+    let local_size = geo.local_size_of(group_id);
+    let n: usize = local_size.iter().product();
+    let env = GroupEnv {
+        geometry: geo,
+        group_id,
+        local_size,
+        arena: LocalArena::new(&plan.locals),
+        launch_id: plan.id,
+        strict_images: plan.strict_images,
+    };
+    let mut tasks = Vec::with_capacity(n);
+    let mut slots = vec![Slot::Ready; n];
+    let mut result = Ok(());
+    for l in 0..n {
+        match engine.spawn(&env, ItemIds::new(geo, group_id, local_size, l)) {
+            Ok(t) => tasks.push(t),
+            Err(message) => {
+                result = Err(GroupFailure::Error(LaunchError::Resource {
+                    kernel: plan.kernel.clone(),
+                    message,
+                }));
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        result = drive(&mut tasks, &mut slots, shared, &env);
+    }
+    if result.is_err() {
+        cancel_all(&mut tasks, &mut slots);
+    }
+    for t in tasks {
+        engine.retire(t);
+    }
+    result
+}
+
+/// Rounds until the group finishes or fails.
+fn drive<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot], shared: &Shared, env: &GroupEnv<'_>) -> Result<(), GroupFailure> {
+    let plan = &shared.plan;
+    let sg = plan.geometry.sub_group_size;
+    loop {
+        for i in 0..tasks.len() {
+            if slots[i] != Slot::Ready {
+                continue;
+            }
+            match tasks[i].resume(Resume::Continue) {
+                Suspend::Barrier(w) => slots[i] = Slot::Waiting(w),
+                Suspend::Done => slots[i] = Slot::Done,
+                Suspend::Failed(ItemFailure::Panic { message, site }) => {
+                    slots[i] = Slot::Stopped;
+                    let ids = ItemIds::new(&plan.geometry, env.group_id, env.local_size, i);
+                    return Err(GroupFailure::Error(LaunchError::Panic(Box::new(KernelPanic {
+                        kernel: plan.kernel.clone(),
+                        dims: plan.geometry.dims,
+                        ids,
+                        message,
+                        site,
+                    }))));
+                }
+                Suspend::Failed(ItemFailure::Cancelled { site }) => {
+                    slots[i] = Slot::Stopped;
+                    return Err(stalled(slots, env, Some((i, site))));
+                }
+            }
+        }
+        match resolve(slots, sg, &plan.kernel, env) {
+            Ok(Resolution::Finished) => return Ok(()),
+            Ok(Resolution::Released) => {
+                // Relaxed: the watchdog only compares successive values.
+                shared.progress.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(d) => return Err(GroupFailure::Error(LaunchError::Divergence(Box::new(d)))),
+        }
+        if shared.dispenser.is_cancelled() {
+            return Err(stalled(slots, env, None));
+        }
+    }
+}
+
+/// Resolves barriers after a round, when no slot is `Ready`.
+fn resolve(slots: &mut [Slot], sg: usize, kernel: &str, env: &GroupEnv<'_>) -> Result<Resolution, Divergence> {
+    let n = slots.len();
+    let mut done = 0;
+    let mut at_sub_group = false;
+    for s in slots.iter() {
+        match s {
+            Slot::Done => done += 1,
+            Slot::Waiting(w) if w.kind == BarrierKind::SubGroup => at_sub_group = true,
+            _ => {}
+        }
+    }
+    if at_sub_group {
+        let mut released = false;
+        for (index, members) in slots.chunks_mut(sg).enumerate() {
+            let Some(wait) = members.iter().find_map(|s| match s {
+                Slot::Waiting(w) if w.kind == BarrierKind::SubGroup => Some(*w),
+                _ => None,
+            }) else {
+                continue;
+            };
+            if members.iter().all(|s| *s == Slot::Waiting(wait)) {
+                members.fill(Slot::Ready);
+                released = true;
+            } else {
+                let first = index * sg;
+                return Err(divergence(kernel, env, BarrierKind::SubGroup, Some(index), wait, first, members));
+            }
+        }
+        debug_assert!(released, "a sub-group barrier is either released or divergent");
+        return Ok(Resolution::Released);
+    }
+    if done == n {
+        return Ok(Resolution::Finished);
+    }
+    let wait = slots
+        .iter()
+        .find_map(|s| match s {
+            Slot::Waiting(w) => Some(*w),
+            _ => None,
+        })
+        .expect("a group that is not done has a waiting work-item after a round");
+    if done == 0 && slots.iter().all(|s| *s == Slot::Waiting(wait)) {
+        slots.fill(Slot::Ready);
+        return Ok(Resolution::Released);
+    }
+    Err(divergence(kernel, env, BarrierKind::WorkGroup, None, wait, 0, slots))
+}
+
+fn divergence(
+    kernel: &str,
+    env: &GroupEnv<'_>,
+    kind: BarrierKind,
+    sub_group: Option<usize>,
+    wait: BarrierWait,
+    first: usize,
+    members: &[Slot],
+) -> Divergence {
+    let places = members.iter().enumerate().map(|(j, s)| (first + j, s.place()));
+    Divergence {
+        kernel: kernel.to_string(),
+        group_id: env.group_id,
+        dims: env.geometry.dims,
+        kind,
+        sub_group,
+        barrier: wait.site,
+        places: runs_of(places),
+    }
+}
+
+/// Unwinds every task that has not finished, so its stack can be reused and
+/// its destructors run.
+fn cancel_all<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot]) {
+    for (t, s) in tasks.iter_mut().zip(slots.iter_mut()) {
+        // A kernel that catches the cancellation and waits at a barrier again
+        // is cancelled again; after this many tries its task is dropped,
+        // which unwinds it by force.
+        let mut tries = 0;
+        while matches!(s, Slot::Ready | Slot::Waiting(_)) && tries < 16 {
+            tries += 1;
+            match t.resume(Resume::Cancel) {
+                Suspend::Barrier(w) => *s = Slot::Waiting(w),
+                Suspend::Done => *s = Slot::Done,
+                Suspend::Failed(_) => *s = Slot::Stopped,
+            }
+        }
+    }
+}

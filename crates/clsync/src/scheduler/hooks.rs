@@ -1,0 +1,134 @@
+//! What kernel code calls into the scheduler for, from wherever it is:
+//! cancellation polls, cancellation unwinds, and panic capture.
+//!
+//! A worker thread running groups of a launch publishes that launch's cancel
+//! flag in a thread-local; atomics, fences and barriers poll it, so a
+//! work-item spinning on a flag that nobody will set unwinds when the
+//! watchdog fires instead of hanging the launch. Host threads have no flag
+//! published and never poll.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::panic::{self, Location};
+use std::ptr;
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, OnceLock};
+
+use crate::engine::ItemFailure;
+use crate::primitive::AtomicBool;
+use crate::sync::Site;
+
+thread_local! {
+    /// The cancel flag of the launch this worker thread is running a group
+    /// of, or null.
+    static CANCEL: Cell<*const AtomicBool> = const { Cell::new(ptr::null()) };
+    /// Where the last kernel panic on this thread happened.
+    static PANIC_SITE: Cell<Option<Site>> = const { Cell::new(None) };
+}
+
+/// Publishes a launch's cancel flag on this thread while it lives.
+pub(crate) struct KernelThread<'a> {
+    _flag: &'a AtomicBool,
+}
+
+impl<'a> KernelThread<'a> {
+    pub(crate) fn enter(flag: &'a AtomicBool) -> Self {
+        install_panic_hook();
+        CANCEL.with(|c| c.set(flag as *const AtomicBool));
+        KernelThread { _flag: flag }
+    }
+}
+
+impl Drop for KernelThread<'_> {
+    fn drop(&mut self) {
+        CANCEL.with(|c| c.set(ptr::null()));
+    }
+}
+
+/// The payload a cancelled work-item unwinds with.
+pub(crate) struct Cancelled {
+    pub(crate) site: Option<Site>,
+}
+
+/// Unwinds the current work-item because its launch is cancelled. Uses
+/// `resume_unwind`, so no panic message is printed.
+#[cold]
+#[inline(never)]
+pub(crate) fn cancel_unwind(site: Option<Site>) -> ! {
+    panic::resume_unwind(Box::new(Cancelled { site }))
+}
+
+/// Polls the current launch's cancel flag; unwinds the work-item if it is
+/// set. A no-op on host threads.
+#[inline]
+pub(crate) fn poll(at: &'static Location<'static>) {
+    let flag = CANCEL.with(|c| c.get());
+    if flag.is_null() {
+        return;
+    }
+    // SAFETY: a non-null pointer was published by a `KernelThread` guard that
+    // borrows the flag and clears the pointer when dropped, so the flag is
+    // alive here.
+    let flag = unsafe { &*flag };
+    // Relaxed: the flag carries no data; a late observation only delays the
+    // unwind to the next poll. It pairs with the store in `Shared::cancel`.
+    if flag.load(Ordering::Relaxed) {
+        cancel_unwind(Some(Site::from_location(at)))
+    }
+}
+
+/// Turns a caught unwind payload into an [`ItemFailure`].
+pub(crate) fn failure_from_panic(payload: Box<dyn Any + Send>) -> ItemFailure {
+    if let Some(c) = payload.downcast_ref::<Cancelled>() {
+        return ItemFailure::Cancelled { site: c.site };
+    }
+    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    };
+    ItemFailure::Panic {
+        message,
+        site: PANIC_SITE.with(|p| p.take()),
+    }
+}
+
+/// A `&'static str` for a file name seen in a panic (there are only as
+/// many as the program has source files).
+fn intern(file: &str) -> &'static str {
+    static FILES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    let files = files.get_or_insert_with(HashSet::new);
+    if let Some(f) = files.get(file) {
+        return f;
+    }
+    let leaked: &'static str = Box::leak(file.to_string().into_boxed_str());
+    files.insert(leaked);
+    leaked
+}
+
+/// Chains a panic hook that, on a thread running a kernel, records where the
+/// panic happened for the launch error instead of printing it; elsewhere it
+/// defers to the hook that was there before.
+fn install_panic_hook() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let in_kernel = CANCEL.with(|c| !c.get().is_null());
+            if in_kernel {
+                let site = info.location().map(|l| Site {
+                    file: intern(l.file()),
+                    line: l.line(),
+                    column: l.column(),
+                });
+                PANIC_SITE.with(|p| p.set(site));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}

@@ -1,0 +1,128 @@
+//! What fences and barriers do on the CPU, and how a barrier wait is
+//! described to the scheduler.
+//!
+//! # How a fence maps onto Rust's memory model
+//!
+//! Every access to user-visible memory is a Rust atomic access (plain
+//! accesses are `Relaxed`), so OpenCL's C11-style fence rules carry over to
+//! `std::sync::atomic::fence` unchanged: a release fence followed by a
+//! relaxed store synchronizes with a relaxed load, reading it, followed by an
+//! acquire fence (C11 §7.17.4, which OpenCL 2.0 §3.3.6 adopts).
+//!
+//! A work-group runs on one worker thread, so everything a fence of
+//! `memory_scope_work_group` or narrower must order is already ordered by
+//! that thread's program order; such fences, and all fences on local memory
+//! (which only the group's thread can reach), need only a compiler fence.
+//! Fences of device or all-SVM scope on global or image memory can pair with
+//! other threads, so they are real fences.
+
+use std::fmt;
+use std::panic::Location;
+use std::sync::atomic::{compiler_fence, fence};
+
+use super::{MemFlags, MemOrder, MemScope};
+
+/// Performs the hardware side of `atomic_work_item_fence(flags, order,
+/// scope)` (`000_96da91f170ff246f.txt`). Image visibility for the work-item
+/// itself is handled by the image module; this is the part that orders
+/// memory between threads.
+#[inline]
+pub fn fence_effect(flags: MemFlags, order: MemOrder, scope: MemScope) {
+    // 000_96da91f170ff246f.txt: "has no effects, if order == memory_order_relaxed".
+    if order == MemOrder::Relaxed {
+        return;
+    }
+    if scope.crosses_groups() && flags.intersects(MemFlags::GLOBAL.union(MemFlags::IMAGE)) {
+        // Pairs with the opposite-direction fence (or acquire/release atomic)
+        // of another work-group or of a host thread, through the relaxed
+        // accesses that every buffer and image access is.
+        fence(order.to_std());
+    } else {
+        // Every party within the scope runs on this thread: only the compiler
+        // must not move accesses across this point.
+        compiler_fence(order.to_std());
+    }
+}
+
+/// A source location: where a barrier, fence or access is in the kernel.
+///
+/// Rust kernels get it from `#[track_caller]`; an interpreted kernel can
+/// build one from its debug information.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    /// Source file.
+    pub file: &'static str,
+    /// Line, from 1.
+    pub line: u32,
+    /// Column, from 1.
+    pub column: u32,
+}
+
+impl Site {
+    /// The site of a Rust caller.
+    pub fn from_location(loc: &'static Location<'static>) -> Site {
+        Site {
+            file: loc.file(),
+            line: loc.line(),
+            column: loc.column(),
+        }
+    }
+    /// The site of the calling function's caller (for `#[track_caller]`
+    /// functions).
+    #[track_caller]
+    #[inline]
+    pub fn caller() -> Site {
+        Site::from_location(Location::caller())
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+impl fmt::Debug for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Which barrier a work-item waits at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierKind {
+    /// `barrier` / `work_group_barrier`: every work-item of the group.
+    WorkGroup,
+    /// `sub_group_barrier`: every work-item of the sub-group.
+    SubGroup,
+}
+
+impl fmt::Display for BarrierKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BarrierKind::WorkGroup => "work_group_barrier",
+            BarrierKind::SubGroup => "sub_group_barrier",
+        })
+    }
+}
+
+/// A work-item waiting at a barrier: the event a work-item hands to the
+/// scheduler when it suspends. Two work-items are at *the same* barrier when
+/// kind, site, flags and scope all agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BarrierWait {
+    /// Work-group or sub-group barrier.
+    pub kind: BarrierKind,
+    /// Where the barrier is.
+    pub site: Site,
+    /// Its fence flags.
+    pub flags: MemFlags,
+    /// Its fence scope.
+    pub scope: MemScope,
+}
+
+impl fmt::Display for BarrierWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({}, {}) at {}", self.kind, self.flags, self.scope, self.site)
+    }
+}
