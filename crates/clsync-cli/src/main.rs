@@ -1,1 +1,122 @@
-fn main() {}
+//! `clsync`: run and check OpenCL-style kernels on the CPU.
+//!
+//! With no arguments it runs the bundled sample kernels at full size, checks
+//! each against its sequential reference, and prints a table.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use clsync::Runtime;
+use clsync_samples::Size;
+
+#[derive(Parser)]
+#[command(
+    name = "clsync",
+    version,
+    about = "OpenCL C's synchronization model on the CPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the sample kernels and check them against sequential references
+    /// (the default).
+    Samples(SamplesArgs),
+}
+
+#[derive(clap::Args, Default)]
+struct SamplesArgs {
+    /// Problem size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Full)]
+    size: SizeArg,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Run only the samples whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+}
+
+#[derive(Clone, Copy, Default, ValueEnum)]
+enum SizeArg {
+    Small,
+    #[default]
+    Full,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli
+        .command
+        .unwrap_or(Command::Samples(SamplesArgs::default()))
+    {
+        Command::Samples(args) => samples(&args),
+    }
+}
+
+fn samples(args: &SamplesArgs) -> ExitCode {
+    let rt = match args.threads {
+        Some(0) => {
+            eprintln!("error: --threads must be at least 1");
+            return ExitCode::from(2);
+        }
+        Some(n) => Runtime::with_threads(n),
+        None => Runtime::new(),
+    };
+    let size = match args.size {
+        SizeArg::Small => Size::Small,
+        SizeArg::Full => Size::Full,
+    };
+    println!("clsync samples on {} worker thread(s)", rt.threads());
+    println!(
+        "{:<22} {:<48} {:>11} {:>20}  verified",
+        "kernel", "size", "time", "throughput"
+    );
+    let mut failed = 0;
+    let mut ran = 0;
+    for sample in clsync_samples::all() {
+        if let Some(only) = &args.only {
+            if !sample.name().contains(only.as_str()) {
+                continue;
+            }
+        }
+        ran += 1;
+        match sample.run(&rt, size) {
+            Ok(r) => {
+                let verdict = match &r.verified {
+                    Ok(()) => "yes".to_string(),
+                    Err(e) => {
+                        failed += 1;
+                        format!("NO: {e}")
+                    }
+                };
+                println!(
+                    "{:<22} {:<48} {:>9.2}ms {:>11.3} {:<8}  {}",
+                    r.name,
+                    r.size,
+                    r.elapsed.as_secs_f64() * 1e3,
+                    r.throughput.0,
+                    r.throughput.1,
+                    verdict
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{:<22} launch failed: {e}", sample.name());
+            }
+        }
+    }
+    if ran == 0 {
+        eprintln!("error: no sample matches --only");
+        return ExitCode::from(2);
+    }
+    if failed > 0 {
+        eprintln!("{failed} sample(s) failed");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

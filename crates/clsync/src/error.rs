@@ -87,7 +87,10 @@ pub(crate) fn runs_of(places: impl IntoIterator<Item = (usize, Place)>) -> Vec<P
     for (i, p) in places {
         match runs.iter_mut().find(|r| r.place == p) {
             Some(r) => r.items.push(i),
-            None => runs.push(PlaceRun { place: p, items: vec![i] }),
+            None => runs.push(PlaceRun {
+                place: p,
+                items: vec![i],
+            }),
         }
     }
     runs
@@ -155,7 +158,11 @@ pub struct Divergence {
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "barrier divergence in kernel `{}` at {}: work-group ", self.kernel, self.barrier)?;
+        write!(
+            f,
+            "barrier divergence in kernel `{}` at {}: work-group ",
+            self.kernel, self.barrier
+        )?;
         fmt_id(f, self.group_id, self.dims)?;
         match self.sub_group {
             Some(s) => write!(f, ", sub-group {s}")?,
@@ -163,7 +170,12 @@ impl fmt::Display for Divergence {
         }
         write!(f, ": not every work-item reached the same {}", self.kind)?;
         for run in &self.places {
-            write!(f, "\n  work-items (local linear id) {} {}", IdRanges(&run.items), run.place)?;
+            write!(
+                f,
+                "\n  work-items (local linear id) {} {}",
+                IdRanges(&run.items),
+                run.place
+            )?;
         }
         Ok(())
     }
@@ -188,7 +200,11 @@ pub struct KernelPanic {
 
 impl fmt::Display for KernelPanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "kernel `{}` panicked in work-item global id ", self.kernel)?;
+        write!(
+            f,
+            "kernel `{}` panicked in work-item global id ",
+            self.kernel
+        )?;
         fmt_id(f, self.ids.global_id, self.dims)?;
         f.write_str(", local id ")?;
         fmt_id(f, self.ids.local_id, self.dims)?;
@@ -248,7 +264,12 @@ impl fmt::Display for Stall {
             fmt_id(f, g.group_id, self.dims)?;
             f.write_str(":")?;
             for run in &g.places {
-                write!(f, "\n    work-items (local linear id) {} {}", IdRanges(&run.items), run.place)?;
+                write!(
+                    f,
+                    "\n    work-items (local linear id) {} {}",
+                    IdRanges(&run.items),
+                    run.place
+                )?;
             }
         }
         Ok(())

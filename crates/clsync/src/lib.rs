@@ -46,6 +46,7 @@
 //! | [`atomics`] | `atomic_int` … `atomic_flag`, in global and local memory |
 //! | [`engine`] | what runs a work-item: the Rust coroutine engine, and the trait another engine implements |
 //! | [`scheduler`](crate::Runtime) | groups over threads, barriers, divergence, the watchdog |
+//! | [`trace`] | recording which synchronization operations code performs |
 //!
 //! ## Soundness
 //!
@@ -64,6 +65,7 @@ mod primitive;
 mod runtime;
 pub(crate) mod scheduler;
 pub mod sync;
+pub mod trace;
 
 pub use atomics::{
     Atomic, AtomicDouble, AtomicFlag, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong,

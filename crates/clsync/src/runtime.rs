@@ -67,11 +67,18 @@ impl Runtime {
 
     /// Runs a launch with any [`Engine`], such as an interpreter of another
     /// kernel language.
-    pub fn launch_engine<E: Engine>(&self, launch: &Launch, engine: &E) -> Result<LaunchSummary, LaunchError> {
-        let geometry = launch.range.resolve().map_err(|source| LaunchError::Range {
-            kernel: launch.name.clone(),
-            source,
-        })?;
+    pub fn launch_engine<E: Engine>(
+        &self,
+        launch: &Launch,
+        engine: &E,
+    ) -> Result<LaunchSummary, LaunchError> {
+        let geometry = launch
+            .range
+            .resolve()
+            .map_err(|source| LaunchError::Range {
+                kernel: launch.name.clone(),
+                source,
+            })?;
         let plan = Plan {
             kernel: launch.name.clone(),
             id: launch.id,
@@ -97,7 +104,9 @@ impl Default for Runtime {
 
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Runtime").field("threads", &self.threads()).finish()
+        f.debug_struct("Runtime")
+            .field("threads", &self.threads())
+            .finish()
     }
 }
 

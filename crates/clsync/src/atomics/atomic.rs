@@ -10,9 +10,10 @@ use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
 use crate::sync::{
-    validate, AtomicScope, FailureOrderFor, LoadOrder, MemOrder, MemScope, RmwOrder,
-    StoreOrder, SyncError,
+    validate, AtomicScope, FailureOrderFor, LoadOrder, MemOrder, MemScope, RmwOrder, StoreOrder,
+    SyncError,
 };
+use crate::trace::{self, SyncEvent};
 
 /// An OpenCL C atomic object holding a `T`, in address space `S`.
 ///
@@ -90,8 +91,9 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     // folds to the one instruction (global) or load/store pair (local).
 
     #[inline(always)]
-    fn op_load(&self, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) -> T {
+    fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         hooks::poll(at);
+        self.note("atomic_load", order, None, scope);
         if S::LOCAL {
             // Relaxed: local memory is reached only by this group's thread;
             // see the type's "Memory ordering" section.
@@ -104,8 +106,9 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     }
 
     #[inline(always)]
-    fn op_store(&self, v: T, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) {
+    fn op_store(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         hooks::poll(at);
+        self.note("atomic_store", order, None, scope);
         if S::LOCAL {
             // Relaxed: see `op_load`.
             self.raw.store(v.to_raw(), Ordering::Relaxed)
@@ -116,8 +119,15 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     }
 
     #[inline(always)]
-    fn op_exchange(&self, v: T, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) -> T {
+    fn op_exchange(
+        &self,
+        v: T,
+        order: MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
         hooks::poll(at);
+        self.note("atomic_exchange", order, None, scope);
         if S::LOCAL {
             // Relaxed: see `op_load`. No work-item switch can come between
             // the load and the store, so the pair is indivisible.
@@ -139,10 +149,16 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         success: MemOrder,
         failure: MemOrder,
         weak: bool,
-        _scope: MemScope,
+        scope: MemScope,
         at: &'static Location<'static>,
     ) -> bool {
         hooks::poll(at);
+        let op = if weak {
+            "atomic_compare_exchange_weak"
+        } else {
+            "atomic_compare_exchange_strong"
+        };
+        self.note(op, success, Some(failure), scope);
         let want = expected.to_raw();
         let result = if S::LOCAL {
             // Relaxed: see `op_exchange`.
@@ -155,10 +171,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
             }
         } else if weak {
             // The user's orders.
-            self.raw.cas_weak(want, desired.to_raw(), success.to_std(), failure.to_std())
+            self.raw
+                .cas_weak(want, desired.to_raw(), success.to_std(), failure.to_std())
         } else {
             // The user's orders.
-            self.raw.cas(want, desired.to_raw(), success.to_std(), failure.to_std())
+            self.raw
+                .cas(want, desired.to_raw(), success.to_std(), failure.to_std())
         };
         match result {
             Ok(_) => true,
@@ -167,6 +185,17 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
                 false
             }
         }
+    }
+
+    #[inline(always)]
+    fn note(&self, op: &'static str, order: MemOrder, failure: Option<MemOrder>, scope: MemScope) {
+        trace::note(|| SyncEvent::Atomic {
+            op,
+            order,
+            failure,
+            scope,
+            local: S::LOCAL,
+        });
     }
 
     /// `atomic_init`: a non-atomic initialization of the object.
@@ -198,7 +227,11 @@ macro_rules! three_forms_load {
         /// `atomic_load_explicit(obj, order, scope)`.
         #[inline]
         #[track_caller]
-        pub fn load_explicit_scope<O: LoadOrder, Sc: AtomicScope>(&self, _order: O, _scope: Sc) -> T {
+        pub fn load_explicit_scope<O: LoadOrder, Sc: AtomicScope>(
+            &self,
+            _order: O,
+            _scope: Sc,
+        ) -> T {
             self.op_load(O::ORDER, Sc::SCOPE, Location::caller())
         }
         /// `atomic_load_explicit` with run-time arguments, checked.
@@ -218,7 +251,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     #[inline]
     #[track_caller]
     pub fn store(&self, value: T) {
-        self.op_store(value, MemOrder::SeqCst, MemScope::Device, Location::caller())
+        self.op_store(
+            value,
+            MemOrder::SeqCst,
+            MemScope::Device,
+            Location::caller(),
+        )
     }
     /// `atomic_store_explicit(obj, value, order)`: device scope.
     #[inline]
@@ -229,7 +267,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// `atomic_store_explicit(obj, value, order, scope)`.
     #[inline]
     #[track_caller]
-    pub fn store_explicit_scope<O: StoreOrder, Sc: AtomicScope>(&self, value: T, _order: O, _scope: Sc) {
+    pub fn store_explicit_scope<O: StoreOrder, Sc: AtomicScope>(
+        &self,
+        value: T,
+        _order: O,
+        _scope: Sc,
+    ) {
         self.op_store(value, O::ORDER, Sc::SCOPE, Location::caller())
     }
     /// `atomic_store_explicit` with run-time arguments, checked.
@@ -245,7 +288,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     #[inline]
     #[track_caller]
     pub fn exchange(&self, value: T) -> T {
-        self.op_exchange(value, MemOrder::SeqCst, MemScope::Device, Location::caller())
+        self.op_exchange(
+            value,
+            MemOrder::SeqCst,
+            MemScope::Device,
+            Location::caller(),
+        )
     }
     /// `atomic_exchange_explicit(obj, value, order)`: device scope.
     #[inline]
@@ -256,7 +304,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// `atomic_exchange_explicit(obj, value, order, scope)`.
     #[inline]
     #[track_caller]
-    pub fn exchange_explicit_scope<O: RmwOrder, Sc: AtomicScope>(&self, value: T, _order: O, _scope: Sc) -> T {
+    pub fn exchange_explicit_scope<O: RmwOrder, Sc: AtomicScope>(
+        &self,
+        value: T,
+        _order: O,
+        _scope: Sc,
+    ) -> T {
         self.op_exchange(value, O::ORDER, Sc::SCOPE, Location::caller())
     }
     /// `atomic_exchange_explicit` with run-time arguments, checked.
@@ -327,12 +380,21 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
 
 impl<T: AtomicInteger, S: Space> Atomic<T, S> {
     #[inline(always)]
-    fn op_rmw(&self, op: RmwOp, v: T, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) -> T {
+    fn op_rmw(
+        &self,
+        op: RmwOp,
+        v: T,
+        order: MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
         hooks::poll(at);
+        self.note(op.name(), order, None, scope);
         if S::LOCAL {
             // Relaxed: see `op_exchange`.
             let old = self.raw.load(Ordering::Relaxed);
-            self.raw.store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
+            self.raw
+                .store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
             old
         } else {
             // The user's order.

@@ -10,6 +10,7 @@ use crate::memory::Element;
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
 use crate::sync::{validate, AtomicScope, MemOrder, MemScope, RmwOrder, StoreOrder, SyncError};
+use crate::trace::{self, SyncEvent};
 
 /// `atomic_flag`: a boolean with `test_and_set` and `clear`, in address
 /// space `S`. Like every atomic, it lives only in a buffer or local memory.
@@ -36,8 +37,14 @@ impl<S: Space> AtomicFlag<S> {
     }
 
     #[inline(always)]
-    fn op_test_and_set(&self, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) -> bool {
+    fn op_test_and_set(
+        &self,
+        order: MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> bool {
         hooks::poll(at);
+        note("atomic_flag_test_and_set", order, scope, S::LOCAL);
         if S::LOCAL {
             // Relaxed: local memory is reached only by its group's thread, and
             // no work-item switch can come between the load and the store.
@@ -52,8 +59,9 @@ impl<S: Space> AtomicFlag<S> {
     }
 
     #[inline(always)]
-    fn op_clear(&self, order: MemOrder, _scope: MemScope, at: &'static Location<'static>) {
+    fn op_clear(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         hooks::poll(at);
+        note("atomic_flag_clear", order, scope, S::LOCAL);
         if S::LOCAL {
             // Relaxed: see `op_test_and_set`.
             self.raw.store(0, Ordering::Relaxed)
@@ -80,7 +88,11 @@ impl<S: Space> AtomicFlag<S> {
     /// `atomic_flag_test_and_set_explicit(obj, order, scope)`.
     #[inline]
     #[track_caller]
-    pub fn test_and_set_explicit_scope<O: RmwOrder, Sc: AtomicScope>(&self, _order: O, _scope: Sc) -> bool {
+    pub fn test_and_set_explicit_scope<O: RmwOrder, Sc: AtomicScope>(
+        &self,
+        _order: O,
+        _scope: Sc,
+    ) -> bool {
         self.op_test_and_set(O::ORDER, Sc::SCOPE, Location::caller())
     }
     /// `atomic_flag_test_and_set_explicit` with run-time arguments, checked.
@@ -113,7 +125,10 @@ impl<S: Space> AtomicFlag<S> {
     #[track_caller]
     pub fn clear_dyn(&self, order: MemOrder, scope: MemScope) -> Result<(), SyncError> {
         if matches!(order, MemOrder::Acquire | MemOrder::AcqRel) {
-            return Err(SyncError::Order { op: "atomic_flag_clear", order });
+            return Err(SyncError::Order {
+                op: "atomic_flag_clear",
+                order,
+            });
         }
         validate::atomic_scope("atomic_flag_clear", scope)?;
         self.op_clear(order, scope, Location::caller());
@@ -121,10 +136,26 @@ impl<S: Space> AtomicFlag<S> {
     }
 }
 
+#[inline(always)]
+fn note(op: &'static str, order: MemOrder, scope: MemScope, local: bool) {
+    trace::note(|| SyncEvent::Atomic {
+        op,
+        order,
+        failure: None,
+        scope,
+        local,
+    });
+}
+
 impl<S: Space> fmt::Debug for AtomicFlag<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Relaxed: a diagnostic snapshot.
-        write!(f, "{} atomic_flag({})", S::NAME, self.raw.load(Ordering::Relaxed) != 0)
+        write!(
+            f,
+            "{} atomic_flag({})",
+            S::NAME,
+            self.raw.load(Ordering::Relaxed) != 0
+        )
     }
 }
 

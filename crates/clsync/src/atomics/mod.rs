@@ -62,5 +62,9 @@ pub use space::{Global, Local, Space};
 // 001_b96d5603ef61627c.txt: "OpenCL C requires that the built-in atomic
 // functions on atomic types are lock-free." Refuse to build where they would
 // not be.
-#[cfg(not(all(target_has_atomic = "32", target_has_atomic = "64", target_has_atomic = "ptr")))]
+#[cfg(not(all(
+    target_has_atomic = "32",
+    target_has_atomic = "64",
+    target_has_atomic = "ptr"
+)))]
 compile_error!("clsync needs lock-free 32-bit, 64-bit and pointer-sized atomics");

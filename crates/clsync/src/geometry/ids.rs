@@ -34,7 +34,12 @@ pub struct ItemIds {
 impl ItemIds {
     /// The ids of the work-item with local linear id `local_linear` in the
     /// group `group_id`, whose actual size is `local_size`.
-    pub fn new(geo: &Geometry, group_id: [usize; 3], local_size: [usize; 3], local_linear: usize) -> Self {
+    pub fn new(
+        geo: &Geometry,
+        group_id: [usize; 3],
+        local_size: [usize; 3],
+        local_linear: usize,
+    ) -> Self {
         let local_id = [
             local_linear % local_size[0],
             (local_linear / local_size[0]) % local_size[1],
@@ -67,5 +72,61 @@ impl ItemIds {
             sub_group_size,
             num_sub_groups,
         }
+    }
+}
+
+/// The ids of every work-item of one group, in local linear order,
+/// computed by counting rather than dividing.
+pub(crate) struct GroupItems<'a> {
+    geo: &'a Geometry,
+    next: ItemIds,
+    remaining: usize,
+}
+
+impl<'a> GroupItems<'a> {
+    pub(crate) fn new(geo: &'a Geometry, group_id: [usize; 3], local_size: [usize; 3]) -> Self {
+        let remaining = local_size.iter().product();
+        GroupItems {
+            geo,
+            next: ItemIds::new(geo, group_id, local_size, 0),
+            remaining,
+        }
+    }
+}
+
+impl Iterator for GroupItems<'_> {
+    type Item = ItemIds;
+
+    fn next(&mut self) -> Option<ItemIds> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let out = self.next;
+        let n = &mut self.next;
+        let g = self.geo.global;
+        n.local_linear_id += 1;
+        n.sub_group_local_id += 1;
+        if n.sub_group_local_id == self.geo.sub_group_size {
+            n.sub_group_local_id = 0;
+            n.sub_group_id += 1;
+            let group_len: usize = n.local_size.iter().product();
+            n.sub_group_size =
+                (group_len - n.sub_group_id * self.geo.sub_group_size).min(self.geo.sub_group_size);
+        }
+        // Odometer over local ids, dimension 0 fastest.
+        for d in 0..3 {
+            n.local_id[d] += 1;
+            n.global_id[d] += 1;
+            if n.local_id[d] < n.local_size[d] {
+                break;
+            }
+            n.global_id[d] -= n.local_id[d];
+            n.local_id[d] = 0;
+        }
+        n.global_linear_id = (n.global_id[2] - self.geo.offset[2]) * g[1] * g[0]
+            + (n.global_id[1] - self.geo.offset[1]) * g[0]
+            + (n.global_id[0] - self.geo.offset[0]);
+        Some(out)
     }
 }

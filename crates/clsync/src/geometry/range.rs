@@ -163,7 +163,10 @@ impl NdRange {
             }
             None => auto_local(&self.global, dims),
         };
-        let total: usize = local.iter().try_fold(1usize, |acc, &l| acc.checked_mul(l)).unwrap_or(usize::MAX);
+        let total: usize = local
+            .iter()
+            .try_fold(1usize, |acc, &l| acc.checked_mul(l))
+            .unwrap_or(usize::MAX);
         if total > MAX_WORK_GROUP_SIZE {
             return Err(RangeError::LocalTooLarge {
                 local: local[..dims].to_vec(),
@@ -334,7 +337,11 @@ impl Geometry {
     /// The group id of the group with this linear index (dimension 0 fastest).
     pub fn group_id(&self, linear: usize) -> [usize; 3] {
         let n = self.num_groups;
-        [linear % n[0], (linear / n[0]) % n[1], linear / (n[0] * n[1])]
+        [
+            linear % n[0],
+            (linear / n[0]) % n[1],
+            linear / (n[0] * n[1]),
+        ]
     }
     /// The actual local size of the group with this id: smaller than the
     /// enqueued size for the last group of a non-uniform dimension.

@@ -77,14 +77,26 @@ impl<T: Element> Buffer<T> {
     fn slot(&self, index: usize) -> &T::Slot {
         match self.slots.get(index) {
             Some(s) => s,
-            None => out_of_bounds("global buffer", &self.name, index, self.slots.len(), Location::caller()),
+            None => out_of_bounds(
+                "global buffer",
+                &self.name,
+                index,
+                self.slots.len(),
+                Location::caller(),
+            ),
         }
     }
 }
 
 #[cold]
 #[inline(never)]
-pub(crate) fn out_of_bounds(space: &str, name: &str, index: usize, len: usize, at: &'static Location<'static>) -> ! {
+pub(crate) fn out_of_bounds(
+    space: &str,
+    name: &str,
+    index: usize,
+    len: usize,
+    at: &'static Location<'static>,
+) -> ! {
     panic!(
         "out-of-bounds access to {space} `{name}`: index {index}, length {len}, at {}",
         Site::from_location(at)
@@ -138,12 +150,20 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
     pub fn to_vec(&self) -> Vec<T> {
         // Relaxed: the caller has synchronized with the writers (the end of a
         // launch is a happens-before edge), so no ordering is needed here.
-        self.slots.iter().map(|s| T::from_raw(s.load(Ordering::Relaxed))).collect()
+        self.slots
+            .iter()
+            .map(|s| T::from_raw(s.load(Ordering::Relaxed)))
+            .collect()
     }
 
     /// Overwrites the contents from `data`, which must have the same length.
     pub fn copy_from_slice(&self, data: &[T]) {
-        assert_eq!(data.len(), self.len(), "copy_from_slice into `{}`: length mismatch", self.name);
+        assert_eq!(
+            data.len(),
+            self.len(),
+            "copy_from_slice into `{}`: length mismatch",
+            self.name
+        );
         for (s, v) in self.slots.iter().zip(data) {
             // Relaxed: host-side initialization before a launch; the launch's
             // start orders it before every kernel access.
@@ -171,7 +191,10 @@ impl<T: crate::AtomicValue> Buffer<Atomic<T, Global>> {
 
     /// The current values, read with relaxed loads.
     pub fn to_vec(&self) -> Vec<T> {
-        self.slots.iter().map(|a| a.load_explicit(crate::sync::Relaxed)).collect()
+        self.slots
+            .iter()
+            .map(|a| a.load_explicit(crate::sync::Relaxed))
+            .collect()
     }
 }
 

@@ -137,7 +137,9 @@ impl<P: Pixel> Image2d<P> {
 
     fn load(&self, index: usize) -> [u32; 4] {
         // Relaxed: a plain image access (see the `memory` module docs).
-        self.pixels[index].each_ref().map(|c| c.load(Ordering::Relaxed))
+        self.pixels[index]
+            .each_ref()
+            .map(|c| c.load(Ordering::Relaxed))
     }
 
     fn store(&self, index: usize, raw: [u32; 4]) {
@@ -179,7 +181,9 @@ impl<P: Pixel> Image2d<P> {
 
     /// All pixels, row by row.
     pub fn to_vec(&self) -> Vec<P> {
-        (0..self.pixels.len()).map(|i| P::from_raw(self.load(i))).collect()
+        (0..self.pixels.len())
+            .map(|i| P::from_raw(self.load(i)))
+            .collect()
     }
 }
 

@@ -51,7 +51,13 @@ impl<T: Element> LocalSlice<T> {
     fn slot(&self, index: usize) -> &T::LocalSlot {
         match self.slots.get(index) {
             Some(s) => s,
-            None => out_of_bounds("local memory", &self.name, index, self.slots.len(), Location::caller()),
+            None => out_of_bounds(
+                "local memory",
+                &self.name,
+                index,
+                self.slots.len(),
+                Location::caller(),
+            ),
         }
     }
 }
@@ -164,7 +170,10 @@ pub(crate) struct LocalArena {
 impl LocalArena {
     pub(crate) fn new(decls: &[LocalDecl]) -> Self {
         LocalArena {
-            args: decls.iter().map(|d| (d.make)(d.len, d.name.clone())).collect(),
+            args: decls
+                .iter()
+                .map(|d| (d.make)(d.len, d.name.clone()))
+                .collect(),
             declared: RefCell::new(Vec::new()),
         }
     }
@@ -177,7 +186,10 @@ impl LocalArena {
     }
 
     pub(crate) fn declared<T: Element>(&self, site: Site, len: usize) -> &LocalSlice<T> {
-        let key = DeclKey { site, ty: TypeId::of::<T>() };
+        let key = DeclKey {
+            site,
+            ty: TypeId::of::<T>(),
+        };
         let mut declared = self.declared.borrow_mut();
         let ptr: *const LocalSlice<T> = match declared.iter().find(|(k, _, _)| *k == key) {
             Some((_, have, slice)) => {
@@ -185,7 +197,9 @@ impl LocalArena {
                     *have, len,
                     "local array declared at {site} with length {len} by this work-item but {have} by an earlier one"
                 );
-                slice.downcast_ref::<LocalSlice<T>>().expect("keyed by type")
+                slice
+                    .downcast_ref::<LocalSlice<T>>()
+                    .expect("keyed by type")
             }
             None => {
                 let slice = Box::new(LocalSlice::<T>::new(len, format!("local array at {site}")));

@@ -27,6 +27,21 @@ pub enum RmwOp {
     Max,
 }
 
+impl RmwOp {
+    /// The OpenCL C function.
+    pub fn name(self) -> &'static str {
+        match self {
+            RmwOp::Add => "atomic_fetch_add",
+            RmwOp::Sub => "atomic_fetch_sub",
+            RmwOp::Or => "atomic_fetch_or",
+            RmwOp::Xor => "atomic_fetch_xor",
+            RmwOp::And => "atomic_fetch_and",
+            RmwOp::Min => "atomic_fetch_min",
+            RmwOp::Max => "atomic_fetch_max",
+        }
+    }
+}
+
 /// A Rust atomic integer used as storage. Implemented for the `std` atomics
 /// of 8 to 64 bits.
 pub trait RawAtomic: Send + Sync + Sealed + 'static {
@@ -41,9 +56,21 @@ pub trait RawAtomic: Send + Sync + Sealed + 'static {
     /// `swap`.
     fn swap(&self, v: Self::Value, o: Ordering) -> Self::Value;
     /// `compare_exchange`.
-    fn cas(&self, cur: Self::Value, new: Self::Value, s: Ordering, f: Ordering) -> Result<Self::Value, Self::Value>;
+    fn cas(
+        &self,
+        cur: Self::Value,
+        new: Self::Value,
+        s: Ordering,
+        f: Ordering,
+    ) -> Result<Self::Value, Self::Value>;
     /// `compare_exchange_weak`.
-    fn cas_weak(&self, cur: Self::Value, new: Self::Value, s: Ordering, f: Ordering) -> Result<Self::Value, Self::Value>;
+    fn cas_weak(
+        &self,
+        cur: Self::Value,
+        new: Self::Value,
+        s: Ordering,
+        f: Ordering,
+    ) -> Result<Self::Value, Self::Value>;
     /// The `fetch_*` operation `op`.
     fn rmw(&self, op: RmwOp, v: Self::Value, o: Ordering) -> Self::Value;
     /// What `op` computes from the old value and the operand.

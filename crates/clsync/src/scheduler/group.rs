@@ -33,7 +33,7 @@ use std::sync::atomic::Ordering;
 use super::Shared;
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
-use crate::geometry::ItemIds;
+use crate::geometry::{GroupItems, ItemIds};
 use crate::memory::LocalArena;
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
@@ -62,7 +62,11 @@ impl Slot {
 
 /// The group's state when the launch was cancelled; `running` is the
 /// work-item that was running, and its last synchronization call.
-fn stalled(slots: &[Slot], env: &GroupEnv<'_>, running: Option<(usize, Option<Site>)>) -> GroupFailure {
+fn stalled(
+    slots: &[Slot],
+    env: &GroupEnv<'_>,
+    running: Option<(usize, Option<Site>)>,
+) -> GroupFailure {
     let places = slots.iter().enumerate().map(|(j, s)| match running {
         Some((i, site)) if i == j => (j, Place::Running(site)),
         _ => (j, s.place()),
@@ -89,7 +93,11 @@ enum Resolution {
 }
 
 /// Runs the group with linear index `linear` to completion.
-pub(crate) fn run_group<E: Engine>(engine: &E, shared: &Shared, linear: usize) -> Result<(), GroupFailure> {
+pub(crate) fn run_group<E: Engine>(
+    engine: &E,
+    shared: &Shared,
+    linear: usize,
+) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
     let geo = &plan.geometry;
     let group_id = geo.group_id(linear);
@@ -106,8 +114,8 @@ pub(crate) fn run_group<E: Engine>(engine: &E, shared: &Shared, linear: usize) -
     let mut tasks = Vec::with_capacity(n);
     let mut slots = vec![Slot::Ready; n];
     let mut result = Ok(());
-    for l in 0..n {
-        match engine.spawn(&env, ItemIds::new(geo, group_id, local_size, l)) {
+    for ids in GroupItems::new(geo, group_id, local_size) {
+        match engine.spawn(&env, ids) {
             Ok(t) => tasks.push(t),
             Err(message) => {
                 result = Err(GroupFailure::Error(LaunchError::Resource {
@@ -131,27 +139,50 @@ pub(crate) fn run_group<E: Engine>(engine: &E, shared: &Shared, linear: usize) -
 }
 
 /// Rounds until the group finishes or fails.
-fn drive<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot], shared: &Shared, env: &GroupEnv<'_>) -> Result<(), GroupFailure> {
+fn drive<T: ItemTask>(
+    tasks: &mut [T],
+    slots: &mut [Slot],
+    shared: &Shared,
+    env: &GroupEnv<'_>,
+) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
     let sg = plan.geometry.sub_group_size;
+    let n = tasks.len();
     loop {
-        for i in 0..tasks.len() {
+        // What this round saw, for the common case: every work-item resumed
+        // and waiting at one work-group barrier.
+        let mut resumed = 0;
+        let mut first: Option<BarrierWait> = None;
+        let mut uniform = true;
+        for i in 0..n {
             if slots[i] != Slot::Ready {
                 continue;
             }
+            resumed += 1;
             match tasks[i].resume(Resume::Continue) {
-                Suspend::Barrier(w) => slots[i] = Slot::Waiting(w),
-                Suspend::Done => slots[i] = Slot::Done,
+                Suspend::Barrier(w) => {
+                    match first {
+                        None => first = Some(w),
+                        Some(f) => uniform &= f == w,
+                    }
+                    slots[i] = Slot::Waiting(w);
+                }
+                Suspend::Done => {
+                    uniform = false;
+                    slots[i] = Slot::Done;
+                }
                 Suspend::Failed(ItemFailure::Panic { message, site }) => {
                     slots[i] = Slot::Stopped;
                     let ids = ItemIds::new(&plan.geometry, env.group_id, env.local_size, i);
-                    return Err(GroupFailure::Error(LaunchError::Panic(Box::new(KernelPanic {
-                        kernel: plan.kernel.clone(),
-                        dims: plan.geometry.dims,
-                        ids,
-                        message,
-                        site,
-                    }))));
+                    return Err(GroupFailure::Error(LaunchError::Panic(Box::new(
+                        KernelPanic {
+                            kernel: plan.kernel.clone(),
+                            dims: plan.geometry.dims,
+                            ids,
+                            message,
+                            site,
+                        },
+                    ))));
                 }
                 Suspend::Failed(ItemFailure::Cancelled { site }) => {
                     slots[i] = Slot::Stopped;
@@ -159,7 +190,16 @@ fn drive<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot], shared: &Shared, env:
                 }
             }
         }
-        match resolve(slots, sg, &plan.kernel, env) {
+        let fast =
+            resumed == n && uniform && first.is_some_and(|w| w.kind == BarrierKind::WorkGroup);
+        let resolution = if fast {
+            // Every work-item waits at the same work-group barrier: release.
+            slots.fill(Slot::Ready);
+            Ok(Resolution::Released)
+        } else {
+            resolve(slots, sg, &plan.kernel, env)
+        };
+        match resolution {
             Ok(Resolution::Finished) => return Ok(()),
             Ok(Resolution::Released) => {
                 // Relaxed: the watchdog only compares successive values.
@@ -174,7 +214,12 @@ fn drive<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot], shared: &Shared, env:
 }
 
 /// Resolves barriers after a round, when no slot is `Ready`.
-fn resolve(slots: &mut [Slot], sg: usize, kernel: &str, env: &GroupEnv<'_>) -> Result<Resolution, Divergence> {
+fn resolve(
+    slots: &mut [Slot],
+    sg: usize,
+    kernel: &str,
+    env: &GroupEnv<'_>,
+) -> Result<Resolution, Divergence> {
     let n = slots.len();
     let mut done = 0;
     let mut at_sub_group = false;
@@ -199,10 +244,21 @@ fn resolve(slots: &mut [Slot], sg: usize, kernel: &str, env: &GroupEnv<'_>) -> R
                 released = true;
             } else {
                 let first = index * sg;
-                return Err(divergence(kernel, env, BarrierKind::SubGroup, Some(index), wait, first, members));
+                return Err(divergence(
+                    kernel,
+                    env,
+                    BarrierKind::SubGroup,
+                    Some(index),
+                    wait,
+                    first,
+                    members,
+                ));
             }
         }
-        debug_assert!(released, "a sub-group barrier is either released or divergent");
+        debug_assert!(
+            released,
+            "a sub-group barrier is either released or divergent"
+        );
         return Ok(Resolution::Released);
     }
     if done == n {
@@ -219,7 +275,15 @@ fn resolve(slots: &mut [Slot], sg: usize, kernel: &str, env: &GroupEnv<'_>) -> R
         slots.fill(Slot::Ready);
         return Ok(Resolution::Released);
     }
-    Err(divergence(kernel, env, BarrierKind::WorkGroup, None, wait, 0, slots))
+    Err(divergence(
+        kernel,
+        env,
+        BarrierKind::WorkGroup,
+        None,
+        wait,
+        0,
+        slots,
+    ))
 }
 
 fn divergence(
@@ -231,7 +295,10 @@ fn divergence(
     first: usize,
     members: &[Slot],
 ) -> Divergence {
-    let places = members.iter().enumerate().map(|(j, s)| (first + j, s.place()));
+    let places = members
+        .iter()
+        .enumerate()
+        .map(|(j, s)| (first + j, s.place()));
     Divergence {
         kernel: kernel.to_string(),
         group_id: env.group_id,

@@ -30,7 +30,6 @@ use dispenser::Dispenser;
 use group::GroupFailure;
 use latch::Latch;
 
-
 /// Everything about a launch that the workers need, fixed before it starts.
 pub(crate) struct Plan<'a> {
     pub(crate) kernel: String,
@@ -60,9 +59,15 @@ struct Outcome {
 }
 
 /// Runs a launch on `pool` with `engine`; returns the elapsed time.
-pub(crate) fn run<E: Engine>(pool: &rayon::ThreadPool, engine: &E, plan: Plan<'_>) -> Result<Duration, LaunchError> {
+pub(crate) fn run<E: Engine>(
+    pool: &rayon::ThreadPool,
+    engine: &E,
+    plan: Plan<'_>,
+) -> Result<Duration, LaunchError> {
     if pool.current_thread_index().is_some() {
-        return Err(LaunchError::Nested { kernel: plan.kernel });
+        return Err(LaunchError::Nested {
+            kernel: plan.kernel,
+        });
     }
     let total = plan.geometry.group_count();
     let watchdog = plan.watchdog;
@@ -87,7 +92,10 @@ pub(crate) fn run<E: Engine>(pool: &rayon::ThreadPool, engine: &E, plan: Plan<'_
         stalled = watch(&shared, &latch, watchdog);
     });
     let elapsed = start.elapsed();
-    let outcome = shared.outcome.into_inner().unwrap_or_else(|e| e.into_inner());
+    let outcome = shared
+        .outcome
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     if let Some((_, e)) = outcome.error {
         return Err(e);
     }

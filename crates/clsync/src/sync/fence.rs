@@ -22,25 +22,52 @@ use std::sync::atomic::{compiler_fence, fence};
 
 use super::{MemFlags, MemOrder, MemScope};
 
-/// Performs the hardware side of `atomic_work_item_fence(flags, order,
-/// scope)` (`000_96da91f170ff246f.txt`). Image visibility for the work-item
-/// itself is handled by the image module; this is the part that orders
-/// memory between threads.
+/// What a fence must do on this machine to have its OpenCL meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceKind {
+    /// Nothing: `memory_order_relaxed`.
+    None,
+    /// Keep the compiler from moving accesses across it: every party in its
+    /// scope runs on this thread.
+    Compiler,
+    /// A `std::sync::atomic::fence`: it pairs with other threads.
+    Hardware,
+}
+
+/// Decides what `atomic_work_item_fence(flags, order, scope)` needs.
+///
+/// * `000_96da91f170ff246f.txt`: a relaxed fence "has no effects".
+/// * Local memory is only reached by the group's own thread, and work-group
+///   or narrower scope only includes work-items of that thread, so those
+///   need only a compiler fence.
+/// * Global or image memory at device or all-SVM scope can be shared with
+///   other worker threads and host threads: a hardware fence. With both
+///   GLOBAL and LOCAL the fence is one fence for both, as the extract says
+///   ("through some shared atomic action").
+pub fn fence_kind(flags: MemFlags, order: MemOrder, scope: MemScope) -> FenceKind {
+    if order == MemOrder::Relaxed {
+        FenceKind::None
+    } else if scope.crosses_groups() && flags.intersects(MemFlags::GLOBAL.union(MemFlags::IMAGE)) {
+        FenceKind::Hardware
+    } else {
+        FenceKind::Compiler
+    }
+}
+
+/// Performs the thread-ordering side of `atomic_work_item_fence(flags,
+/// order, scope)` (`000_96da91f170ff246f.txt`), as [`fence_kind`] decides.
+/// Image visibility for the work-item itself is handled by the image
+/// module.
 #[inline]
 pub fn fence_effect(flags: MemFlags, order: MemOrder, scope: MemScope) {
-    // 000_96da91f170ff246f.txt: "has no effects, if order == memory_order_relaxed".
-    if order == MemOrder::Relaxed {
-        return;
-    }
-    if scope.crosses_groups() && flags.intersects(MemFlags::GLOBAL.union(MemFlags::IMAGE)) {
+    match fence_kind(flags, order, scope) {
+        FenceKind::None => {}
         // Pairs with the opposite-direction fence (or acquire/release atomic)
         // of another work-group or of a host thread, through the relaxed
         // accesses that every buffer and image access is.
-        fence(order.to_std());
-    } else {
-        // Every party within the scope runs on this thread: only the compiler
-        // must not move accesses across this point.
-        compiler_fence(order.to_std());
+        FenceKind::Hardware => fence(order.to_std()),
+        // Every party within the scope runs on this thread.
+        FenceKind::Compiler => compiler_fence(order.to_std()),
     }
 }
 
@@ -48,7 +75,7 @@ pub fn fence_effect(flags: MemFlags, order: MemOrder, scope: MemScope) {
 ///
 /// Rust kernels get it from `#[track_caller]`; an interpreted kernel can
 /// build one from its debug information.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Eq, Hash, PartialOrd, Ord)]
 pub struct Site {
     /// Source file.
     pub file: &'static str,
@@ -56,6 +83,17 @@ pub struct Site {
     pub line: u32,
     /// Column, from 1.
     pub column: u32,
+}
+
+impl PartialEq for Site {
+    #[inline]
+    fn eq(&self, other: &Site) -> bool {
+        // Line and column first, then the file name: by address, which is
+        // the common case for one call site, else by content.
+        self.line == other.line
+            && self.column == other.column
+            && (std::ptr::eq(self.file, other.file) || self.file == other.file)
+    }
 }
 
 impl Site {
@@ -123,6 +161,10 @@ pub struct BarrierWait {
 
 impl fmt::Display for BarrierWait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({}, {}) at {}", self.kind, self.flags, self.scope, self.site)
+        write!(
+            f,
+            "{}({}, {}) at {}",
+            self.kind, self.flags, self.scope, self.site
+        )
     }
 }

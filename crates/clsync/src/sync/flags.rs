@@ -132,7 +132,11 @@ impl fmt::Debug for MemFlags {
 impl fmt::Display for MemFlags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
-        for (bit, name) in [(1, "CLK_LOCAL_MEM_FENCE"), (2, "CLK_GLOBAL_MEM_FENCE"), (4, "CLK_IMAGE_MEM_FENCE")] {
+        for (bit, name) in [
+            (1, "CLK_LOCAL_MEM_FENCE"),
+            (2, "CLK_GLOBAL_MEM_FENCE"),
+            (4, "CLK_IMAGE_MEM_FENCE"),
+        ] {
             if self.0 & bit != 0 {
                 if !first {
                     f.write_str(" | ")?;

@@ -21,7 +21,7 @@ mod order;
 mod scope;
 pub mod validate;
 
-pub use fence::{fence_effect, BarrierKind, BarrierWait, Site};
+pub use fence::{fence_effect, fence_kind, BarrierKind, BarrierWait, FenceKind, Site};
 pub use flags::{FenceFlags, Flags, MemFlags, GLOBAL, IMAGE, LOCAL};
 pub use order::{
     AcqRel, Acquire, FailureOrderFor, FenceOrder, LoadOrder, MemOrder, Order, Relaxed, Release,

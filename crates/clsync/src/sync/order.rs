@@ -64,11 +64,17 @@ impl MemOrder {
     }
     /// Whether the order has acquire semantics.
     pub fn is_acquire(self) -> bool {
-        matches!(self, MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst)
+        matches!(
+            self,
+            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst
+        )
     }
     /// Whether the order has release semantics.
     pub fn is_release(self) -> bool {
-        matches!(self, MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
+        matches!(
+            self,
+            MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst
+        )
     }
     /// The OpenCL C spelling.
     pub fn name(self) -> &'static str {

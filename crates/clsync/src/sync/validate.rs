@@ -44,7 +44,9 @@ pub enum SyncError {
         scope: MemScope,
     },
     /// `memory_scope_work_item` with flags other than the image flag alone.
-    #[error("memory_scope_work_item is only allowed with CLK_IMAGE_MEM_FENCE alone, not with {flags}")]
+    #[error(
+        "memory_scope_work_item is only allowed with CLK_IMAGE_MEM_FENCE alone, not with {flags}"
+    )]
     WorkItemScopeFlags {
         /// The flags given.
         flags: MemFlags,
@@ -54,7 +56,10 @@ pub enum SyncError {
 /// Checks a load's order.
 pub fn load_order(order: MemOrder) -> Result<(), SyncError> {
     match order {
-        MemOrder::Release | MemOrder::AcqRel => Err(SyncError::Order { op: "atomic_load", order }),
+        MemOrder::Release | MemOrder::AcqRel => Err(SyncError::Order {
+            op: "atomic_load",
+            order,
+        }),
         _ => Ok(()),
     }
 }
@@ -62,7 +67,10 @@ pub fn load_order(order: MemOrder) -> Result<(), SyncError> {
 /// Checks a store's order.
 pub fn store_order(order: MemOrder) -> Result<(), SyncError> {
     match order {
-        MemOrder::Acquire | MemOrder::AcqRel => Err(SyncError::Order { op: "atomic_store", order }),
+        MemOrder::Acquire | MemOrder::AcqRel => Err(SyncError::Order {
+            op: "atomic_store",
+            order,
+        }),
         _ => Ok(()),
     }
 }
@@ -71,7 +79,10 @@ pub fn store_order(order: MemOrder) -> Result<(), SyncError> {
 pub fn failure_order(success: MemOrder, failure: MemOrder) -> Result<(), SyncError> {
     let ok = match failure {
         MemOrder::Relaxed => true,
-        MemOrder::Acquire => matches!(success, MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst),
+        MemOrder::Acquire => matches!(
+            success,
+            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst
+        ),
         MemOrder::SeqCst => success == MemOrder::SeqCst,
         MemOrder::Release | MemOrder::AcqRel => false,
     };

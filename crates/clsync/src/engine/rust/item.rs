@@ -15,6 +15,7 @@ use crate::sync::{
     FenceOrder, FenceScopeFor, MemFlags, MemOrder, MemScope, Release, Site, SyncError,
     WorkGroupScope,
 };
+use crate::trace::{self, SyncEvent};
 
 /// One work-item of a running Rust kernel.
 ///
@@ -169,34 +170,69 @@ impl WorkItem<'_> {
 impl WorkItem<'_> {
     /// `barrier(flags)`: the OpenCL 1.2 name of
     /// `work_group_barrier(flags)`.
+    #[inline]
     #[track_caller]
     pub fn barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), MemScope::WorkGroup, Site::caller())
+        self.wait_at(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            MemScope::WorkGroup,
+            Site::caller(),
+        )
     }
     /// `work_group_barrier(flags)`: work-group scope.
+    #[inline]
     #[track_caller]
     pub fn work_group_barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), MemScope::WorkGroup, Site::caller())
+        self.wait_at(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            MemScope::WorkGroup,
+            Site::caller(),
+        )
     }
     /// `work_group_barrier(flags, scope)`.
+    #[inline]
     #[track_caller]
     pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
-        self.wait_at(BarrierKind::WorkGroup, flags.mem_flags(), S::SCOPE, Site::caller())
+        self.wait_at(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            S::SCOPE,
+            Site::caller(),
+        )
     }
     /// `sub_group_barrier(flags)`: sub-group scope.
+    #[inline]
     #[track_caller]
     pub fn sub_group_barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(BarrierKind::SubGroup, flags.mem_flags(), MemScope::SubGroup, Site::caller())
+        self.wait_at(
+            BarrierKind::SubGroup,
+            flags.mem_flags(),
+            MemScope::SubGroup,
+            Site::caller(),
+        )
     }
     /// `sub_group_barrier(flags, scope)`.
+    #[inline]
     #[track_caller]
     pub fn sub_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
-        self.wait_at(BarrierKind::SubGroup, flags.mem_flags(), S::SCOPE, Site::caller())
+        self.wait_at(
+            BarrierKind::SubGroup,
+            flags.mem_flags(),
+            S::SCOPE,
+            Site::caller(),
+        )
     }
     /// A barrier with run-time arguments: raw `cl_mem_fence_flags` bits and
     /// a scope, checked; on an error the work-item does not wait.
     #[track_caller]
-    pub fn barrier_dyn(&self, kind: BarrierKind, flags: u32, scope: MemScope) -> Result<(), SyncError> {
+    pub fn barrier_dyn(
+        &self,
+        kind: BarrierKind,
+        flags: u32,
+        scope: MemScope,
+    ) -> Result<(), SyncError> {
         let op = match kind {
             BarrierKind::WorkGroup => "work_group_barrier",
             BarrierKind::SubGroup => "sub_group_barrier",
@@ -206,11 +242,18 @@ impl WorkItem<'_> {
         Ok(())
     }
 
+    #[inline]
     fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
         // Release half of the barrier's fence.
         fence_effect(flags, MemOrder::Release, scope);
         self.image_fence(flags, MemOrder::AcqRel);
-        let wait = BarrierWait { kind, site, flags, scope };
+        let wait = BarrierWait {
+            kind,
+            site,
+            flags,
+            scope,
+        };
+        trace::note(|| SyncEvent::Barrier(wait));
         match self.yielder.suspend(Suspend::Barrier(wait)) {
             Resume::Continue => {}
             Resume::Cancel => hooks::cancel_unwind(Some(site)),
@@ -227,7 +270,12 @@ impl WorkItem<'_> {
     /// `memory_scope_work_item` is accepted only with `IMAGE` alone; other
     /// combinations do not compile.
     #[track_caller]
-    pub fn atomic_work_item_fence<F: FenceFlags, O: FenceOrder, S: FenceScopeFor<F>>(&self, flags: F, _order: O, _scope: S) {
+    pub fn atomic_work_item_fence<F: FenceFlags, O: FenceOrder, S: FenceScopeFor<F>>(
+        &self,
+        flags: F,
+        _order: O,
+        _scope: S,
+    ) {
         self.fence(flags.mem_flags(), O::ORDER, S::SCOPE)
     }
     /// `mem_fence(flags)`: `atomic_work_item_fence(flags,
@@ -250,7 +298,12 @@ impl WorkItem<'_> {
     }
     /// `atomic_work_item_fence` with run-time arguments, checked.
     #[track_caller]
-    pub fn atomic_work_item_fence_dyn(&self, flags: u32, order: MemOrder, scope: MemScope) -> Result<(), SyncError> {
+    pub fn atomic_work_item_fence_dyn(
+        &self,
+        flags: u32,
+        order: MemOrder,
+        scope: MemScope,
+    ) -> Result<(), SyncError> {
         let flags = validate::fence(flags, scope)?;
         self.fence(flags, order, scope);
         Ok(())
@@ -259,12 +312,18 @@ impl WorkItem<'_> {
     #[track_caller]
     fn fence(&self, flags: MemFlags, order: MemOrder, scope: MemScope) {
         hooks::poll(std::panic::Location::caller());
+        trace::note(|| SyncEvent::Fence {
+            flags,
+            order,
+            scope,
+        });
         fence_effect(flags, order, scope);
         self.image_fence(flags, order);
     }
 
     /// An image fence (or a barrier with the IMAGE flag) makes this
     /// work-item's own image writes visible to its reads.
+    #[inline]
     fn image_fence(&self, flags: MemFlags, order: MemOrder) {
         if flags.contains(MemFlags::IMAGE) && order != MemOrder::Relaxed && self.env.strict_images {
             self.image_pending.borrow_mut().clear();
@@ -285,7 +344,12 @@ impl WorkItem<'_> {
     }
 
     /// Records an image write for strict image mode.
-    pub(crate) fn note_image_write(&self, image: u64, index: usize, old: impl FnOnce() -> [u32; 4]) {
+    pub(crate) fn note_image_write(
+        &self,
+        image: u64,
+        index: usize,
+        old: impl FnOnce() -> [u32; 4],
+    ) {
         if !self.env.strict_images {
             return;
         }
@@ -300,7 +364,10 @@ impl WorkItem<'_> {
 impl<'g> WorkItem<'g> {
     /// The group's slice for a local argument sized at launch.
     pub fn local<T: Element>(&self, arg: LocalArg<T>) -> &LocalSlice<T> {
-        assert_eq!(arg.launch, self.env.launch_id, "LocalArg used with a launch other than the one that made it");
+        assert_eq!(
+            arg.launch, self.env.launch_id,
+            "LocalArg used with a launch other than the one that made it"
+        );
         self.env.arena.arg(arg)
     }
 

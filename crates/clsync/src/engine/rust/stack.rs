@@ -66,7 +66,11 @@ pub(crate) fn take(size: usize) -> Result<ItemStack, String> {
         debug_assert!(colour <= MAX_COLOUR);
         let inner = DefaultStack::new(size + MAX_COLOUR)
             .map_err(|e| format!("cannot allocate a {size}-byte work-item stack: {e}"))?;
-        Ok(ItemStack { inner, colour, size })
+        Ok(ItemStack {
+            inner,
+            colour,
+            size,
+        })
     })
 }
 

@@ -1,0 +1,24 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runs `f` on its own thread and fails the test if it has not returned
+/// within `secs` seconds, so that a regression that hangs cannot hang CI.
+pub fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!("test did not finish within {secs} s: it hangs"),
+    }
+}
+
+/// The default runtime for tests: two workers, as on CI.
+pub fn rt() -> clsync::Runtime {
+    clsync::Runtime::with_threads(2)
+}
