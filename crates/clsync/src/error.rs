@@ -164,9 +164,8 @@ impl fmt::Display for Divergence {
             self.kernel, self.barrier
         )?;
         fmt_id(f, self.group_id, self.dims)?;
-        match self.sub_group {
-            Some(s) => write!(f, ", sub-group {s}")?,
-            None => {}
+        if let Some(s) = self.sub_group {
+            write!(f, ", sub-group {s}")?;
         }
         write!(f, ": not every work-item reached the same {}", self.kind)?;
         for run in &self.places {

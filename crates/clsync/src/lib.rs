@@ -73,6 +73,13 @@ pub use atomics::{
 };
 pub use engine::WorkItem;
 pub use error::{Divergence, GroupStall, KernelPanic, LaunchError, Place, PlaceRun, Stall};
-pub use geometry::{Geometry, ItemIds, NdRange, RangeError};
+pub use geometry::{
+    Geometry, ItemIds, NdRange, RangeError, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
+};
 pub use memory::{AtomicValue, Buffer, Image2d, LocalArg, LocalSlice};
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -154,10 +154,8 @@ impl NdRange {
         }
         let local = match self.local {
             Some(local) => {
-                for d in 0..dims {
-                    if local[d] == 0 {
-                        return Err(RangeError::ZeroLocal { dim: d });
-                    }
+                if let Some(dim) = local[..dims].iter().position(|&l| l == 0) {
+                    return Err(RangeError::ZeroLocal { dim });
                 }
                 local
             }
@@ -174,13 +172,10 @@ impl NdRange {
             });
         }
         if self.uniform_only {
-            for d in 0..dims {
-                if self.global[d] % local[d] != 0 {
-                    return Err(RangeError::NonUniform {
-                        dim: d,
-                        global: self.global[d],
-                        local: local[d],
-                    });
+            let sizes = self.global.iter().zip(&local).take(dims);
+            for (dim, (&global, &local)) in sizes.enumerate() {
+                if global % local != 0 {
+                    return Err(RangeError::NonUniform { dim, global, local });
                 }
             }
         }
@@ -344,11 +339,14 @@ impl Geometry {
         ]
     }
     /// The actual local size of the group with this id: smaller than the
-    /// enqueued size for the last group of a non-uniform dimension.
+    /// enqueued size for the last group of a non-uniform dimension, and 0
+    /// for a group outside the range.
     pub fn local_size_of(&self, group: [usize; 3]) -> [usize; 3] {
         let mut out = [1; 3];
         for d in 0..3 {
-            out[d] = (self.global[d] - group[d] * self.local[d]).min(self.local[d]);
+            out[d] = self.global[d]
+                .saturating_sub(group[d] * self.local[d])
+                .min(self.local[d]);
         }
         out
     }

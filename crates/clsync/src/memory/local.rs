@@ -159,12 +159,15 @@ struct DeclKey {
     ty: TypeId,
 }
 
+/// Kernel-declared arrays: key, length, the slice.
+type Declared = Vec<(DeclKey, usize, Box<dyn Any>)>;
+
 /// One work-group's local memory: the launch's local arguments, made when the
 /// group starts, and the kernel's declared arrays, made when the first
 /// work-item reaches their declaration.
 pub(crate) struct LocalArena {
     args: Vec<Box<dyn Any>>,
-    declared: RefCell<Vec<(DeclKey, usize, Box<dyn Any>)>>,
+    declared: RefCell<Declared>,
 }
 
 impl LocalArena {

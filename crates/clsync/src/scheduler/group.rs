@@ -28,9 +28,7 @@
 //! so a group can never hang in the scheduler; only a work-item that runs
 //! forever can, and that is the watchdog's case.
 
-use std::sync::atomic::Ordering;
-
-use super::Shared;
+use super::{Progress, Shared};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
 use crate::geometry::{GroupItems, ItemIds};
@@ -97,6 +95,7 @@ pub(crate) fn run_group<E: Engine>(
     engine: &E,
     shared: &Shared,
     linear: usize,
+    progress: &mut Progress<'_>,
 ) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
     let geo = &plan.geometry;
@@ -107,7 +106,7 @@ pub(crate) fn run_group<E: Engine>(
         geometry: geo,
         group_id,
         local_size,
-        arena: LocalArena::new(&plan.locals),
+        arena: LocalArena::new(plan.locals),
         launch_id: plan.id,
         strict_images: plan.strict_images,
     };
@@ -127,7 +126,7 @@ pub(crate) fn run_group<E: Engine>(
         }
     }
     if result.is_ok() {
-        result = drive(&mut tasks, &mut slots, shared, &env);
+        result = drive(&mut tasks, &mut slots, shared, &env, progress);
     }
     if result.is_err() {
         cancel_all(&mut tasks, &mut slots);
@@ -144,6 +143,7 @@ fn drive<T: ItemTask>(
     slots: &mut [Slot],
     shared: &Shared,
     env: &GroupEnv<'_>,
+    progress: &mut Progress<'_>,
 ) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
     let sg = plan.geometry.sub_group_size;
@@ -161,6 +161,7 @@ fn drive<T: ItemTask>(
             resumed += 1;
             match tasks[i].resume(Resume::Continue) {
                 Suspend::Barrier(w) => {
+                    progress.step();
                     match first {
                         None => first = Some(w),
                         Some(f) => uniform &= f == w,
@@ -168,6 +169,7 @@ fn drive<T: ItemTask>(
                     slots[i] = Slot::Waiting(w);
                 }
                 Suspend::Done => {
+                    progress.step();
                     uniform = false;
                     slots[i] = Slot::Done;
                 }
@@ -201,11 +203,8 @@ fn drive<T: ItemTask>(
         };
         match resolution {
             Ok(Resolution::Finished) => return Ok(()),
-            Ok(Resolution::Released) => {
-                // Relaxed: the watchdog only compares successive values.
-                shared.progress.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(d) => return Err(GroupFailure::Error(LaunchError::Divergence(Box::new(d)))),
+            Ok(Resolution::Released) => {}
+            Err(d) => return Err(GroupFailure::Error(LaunchError::Divergence(d))),
         }
         if shared.dispenser.is_cancelled() {
             return Err(stalled(slots, env, None));
@@ -219,7 +218,7 @@ fn resolve(
     sg: usize,
     kernel: &str,
     env: &GroupEnv<'_>,
-) -> Result<Resolution, Divergence> {
+) -> Result<Resolution, Box<Divergence>> {
     let n = slots.len();
     let mut done = 0;
     let mut at_sub_group = false;
@@ -294,12 +293,12 @@ fn divergence(
     wait: BarrierWait,
     first: usize,
     members: &[Slot],
-) -> Divergence {
+) -> Box<Divergence> {
     let places = members
         .iter()
         .enumerate()
         .map(|(j, s)| (first + j, s.place()));
-    Divergence {
+    Box::new(Divergence {
         kernel: kernel.to_string(),
         group_id: env.group_id,
         dims: env.geometry.dims,
@@ -307,7 +306,7 @@ fn divergence(
         sub_group,
         barrier: wait.site,
         places: runs_of(places),
-    }
+    })
 }
 
 /// Unwinds every task that has not finished, so its stack can be reused and

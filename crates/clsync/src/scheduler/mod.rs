@@ -17,6 +17,8 @@ mod dispenser;
 mod group;
 pub(crate) mod hooks;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -25,6 +27,8 @@ use crate::engine::Engine;
 use crate::error::{GroupStall, LaunchError, Stall};
 use crate::geometry::Geometry;
 use crate::memory::LocalDecl;
+use crossbeam_utils::CachePadded;
+
 use crate::primitive::{AtomicU64, Mutex};
 use dispenser::Dispenser;
 use group::GroupFailure;
@@ -44,8 +48,8 @@ pub(crate) struct Plan<'a> {
 pub(crate) struct Shared<'a> {
     pub(crate) plan: Plan<'a>,
     pub(crate) dispenser: Dispenser,
-    /// Barrier releases and group completions so far.
-    pub(crate) progress: AtomicU64,
+    /// Per worker: work-items that reached a barrier or finished so far.
+    pub(crate) progress: Vec<CachePadded<AtomicU64>>,
     /// The first error, by group linear index, and the stalls collected on
     /// cancellation.
     outcome: Mutex<Outcome>,
@@ -56,6 +60,25 @@ pub(crate) struct Shared<'a> {
 struct Outcome {
     error: Option<(usize, LaunchError)>,
     stalls: Vec<(usize, GroupStall)>,
+}
+
+/// One worker's progress counter: work-items of its groups that reached a
+/// barrier or finished.
+pub(crate) struct Progress<'a> {
+    count: u64,
+    slot: &'a AtomicU64,
+}
+
+impl Progress<'_> {
+    /// A work-item suspended or finished.
+    #[inline]
+    pub(crate) fn step(&mut self) {
+        self.count += 1;
+        // Relaxed: only this worker writes the slot (a plain store, no
+        // read-modify-write, so no contention); the watchdog's relaxed loads
+        // only compare successive sums.
+        self.slot.store(self.count, Ordering::Relaxed);
+    }
 }
 
 /// Runs a launch on `pool` with `engine`; returns the elapsed time.
@@ -71,10 +94,13 @@ pub(crate) fn run<E: Engine>(
     }
     let total = plan.geometry.group_count();
     let watchdog = plan.watchdog;
+    let workers = pool.current_num_threads().min(total).max(1);
     let shared = Shared {
         plan,
         dispenser: Dispenser::new(total),
-        progress: AtomicU64::new(0),
+        progress: (0..workers)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect(),
         outcome: Mutex::new(Outcome::default()),
         finished: AtomicU64::new(0),
     };
@@ -83,9 +109,11 @@ pub(crate) fn run<E: Engine>(
     let start = Instant::now();
     let mut stalled = false;
     pool.in_place_scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|_| {
-                worker(engine, &shared);
+        for index in 0..workers {
+            let shared = &shared;
+            let latch = &latch;
+            scope.spawn(move |_| {
+                worker(engine, shared, index);
                 latch.count_down();
             });
         }
@@ -123,14 +151,21 @@ fn watch(shared: &Shared<'_>, latch: &Latch, timeout: Option<Duration>) -> bool 
         latch.wait();
         return false;
     };
-    // Relaxed: progress is a counter compared with itself; nothing is read
-    // through it.
-    let mut last = shared.progress.load(Ordering::Relaxed);
+    // Relaxed: progress counters are compared with themselves; nothing is
+    // read through them. Each pairs with its worker's relaxed stores.
+    let progress = || -> u64 {
+        shared
+            .progress
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .sum()
+    };
+    let mut last = progress();
     loop {
         if latch.wait_timeout(timeout) {
             return false;
         }
-        let now = shared.progress.load(Ordering::Relaxed);
+        let now = progress();
         if now == last && !shared.dispenser.is_cancelled() {
             shared.dispenser.cancel();
             latch.wait();
@@ -142,13 +177,16 @@ fn watch(shared: &Shared<'_>, latch: &Latch, timeout: Option<Duration>) -> bool 
 
 /// One worker thread's loop: claim groups and run them until none is left
 /// or the launch is cancelled.
-fn worker<E: Engine>(engine: &E, shared: &Shared<'_>) {
+fn worker<E: Engine>(engine: &E, shared: &Shared<'_>, index: usize) {
     let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag());
+    let mut progress = Progress {
+        count: 0,
+        slot: &shared.progress[index],
+    };
     while let Some(linear) = shared.dispenser.claim() {
-        match group::run_group(engine, shared, linear) {
+        match group::run_group(engine, shared, linear, &mut progress) {
             Ok(()) => {
-                // Relaxed: counters; see `Shared::progress`.
-                shared.progress.fetch_add(1, Ordering::Relaxed);
+                // Relaxed: a counter read after the latch; see `run`.
                 shared.finished.fetch_add(1, Ordering::Relaxed);
             }
             Err(GroupFailure::Error(e)) => {

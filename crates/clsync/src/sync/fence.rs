@@ -75,7 +75,7 @@ pub fn fence_effect(flags: MemFlags, order: MemOrder, scope: MemScope) {
 ///
 /// Rust kernels get it from `#[track_caller]`; an interpreted kernel can
 /// build one from its debug information.
-#[derive(Clone, Copy, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
 pub struct Site {
     /// Source file.
     pub file: &'static str,
@@ -93,6 +93,15 @@ impl PartialEq for Site {
         self.line == other.line
             && self.column == other.column
             && (std::ptr::eq(self.file, other.file) || self.file == other.file)
+    }
+}
+
+impl std::hash::Hash for Site {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // By content, as equality is.
+        self.file.hash(state);
+        self.line.hash(state);
+        self.column.hash(state);
     }
 }
 

@@ -1,0 +1,343 @@
+//! Bad input and failing kernels end in clear errors that name what and
+//! where — never a hang, a process abort, or a silently wrong result — and
+//! the runtime stays usable afterwards.
+
+mod common;
+
+use std::time::Duration;
+
+use clsync::sync::*;
+use clsync::*;
+use common::{rt, within};
+
+fn range_error(range: NdRange) -> RangeError {
+    match rt().launch(&Launch::new("k", range), |_| {}) {
+        Err(LaunchError::Range { kernel, source }) => {
+            assert_eq!(kernel, "k");
+            source
+        }
+        other => panic!("expected a range error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_ranges_are_rejected_before_anything_runs() {
+    assert_eq!(
+        range_error(NdRange::new([4, 0])),
+        RangeError::ZeroGlobal { dim: 1 }
+    );
+    assert_eq!(
+        range_error(NdRange::new([4]).local([0])),
+        RangeError::ZeroLocal { dim: 0 }
+    );
+    assert!(matches!(
+        range_error(NdRange::new([8192]).local([8192])),
+        RangeError::LocalTooLarge { total: 8192, .. }
+    ));
+    assert!(matches!(
+        range_error(NdRange::new([64, 64]).local([64, 65])),
+        RangeError::LocalTooLarge { total: 4160, .. }
+    ));
+    assert_eq!(
+        range_error(
+            NdRange::new([10, 10])
+                .local([4, 5])
+                .uniform_work_groups(true)
+        ),
+        RangeError::NonUniform {
+            dim: 0,
+            global: 10,
+            local: 4
+        }
+    );
+    assert_eq!(
+        range_error(NdRange::new([64]).sub_group_size(0)),
+        RangeError::SubGroupSize { size: 0 }
+    );
+    assert_eq!(
+        range_error(NdRange::new([64]).sub_group_size(65)),
+        RangeError::SubGroupSize { size: 65 }
+    );
+    assert_eq!(
+        range_error(NdRange::new([8, 8]).local([4])),
+        RangeError::DimensionMismatch {
+            what: "local size",
+            given: 1,
+            dims: 2
+        }
+    );
+    assert_eq!(
+        range_error(NdRange::new([8]).offset([1, 1])),
+        RangeError::DimensionMismatch {
+            what: "global offset",
+            given: 2,
+            dims: 1
+        }
+    );
+    assert_eq!(
+        range_error(NdRange::new([8]).offset([usize::MAX])),
+        RangeError::Overflow { dim: 0 }
+    );
+    assert_eq!(
+        range_error(NdRange::new([1usize; 0])),
+        RangeError::Dimensions { dims: 0 }
+    );
+    // The message names the dimension and values.
+    let msg = range_error(NdRange::new([10]).local([4]).uniform_work_groups(true)).to_string();
+    assert!(
+        msg.contains("local size 4")
+            && msg.contains("global size 10")
+            && msg.contains("dimension 0"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_largest_group_runs_without_a_thread_per_work_item() {
+    let n = MAX_WORK_GROUP_SIZE;
+    let out = Buffer::<u32>::new(n);
+    rt().launch(
+        &Launch::new("big_group", NdRange::new([n]).local([n])),
+        |wi| {
+            let l = wi.get_local_id(0);
+            let s = wi.local_array::<u32>(n);
+            s.set(l, l as u32);
+            wi.barrier(LOCAL);
+            out.set(l, s.get(n - 1 - l));
+        },
+    )
+    .unwrap();
+    assert_eq!(out.to_vec(), (0..n as u32).rev().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_panic_names_the_work_item_and_the_runtime_stays_usable() {
+    let rt = rt();
+    let e = rt
+        .launch(
+            &Launch::new("panicky", NdRange::new([16, 16]).local([4, 4])),
+            |wi| {
+                if wi.get_global_id(0) == 9 && wi.get_global_id(1) == 5 {
+                    panic!("bad pixel");
+                }
+            },
+        )
+        .unwrap_err();
+    let LaunchError::Panic(p) = &e else {
+        panic!("expected a panic error, got {e}")
+    };
+    assert_eq!(p.kernel, "panicky");
+    assert_eq!(&p.ids.global_id[..2], &[9, 5]);
+    assert_eq!(&p.ids.local_id[..2], &[1, 1]);
+    assert_eq!(&p.ids.group_id[..2], &[2, 1]);
+    assert_eq!(p.message, "bad pixel");
+    assert!(
+        p.site.is_some_and(|s| s.file.ends_with("launch_errors.rs")),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("global id (9, 5)") && text.contains("bad pixel"),
+        "{text}"
+    );
+    // A panic while others wait at a barrier also unwinds them cleanly.
+    let e = rt
+        .launch(
+            &Launch::new("panic_at_barrier", NdRange::new([64]).local([64])),
+            |wi| {
+                wi.barrier(LOCAL);
+                if wi.get_local_id(0) == 40 {
+                    panic!("after the barrier");
+                }
+                wi.barrier(LOCAL);
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, LaunchError::Panic(ref p) if p.ids.local_id[0] == 40),
+        "{e}"
+    );
+    // Still usable.
+    let out = Buffer::<u32>::new(100);
+    rt.launch(&Launch::new("after", NdRange::new([100])), |wi| {
+        out.set(wi.get_global_id(0), 1)
+    })
+    .unwrap();
+    assert_eq!(out.to_vec(), vec![1; 100]);
+}
+
+#[test]
+fn out_of_bounds_accesses_fail_naming_the_object() {
+    let b = Buffer::<u32>::new(10).named("small");
+    let e = rt()
+        .launch(&Launch::new("oob", NdRange::new([16])), |wi| {
+            b.set(wi.get_global_id(0), 1)
+        })
+        .unwrap_err();
+    let LaunchError::Panic(p) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(
+        p.ids.global_id[0], 10,
+        "the first failing work-item by group order"
+    );
+    assert!(
+        p.message.contains("`small`")
+            && p.message.contains("index 10")
+            && p.message.contains("length 10"),
+        "{e}"
+    );
+    let mut launch = Launch::new("oob_local", NdRange::new([8]).local([8]));
+    let tile = launch.local_named::<f32>("tile", 4);
+    let e = rt()
+        .launch(&launch, |wi| wi.local(tile).set(wi.get_local_id(0), 0.0))
+        .unwrap_err();
+    assert!(
+        matches!(&e, LaunchError::Panic(p) if p.message.contains("local memory `tile`") && p.message.contains("index 4")),
+        "{e}"
+    );
+    let img = Image2d::<[u32; 4]>::new(4, 4).named("img");
+    let e = rt()
+        .launch(&Launch::new("oob_image", NdRange::new([5])), |wi| {
+            img.write(wi, [wi.get_global_id(0) as i32, 0], [0; 4])
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&e, LaunchError::Panic(p) if p.message.contains("image `img`") && p.message.contains("(4, 0)")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_spinning_work_item_is_reported_by_the_watchdog() {
+    let e = within(30, || {
+        let flag: Buffer<AtomicInt> = Buffer::new(1);
+        // Work-item 0 waits for work-item 1 of its own group, which can never
+        // run before it yields: OpenCL promises no forward progress here.
+        rt().launch(
+            &Launch::new("spin", NdRange::new([128]).local([64]))
+                .watchdog(Some(Duration::from_millis(300))),
+            |wi| {
+                if wi.get_local_id(0) == 0 {
+                    while flag.at(0).load_explicit(Acquire) == 0 {}
+                } else if wi.get_local_id(0) == 1 {
+                    flag.at(0).store_explicit(1, Release);
+                }
+            },
+        )
+        .unwrap_err()
+    });
+    let LaunchError::Stalled(s) = &e else {
+        panic!("expected a stall, got {e}")
+    };
+    assert_eq!(s.kernel, "spin");
+    assert_eq!(s.total_groups, 2);
+    assert!(!s.groups.is_empty());
+    for g in &s.groups {
+        let running = g
+            .places
+            .iter()
+            .find(|r| matches!(r.place, Place::Running(_)))
+            .expect("a running work-item");
+        assert_eq!(running.items, vec![0]);
+        let Place::Running(Some(site)) = running.place else {
+            panic!("{e}")
+        };
+        assert!(site.file.ends_with("launch_errors.rs"), "{site}");
+    }
+    assert!(e.to_string().contains("made no progress"), "{e}");
+}
+
+#[test]
+fn a_stalled_work_item_waiting_at_a_barrier_is_named_too() {
+    let e = within(30, || {
+        let go: Buffer<AtomicInt> = Buffer::new(1);
+        rt().launch(
+            &Launch::new("spin_vs_barrier", NdRange::new([8]).local([8]))
+                .watchdog(Some(Duration::from_millis(200))),
+            |wi| {
+                if wi.get_local_id(0) == 7 {
+                    while go.at(0).load() == 0 {}
+                }
+                wi.barrier(LOCAL);
+            },
+        )
+        .unwrap_err()
+    });
+    let LaunchError::Stalled(s) = &e else {
+        panic!("expected a stall, got {e}")
+    };
+    let places = &s.groups[0].places;
+    assert!(
+        places.iter().any(
+            |r| matches!(r.place, Place::AtBarrier(_)) && r.items == (0..7).collect::<Vec<_>>()
+        ),
+        "{e}"
+    );
+    assert!(
+        places
+            .iter()
+            .any(|r| matches!(r.place, Place::Running(_)) && r.items == vec![7]),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_slow_kernel_that_progresses_is_not_stopped() {
+    // Each round of a group takes longer than the timeout, but every
+    // work-item reaching the barrier counts as progress.
+    rt().launch(
+        &Launch::new("slow", NdRange::new([16]).local([4]))
+            .watchdog(Some(Duration::from_millis(100))),
+        |wi| {
+            for _ in 0..3 {
+                std::thread::sleep(Duration::from_millis(40));
+                wi.barrier(LOCAL);
+            }
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn launches_cannot_nest() {
+    let rt = rt();
+    let inner = std::sync::Mutex::new(None);
+    rt.launch(&Launch::new("outer", NdRange::new([1])), |_| {
+        *inner.lock().unwrap() = Some(
+            rt.launch(&Launch::new("inner", NdRange::new([1])), |_| {})
+                .map(|_| ()),
+        );
+    })
+    .unwrap();
+    let got = inner.into_inner().unwrap().expect("the outer kernel ran");
+    assert!(
+        matches!(got, Err(LaunchError::Nested { ref kernel }) if kernel == "inner"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_local_argument_belongs_to_its_launch() {
+    let mut a = Launch::new("a", NdRange::new([4]));
+    let arg = a.local::<u32>(4);
+    let b = Launch::new("b", NdRange::new([4]));
+    let e = rt().launch(&b, |wi| wi.local(arg).set(0, 1)).unwrap_err();
+    assert!(
+        matches!(&e, LaunchError::Panic(p) if p.message.contains("other than the one that made it")),
+        "{e}"
+    );
+}
+
+#[test]
+fn declared_local_arrays_must_agree_in_length() {
+    let e = rt()
+        .launch(&Launch::new("decl", NdRange::new([8]).local([8])), |wi| {
+            let _ = wi.local_array::<u32>(4 + wi.get_local_id(0) / 4);
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&e, LaunchError::Panic(p) if p.message.contains("length 5") && p.message.contains("4 by an earlier")),
+        "{e}"
+    );
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing clsync needs on a fresh Debian machine
+# that already has a Rust toolchain (cargo). Idempotent: it installs only
+# what is missing. Run as root.
+set -euo pipefail
+
+need=()
+command -v cc >/dev/null 2>&1 || need+=(build-essential)
+command -v git >/dev/null 2>&1 || need+=(git)
+
+if ((${#need[@]})); then
+  echo "setup: installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo is missing; install a Rust toolchain (1.85 or newer) first" >&2
+  exit 1
+fi
+echo "setup: ready ($(cargo --version))"

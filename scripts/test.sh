@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: every test, doctest (including the compile_fail proofs),
+# the loom models of the scheduler, clippy and rustfmt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo test (workspace, with doctests)"
+cargo test --workspace
+
+echo "== loom models of the scheduler (cfg(loom), own target dir)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p clsync --lib --release loom
+
+echo "== clippy and rustfmt"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo fmt --all --check
+echo "== all checks passed"
