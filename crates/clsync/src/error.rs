@@ -135,6 +135,19 @@ fn fmt_id(f: &mut fmt::Formatter<'_>, id: [usize; 3], dims: usize) -> fmt::Resul
     f.write_str(")")
 }
 
+/// Writes one line per run of work-items.
+fn fmt_runs(f: &mut fmt::Formatter<'_>, runs: &[PlaceRun], indent: &str) -> fmt::Result {
+    for run in runs {
+        write!(
+            f,
+            "\n{indent}work-items (local linear id) {} {}",
+            IdRanges(&run.items),
+            run.place
+        )?;
+    }
+    Ok(())
+}
+
 /// Barrier divergence: `003_2caebc1f01141481.txt`, `004_bfca21a36d7bd2da.txt`
 /// and `002_6c32435e912a3710.txt` require every work-item of the group
 /// (sub-group) to reach each barrier, in every loop iteration; these did not.
@@ -168,15 +181,7 @@ impl fmt::Display for Divergence {
             write!(f, ", sub-group {s}")?;
         }
         write!(f, ": not every work-item reached the same {}", self.kind)?;
-        for run in &self.places {
-            write!(
-                f,
-                "\n  work-items (local linear id) {} {}",
-                IdRanges(&run.items),
-                run.place
-            )?;
-        }
-        Ok(())
+        fmt_runs(f, &self.places, "  ")
     }
 }
 
@@ -227,8 +232,8 @@ pub struct GroupStall {
     pub places: Vec<PlaceRun>,
 }
 
-/// The watchdog saw no progress (no barrier released, no group finished)
-/// for its timeout. OpenCL promises no forward progress between work-items
+/// The watchdog saw no progress (no work-item reached a barrier or
+/// finished) for its timeout. OpenCL promises no forward progress between work-items
 /// of a group, nor between groups, so a work-item spinning on a flag that
 /// another must set can wait forever; this names who was stuck where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -262,14 +267,7 @@ impl fmt::Display for Stall {
             f.write_str("\n  work-group ")?;
             fmt_id(f, g.group_id, self.dims)?;
             f.write_str(":")?;
-            for run in &g.places {
-                write!(
-                    f,
-                    "\n    work-items (local linear id) {} {}",
-                    IdRanges(&run.items),
-                    run.place
-                )?;
-            }
+            fmt_runs(f, &g.places, "    ")?;
         }
         Ok(())
     }

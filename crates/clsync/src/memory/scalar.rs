@@ -154,33 +154,18 @@ int_scalar! {
     usize => AtomicUsize, "size_t";
 }
 
-impl Sealed for f32 {}
-impl Scalar for f32 {
-    type Raw = AtomicU32;
-    const NAME: &'static str = "float";
-    #[inline]
-    fn to_raw(self) -> u32 {
-        self.to_bits()
-    }
-    #[inline]
-    fn from_raw(r: u32) -> f32 {
-        f32::from_bits(r)
-    }
+macro_rules! float_scalar {
+    ($($t:ty => $a:ty, $bits:ty, $name:literal;)*) => {$(
+        impl Sealed for $t {}
+        impl Scalar for $t {
+            type Raw = $a;
+            const NAME: &'static str = $name;
+            #[inline] fn to_raw(self) -> $bits { self.to_bits() }
+            #[inline] fn from_raw(r: $bits) -> $t { <$t>::from_bits(r) }
+        }
+    )*};
 }
-
-impl Sealed for f64 {}
-impl Scalar for f64 {
-    type Raw = AtomicU64;
-    const NAME: &'static str = "double";
-    #[inline]
-    fn to_raw(self) -> u64 {
-        self.to_bits()
-    }
-    #[inline]
-    fn from_raw(r: u64) -> f64 {
-        f64::from_bits(r)
-    }
-}
+float_scalar! { f32 => AtomicU32, u32, "float"; f64 => AtomicU64, u64, "double"; }
 
 /// The value types of OpenCL C 2.0's atomic types: `int`, `uint`, `long`,
 /// `ulong`, `float`, `double`, and the pointer-sized `intptr_t`/`ptrdiff_t`
