@@ -75,15 +75,14 @@ impl<T: Element> Buffer<T> {
     #[inline]
     #[track_caller]
     fn slot(&self, index: usize) -> &T::Slot {
+        self.slot_at(index, Location::caller())
+    }
+
+    #[inline]
+    pub(crate) fn slot_at(&self, index: usize, at: &'static Location<'static>) -> &T::Slot {
         match self.slots.get(index) {
             Some(s) => s,
-            None => out_of_bounds(
-                "global buffer",
-                &self.name,
-                index,
-                self.slots.len(),
-                Location::caller(),
-            ),
+            None => out_of_bounds("global buffer", &self.name, index, self.slots.len(), at),
         }
     }
 }

@@ -49,15 +49,14 @@ impl<T: Element> LocalSlice<T> {
     #[inline]
     #[track_caller]
     fn slot(&self, index: usize) -> &T::LocalSlot {
+        self.slot_at(index, Location::caller())
+    }
+
+    #[inline]
+    pub(crate) fn slot_at(&self, index: usize, at: &'static Location<'static>) -> &T::LocalSlot {
         match self.slots.get(index) {
             Some(s) => s,
-            None => out_of_bounds(
-                "local memory",
-                &self.name,
-                index,
-                self.slots.len(),
-                Location::caller(),
-            ),
+            None => out_of_bounds("local memory", &self.name, index, self.slots.len(), at),
         }
     }
 }

@@ -22,6 +22,7 @@
 
 mod buffer;
 mod image;
+mod legacy;
 mod local;
 mod scalar;
 

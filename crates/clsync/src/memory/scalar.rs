@@ -47,6 +47,8 @@ impl RmwOp {
 pub trait RawAtomic: Send + Sync + Sealed + 'static {
     /// The plain integer type it holds.
     type Value: Copy + PartialEq + Debug + Send + Sync + 'static;
+    /// The value 1.
+    const ONE: Self::Value;
     /// A new cell.
     fn new(v: Self::Value) -> Self;
     /// `load`.
@@ -82,6 +84,7 @@ macro_rules! raw_atomic {
         impl Sealed for $a {}
         impl RawAtomic for $a {
             type Value = $v;
+            const ONE: $v = 1;
             #[inline] fn new(v: $v) -> Self { <$a>::new(v) }
             #[inline] fn load(&self, o: Ordering) -> $v { <$a>::load(self, o) }
             #[inline] fn store(&self, v: $v, o: Ordering) { <$a>::store(self, v, o) }
