@@ -1,0 +1,98 @@
+//! Printing explorations the way herd prints its results: the verdict,
+//! the number of consistent executions, and each allowed final state.
+
+use std::fmt;
+
+use crate::enumerate::Exploration;
+use crate::syntax::{Order, Quantifier, Scope};
+
+/// The OpenCL C spelling of an order.
+pub fn order_name(o: Order) -> &'static str {
+    match o {
+        Order::Relaxed => "memory_order_relaxed",
+        Order::Acquire => "memory_order_acquire",
+        Order::Release => "memory_order_release",
+        Order::AcqRel => "memory_order_acq_rel",
+        Order::SeqCst => "memory_order_seq_cst",
+    }
+}
+
+/// The OpenCL C spelling of a scope.
+pub fn scope_name(s: Scope) -> &'static str {
+    match s {
+        Scope::WorkItem => "memory_scope_work_item",
+        Scope::SubGroup => "memory_scope_sub_group",
+        Scope::WorkGroup => "memory_scope_work_group",
+        Scope::Device => "memory_scope_device",
+        Scope::AllSvmDevices => "memory_scope_all_svm_devices",
+    }
+}
+
+impl Exploration {
+    /// `allowed`/`forbidden` for `exists` (whether the outcome may appear),
+    /// `holds`/`fails` for `~exists` and `forall`.
+    pub fn verdict_word(&self) -> &'static str {
+        match self.quantifier {
+            Some(Quantifier::Exists) | None => {
+                if self.reachable {
+                    "allowed"
+                } else {
+                    "forbidden"
+                }
+            }
+            _ => {
+                if self.holds {
+                    "holds"
+                } else {
+                    "fails"
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Exploration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}: {} ({} consistent execution{}{})",
+            self.name,
+            self.verdict_word(),
+            self.executions,
+            if self.executions == 1 { "" } else { "s" },
+            if self.bounded { ", loops bounded" } else { "" }
+        )?;
+        for o in &self.outcomes {
+            let state: Vec<String> = self
+                .observed
+                .iter()
+                .zip(&o.values)
+                .map(|(v, x)| format!("{v}={x}"))
+                .collect();
+            writeln!(
+                f,
+                "  {} {:<40} ({} execution{})",
+                if o.satisfies { "*" } else { " " },
+                state.join("; "),
+                o.count,
+                if o.count == 1 { "" } else { "s" }
+            )?;
+        }
+        match &self.race {
+            None => writeln!(f, "  race-free"),
+            Some(r) => {
+                let side = |a: &crate::enumerate::Access| {
+                    format!(
+                        "P{} {} of {} at {}{}",
+                        a.thread,
+                        a.kind,
+                        a.location,
+                        a.span,
+                        a.order.as_ref().map_or(String::new(), |o| format!(" ({o})"))
+                    )
+                };
+                writeln!(f, "  {}: {} and {}", r.kind, side(&r.first), side(&r.second))
+            }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Running litmus tests on the clsync runtime (see `run` docs).
