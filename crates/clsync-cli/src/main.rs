@@ -1,7 +1,10 @@
 //! `clsync`: run and check OpenCL-style kernels on the CPU.
 //!
 //! With no arguments it runs the bundled sample kernels at full size, checks
-//! each against its sequential reference, and prints a table.
+//! each against its sequential reference, and prints a table. `clsync
+//! litmus PATH…` explores litmus tests under the OpenCL memory model.
+
+mod litmus;
 
 use std::process::ExitCode;
 
@@ -25,6 +28,9 @@ enum Command {
     /// Run the sample kernels and check them against sequential references
     /// (the default).
     Samples(SamplesArgs),
+    /// Explore litmus tests: every outcome the OpenCL memory model allows,
+    /// whether the final condition is reachable, and data races.
+    Litmus(litmus::LitmusArgs),
 }
 
 #[derive(clap::Args, Default)]
@@ -54,6 +60,7 @@ fn main() -> ExitCode {
         .unwrap_or(Command::Samples(SamplesArgs::default()))
     {
         Command::Samples(args) => samples(&args),
+        Command::Litmus(args) => litmus::main(&args),
     }
 }
 

@@ -21,8 +21,9 @@
 //! let result = explore(&test, &Options::default()).unwrap();
 //! // Release/acquire at device scope: the stale read is forbidden…
 //! assert!(!result.reachable);
-//! // …and the program is race-free.
-//! assert!(result.race.is_none());
+//! // …but the read of x is not guarded by the flag: an execution that
+//! // misses the flag reads x unsynchronized, a data race.
+//! assert!(result.race.is_some());
 //! ```
 //!
 //! ## Layers

@@ -88,10 +88,18 @@ impl fmt::Display for Exploration {
                         a.kind,
                         a.location,
                         a.span,
-                        a.order.as_ref().map_or(String::new(), |o| format!(" ({o})"))
+                        a.order
+                            .as_ref()
+                            .map_or(String::new(), |o| format!(" ({o})"))
                     )
                 };
-                writeln!(f, "  {}: {} and {}", r.kind, side(&r.first), side(&r.second))
+                writeln!(
+                    f,
+                    "  {}: {} and {}",
+                    r.kind,
+                    side(&r.first),
+                    side(&r.second)
+                )
             }
         }
     }

@@ -27,11 +27,18 @@ fn check(csv: &str, pick: fn(&clsync_explorer::Exploration) -> bool) {
     assert!(rows.len() >= 20, "{csv} has only {} rows", rows.len());
     let mismatches: Vec<String> = rows
         .par_iter()
-        .filter_map(|(path, want)| match explore_file(path, &Options::default()) {
-            Ok(r) if pick(&r) == *want => None,
-            Ok(r) => Some(format!("{}: expected {}, got {}\n{r}", path.display(), *want as u8, pick(&r) as u8)),
-            Err(e) => Some(format!("{e}")),
-        })
+        .filter_map(
+            |(path, want)| match explore_file(path, &Options::default()) {
+                Ok(r) if pick(&r) == *want => None,
+                Ok(r) => Some(format!(
+                    "{}: expected {}, got {}\n{r}",
+                    path.display(),
+                    *want as u8,
+                    pick(&r) as u8
+                )),
+                Err(e) => Some(format!("{e}")),
+            },
+        )
         .collect();
     assert!(
         mismatches.is_empty(),

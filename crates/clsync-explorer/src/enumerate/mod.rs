@@ -120,7 +120,8 @@ pub fn explore(test: &Test, options: &Options) -> Result<Exploration, ExploreErr
     let (domain, mut bounded) = domains(&program, options.limits)?;
     let mut per_thread = Vec::with_capacity(program.threads.len());
     for i in 0..program.threads.len() {
-        let t = program::traces(&program, i, &domain, options.limits).map_err(ExploreError::TooLarge)?;
+        let t = program::traces(&program, i, &domain, options.limits)
+            .map_err(ExploreError::TooLarge)?;
         bounded |= t.cut;
         per_thread.push(t.traces);
     }
@@ -132,6 +133,8 @@ pub fn explore(test: &Test, options: &Options) -> Result<Exploration, ExploreErr
         outcomes: BTreeMap::new(),
         executions: 0,
         race: None,
+        candidates: 0,
+        budget: options.limits.max_candidates,
     };
     // What each thread could still write, for pruning.
     let writable: Vec<BTreeSet<(usize, i64)>> = per_thread
@@ -157,7 +160,10 @@ pub fn explore(test: &Test, options: &Options) -> Result<Exploration, ExploreErr
         .map(|(values, count)| {
             let satisfies = prop.is_none_or(|p| {
                 p.eval(&|v: &Var| {
-                    let i = observed.iter().position(|o| o == v).expect("observed covers the condition");
+                    let i = observed
+                        .iter()
+                        .position(|o| o == v)
+                        .expect("observed covers the condition");
                     values[i]
                 })
             });
@@ -260,6 +266,9 @@ struct Search<'a> {
     outcomes: BTreeMap<Vec<i64>, u64>,
     executions: u64,
     race: Option<Race>,
+    /// Candidates checked so far, and the most allowed.
+    candidates: u64,
+    budget: u64,
 }
 
 impl<'a> Search<'a> {
@@ -276,7 +285,12 @@ impl<'a> Search<'a> {
         }
         'traces: for t in &per_thread[k] {
             // Every read so far must read a value some write can give.
-            for e in chosen.iter().copied().chain(std::iter::once(t)).flat_map(|t| t.events.iter()) {
+            for e in chosen
+                .iter()
+                .copied()
+                .chain(std::iter::once(t))
+                .flat_map(|t| t.events.iter())
+            {
                 if e.kind != Kind::Read {
                     continue;
                 }
@@ -351,16 +365,29 @@ impl<'a> Search<'a> {
             return Ok(());
         }
         let regs: Vec<&[i64]> = chosen.iter().map(|t| t.regs.as_slice()).collect();
-        // co: each location's non-init writes in every order.
-        let mut orders: Vec<Vec<usize>> = writes.iter().map(|w| w[1..].to_vec()).collect();
+        let prune = Prune::new(locs);
+        // co: each location's non-init writes in every order that keeps
+        // CoWW where it applies.
+        let perms: Vec<Vec<Vec<usize>>> = writes
+            .iter()
+            .enumerate()
+            .map(|(l, w)| {
+                let mut rest = w[1..].to_vec();
+                permutations(&mut rest)
+                    .into_iter()
+                    .filter(|p| !prune.coherent[l] || respects_sb(&st, p))
+                    .collect()
+            })
+            .collect();
         let mut co_state: Vec<usize> = vec![0; locs.len()];
-        let perms: Vec<Vec<Vec<usize>>> = orders.iter_mut().map(|w| permutations(w)).collect();
         loop {
             let mut co = Rel::new(n);
             let mut last = Vec::with_capacity(locs.len());
             for (l, p) in perms.iter().enumerate() {
                 let order = &p[co_state[l]];
-                let chain: Vec<usize> = std::iter::once(writes[l][0]).chain(order.iter().copied()).collect();
+                let chain: Vec<usize> = std::iter::once(writes[l][0])
+                    .chain(order.iter().copied())
+                    .collect();
                 for i in 0..chain.len() {
                     for j in i + 1..chain.len() {
                         co.add(chain[i], chain[j]);
@@ -368,7 +395,17 @@ impl<'a> Search<'a> {
                 }
                 last.push(st.events[*chain.last().expect("init is there")].value);
             }
-            self.each_rf(&st, &co, &reads, &sources, &regs, &last);
+            let mut pick = vec![usize::MAX; reads.len()];
+            let ctx = Witness {
+                st: &st,
+                co: &co,
+                reads: &reads,
+                sources: &sources,
+                regs: &regs,
+                memory: &last,
+                prune: &prune,
+            };
+            self.rf_dfs(&ctx, 0, &mut pick)?;
             // Next co.
             let mut l = 0;
             loop {
@@ -385,53 +422,178 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn each_rf(
+    /// Chooses the write each read reads from, read by read, dropping
+    /// choices the per-location axioms already rule out.
+    fn rf_dfs(
         &mut self,
+        w: &Witness<'_>,
+        i: usize,
+        pick: &mut Vec<usize>,
+    ) -> Result<(), ExploreError> {
+        if i == w.reads.len() {
+            return self.check_one(w, pick);
+        }
+        for &src in &w.sources[i] {
+            if w.prune.allows(w.st, w.co, w.reads, pick, i, src) {
+                pick[i] = src;
+                self.rf_dfs(w, i + 1, pick)?;
+            }
+        }
+        pick[i] = usize::MAX;
+        Ok(())
+    }
+
+    fn check_one(&mut self, w: &Witness<'_>, pick: &[usize]) -> Result<(), ExploreError> {
+        let mut rf = Rel::new(w.st.len());
+        for (i, &r) in w.reads.iter().enumerate() {
+            rf.add(pick[i], r);
+        }
+        self.candidates += 1;
+        if self.candidates > self.budget {
+            return Err(ExploreError::TooLarge(format!(
+                "more than {} candidate executions; the test is too large to enumerate (lower --unroll?)",
+                self.budget
+            )));
+        }
+        if let Ok((_, verdict)) = opencl::check(w.st, &rf, w.co) {
+            self.executions += 1;
+            let state: Vec<i64> = self
+                .observed
+                .iter()
+                .map(|v| self.program.var_value(v, w.regs, w.memory))
+                .collect();
+            *self.outcomes.entry(state).or_insert(0) += 1;
+            if self.race.is_none() {
+                if let Some((a, b)) = verdict.data_race {
+                    self.race = Some(Race {
+                        kind: "data_race",
+                        first: describe(self.test, self.program, &w.st.events[a]),
+                        second: describe(self.test, self.program, &w.st.events[b]),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One trace combination and `co`, while `rf` is being chosen.
+struct Witness<'w> {
+    st: &'w Static,
+    co: &'w Rel,
+    reads: &'w [usize],
+    sources: &'w [Vec<usize>],
+    regs: &'w [&'w [i64]],
+    memory: &'w [i64],
+    prune: &'w Prune,
+}
+
+/// Whether a non-init write order keeps each thread's program order.
+fn respects_sb(st: &Static, order: &[usize]) -> bool {
+    order
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| order[i + 1..].iter().all(|&b| !st.sb.has(b, a)))
+}
+
+/// Necessary conditions on `rf` and `co` that follow from single axioms,
+/// used to skip candidates before the full check.
+///
+/// In global and local memory `sb` is part of `ghb`/`lhb`, so for a
+/// location there:
+/// * a read never reads a write `sb`-after it (`O-Rf`);
+/// * at an atomic location, `coh(hb)` gives the four coherence shapes:
+///   CoWW (`co` keeps `sb`), CoRW, CoWR and CoRR;
+/// * at a non-atomic location, a read must read a visible write
+///   (`O-NaRfG`/`O-NaRfL`), so nothing `sb`-before the thread's own last
+///   write to it, and not the init write once the thread wrote it.
+///
+/// In every space, `atomic` forbids another thread's write between a
+/// read-modify-write's source and its write.
+struct Prune {
+    /// Per location: in global or local memory, atomic.
+    coherent: Vec<bool>,
+    /// Per location: in global or local memory, non-atomic.
+    visible: Vec<bool>,
+}
+
+impl Prune {
+    fn new(locs: &[crate::model::event::Location]) -> Prune {
+        use crate::syntax::Space;
+        let hb_space = |l: &crate::model::event::Location| {
+            matches!(l.space, Some(Space::Global) | Some(Space::Local))
+        };
+        Prune {
+            coherent: locs.iter().map(|l| hb_space(l) && l.atomic).collect(),
+            visible: locs.iter().map(|l| hb_space(l) && !l.atomic).collect(),
+        }
+    }
+
+    fn allows(
+        &self,
         st: &Static,
         co: &Rel,
         reads: &[usize],
-        sources: &[Vec<usize>],
-        regs: &[&[i64]],
-        memory: &[i64],
-    ) {
-        let n = st.len();
-        let mut pick = vec![0usize; reads.len()];
-        loop {
-            let mut rf = Rel::new(n);
-            for (i, &r) in reads.iter().enumerate() {
-                rf.add(sources[i][pick[i]], r);
-            }
-            if let Ok((_, verdict)) = opencl::check(st, &rf, co) {
-                self.executions += 1;
-                let state: Vec<i64> = self
-                    .observed
-                    .iter()
-                    .map(|v| self.program.var_value(v, regs, memory))
-                    .collect();
-                *self.outcomes.entry(state).or_insert(0) += 1;
-                if self.race.is_none() {
-                    if let Some((a, b)) = verdict.data_race {
-                        self.race = Some(Race {
-                            kind: "data_race",
-                            first: describe(self.test, self.program, &st.events[a]),
-                            second: describe(self.test, self.program, &st.events[b]),
-                        });
-                    }
-                }
-            }
-            let mut i = 0;
-            loop {
-                if i == reads.len() {
-                    return;
-                }
-                pick[i] += 1;
-                if pick[i] < sources[i].len() {
-                    break;
-                }
-                pick[i] = 0;
-                i += 1;
+        pick: &[usize],
+        i: usize,
+        src: usize,
+    ) -> bool {
+        let r = reads[i];
+        let e = &st.events[r];
+        let l = e.loc.expect("reads have a location");
+        // atomic: no external write between an RMW's source and its write.
+        if e.rmw && r + 1 < st.len() && st.rmw.has(r, r + 1) {
+            let w = r + 1;
+            let between = co
+                .row(src)
+                .and(st.writes)
+                .iter()
+                .any(|x| co.has(x, w) && !st.wi.has(x, r));
+            if between {
+                return false;
             }
         }
+        if !(self.coherent[l] || self.visible[l]) {
+            return true;
+        }
+        // O-Rf: not a write sb-after the read.
+        if st.sb.has(r, src) {
+            return false;
+        }
+        // The thread's last write to l before r.
+        let last_own = st
+            .writes
+            .iter()
+            .filter(|&w| st.sb.has(w, r) && st.events[w].loc == Some(l))
+            .max();
+        if self.coherent[l] {
+            // CoWR: not co-before that write.
+            if last_own.is_some_and(|w| co.has(src, w)) {
+                return false;
+            }
+            // CoRW: not co-after a write sb-after the read.
+            if st
+                .writes
+                .iter()
+                .any(|w| st.sb.has(r, w) && st.events[w].loc == Some(l) && co.has(w, src))
+            {
+                return false;
+            }
+            // CoRR: not co-before what an earlier read of l in the thread read.
+            for j in 0..i {
+                let rj = reads[j];
+                if st.sb.has(rj, r) && st.events[rj].loc == Some(l) && co.has(src, pick[j]) {
+                    return false;
+                }
+            }
+        } else if let Some(w) = last_own {
+            // Visibility: the thread's own last write hides everything
+            // hb-before it.
+            if src != w && (st.init.has(src) || st.sb.has(src, w)) {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -465,7 +627,9 @@ fn describe(test: &Test, program: &Program, e: &Event) -> Access {
     Access {
         thread: e.thread.map_or(0, |t| test.threads[t].id),
         kind: kind.to_string(),
-        location: e.loc.map_or_else(String::new, |l| program.locations[l].name.clone()),
+        location: e
+            .loc
+            .map_or_else(String::new, |l| program.locations[l].name.clone()),
         order: e.order.map(|o| {
             format!(
                 "{}, {}",

@@ -44,6 +44,21 @@ pub(crate) struct LPtr {
     offset: Option<Box<LExpr>>,
 }
 
+impl LPtr {
+    pub(crate) fn offset(&self) -> Option<&LExpr> {
+        self.offset.as_deref()
+    }
+    /// First cell and number of cells.
+    pub(crate) fn extent(&self) -> (usize, usize) {
+        (self.base, self.len)
+    }
+    /// Whether an access through it may touch cell `loc`.
+    pub(crate) fn may_touch(&self, loc: usize) -> bool {
+        (self.base..self.base + self.len).contains(&loc)
+            || self.offset.as_ref().is_some_and(|e| e.touches(loc))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum LExpr {
     Const(i64),
@@ -69,6 +84,27 @@ pub(crate) enum LExpr {
     Bin(BinOp, Box<LExpr>, Box<LExpr>),
 }
 
+impl LExpr {
+    /// Whether evaluating it may access cell `loc`.
+    pub(crate) fn touches(&self, loc: usize) -> bool {
+        match self {
+            LExpr::Const(_) | LExpr::Reg(_) => false,
+            LExpr::Load(p, _, _) => p.may_touch(loc),
+            LExpr::Rmw {
+                loc: p, operand, ..
+            } => p.may_touch(loc) || operand.touches(loc),
+            LExpr::Cas {
+                loc: p,
+                expected,
+                desired,
+                ..
+            } => p.may_touch(loc) || expected.may_touch(loc) || desired.touches(loc),
+            LExpr::Un(_, a) => a.touches(loc),
+            LExpr::Bin(_, a, b) => a.touches(loc) || b.touches(loc),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum LStmt {
     Set(usize, LExpr),
@@ -91,6 +127,13 @@ pub struct LThread {
     pub params: Vec<(String, usize)>,
     pub(crate) reg_init: Vec<i64>,
     pub(crate) body: Vec<LStmt>,
+}
+
+impl LThread {
+    /// The registers' values before the thread runs.
+    pub fn reg_init_values(&self) -> Vec<i64> {
+        self.reg_init.clone()
+    }
 }
 
 /// A test with every name resolved.
@@ -119,7 +162,11 @@ impl Program {
             extent.insert(name.clone(), (locations.len(), values.len()));
             for (i, v) in values.iter().enumerate() {
                 locations.push(Location {
-                    name: if i == 0 { name.clone() } else { format!("{name}[{i}]") },
+                    name: if i == 0 {
+                        name.clone()
+                    } else {
+                        format!("{name}[{i}]")
+                    },
                     init: *v,
                     space: None,
                     atomic: true,
@@ -174,7 +221,11 @@ impl Program {
                     }
                 }
             }
-            let params = lw.params.iter().map(|(n, (base, _))| (n.clone(), *base)).collect();
+            let params = lw
+                .params
+                .iter()
+                .map(|(n, (base, _))| (n.clone(), *base))
+                .collect();
             threads.push(LThread {
                 id: t.id,
                 params,
@@ -190,10 +241,18 @@ impl Program {
             for v in vars {
                 match &v {
                     Var::Reg(t, _) if !test.threads.iter().any(|x| x.id == *t) => {
-                        return err(Span::default(), format!("the condition names `{v}`, but there is no thread P{t}"))
+                        return err(
+                            Span::default(),
+                            format!("the condition names `{v}`, but there is no thread P{t}"),
+                        )
                     }
                     Var::Loc(l) if !locations.iter().any(|x| x.name == *l) => {
-                        return err(Span::default(), format!("the condition names location `{l}`, which the test does not have"))
+                        return err(
+                            Span::default(),
+                            format!(
+                                "the condition names location `{l}`, which the test does not have"
+                            ),
+                        )
                     }
                     _ => {}
                 }
@@ -233,7 +292,12 @@ impl Program {
                         .position(|r| r == name)
                         .map(|ri| regs[ti][ri])
                         // A parameter's register holds its address.
-                        .or_else(|| th.params.iter().find(|(p, _)| p == name).map(|(_, l)| address_of(*l)))
+                        .or_else(|| {
+                            th.params
+                                .iter()
+                                .find(|(p, _)| p == name)
+                                .map(|(_, l)| address_of(*l))
+                        })
                 })
                 // A register the thread never writes holds 0.
                 .unwrap_or(0),
@@ -262,10 +326,8 @@ fn collect_prop_constants(p: &Prop, out: &mut Vec<i64>) {
 fn collect_regs(body: &[Stmt], regs: &mut Vec<String>) {
     for s in body {
         match s {
-            Stmt::Decl { reg, .. } | Stmt::Assign { reg, .. } => {
-                if !regs.contains(reg) {
-                    regs.push(reg.clone());
-                }
+            Stmt::Decl { reg, .. } | Stmt::Assign { reg, .. } if !regs.contains(reg) => {
+                regs.push(reg.clone());
             }
             Stmt::If { then, els, .. } => {
                 collect_regs(then, regs);
@@ -293,7 +355,10 @@ impl Lowering<'_> {
         let Some(&(base, len)) = self.params.get(&ptr.name) else {
             return err(
                 span,
-                format!("`{}` is not a parameter of this thread, so it names no location", ptr.name),
+                format!(
+                    "`{}` is not a parameter of this thread, so it names no location",
+                    ptr.name
+                ),
             );
         };
         let offset = match &ptr.offset {
@@ -324,7 +389,10 @@ impl Lowering<'_> {
             }
             Stmt::Assign { reg, value, span } => {
                 if self.params.contains_key(reg) && !self.regs.contains(reg) {
-                    return err(*span, format!("`{reg}` is a location; store to it with `*{reg} = …`"));
+                    return err(
+                        *span,
+                        format!("`{reg}` is a location; store to it with `*{reg} = …`"),
+                    );
                 }
                 let e = self.expr(value)?;
                 LStmt::Set(self.reg(reg), e)
@@ -435,13 +503,20 @@ pub struct Limits {
     pub unroll: usize,
     /// The most traces one thread may have.
     pub max_traces: usize,
+    /// The most candidate executions (`rf` and `co` choices) a test may
+    /// have; past it the exploration stops with an error instead of
+    /// running for hours.
+    pub max_candidates: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            unroll: 3,
+            // Dat3M's default bound: a loop body runs at most once more than
+            // the test's straight-line code needs.
+            unroll: 1,
             max_traces: 200_000,
+            max_candidates: 20_000_000,
         }
     }
 }
@@ -456,6 +531,9 @@ pub struct Traces {
 
 struct Run<'a> {
     domain: &'a [Vec<i64>],
+    /// Per location: its current value if only this thread touches it and
+    /// it is global or local, else `None` (see [`private_locations`]).
+    private: Vec<Option<i64>>,
     prefix: &'a [u32],
     taken: Vec<(u32, u32)>,
     events: Vec<Event>,
@@ -475,12 +553,29 @@ enum Stop {
 impl Run<'_> {
     fn choose(&mut self, n: u32) -> u32 {
         let i = self.taken.len();
-        let c = if i < self.prefix.len() { self.prefix[i] } else { 0 };
+        let c = if i < self.prefix.len() {
+            self.prefix[i]
+        } else {
+            0
+        };
         self.taken.push((c, n));
         c
     }
 
-    fn push(&mut self, kind: Kind, loc: Option<usize>, value: i64, order: Option<Order>, scope: Option<Scope>, span: Span) {
+    fn push(
+        &mut self,
+        kind: Kind,
+        loc: Option<usize>,
+        value: i64,
+        order: Option<Order>,
+        scope: Option<Scope>,
+        span: Span,
+    ) {
+        if let (Kind::Write, Some(l)) = (kind, loc) {
+            if let Some(v) = &mut self.private[l] {
+                *v = value;
+            }
+        }
         self.events.push(Event {
             thread: Some(self.thread),
             kind,
@@ -509,6 +604,9 @@ impl Run<'_> {
     }
 
     fn read(&mut self, loc: usize) -> i64 {
+        if let Some(v) = self.private[loc] {
+            return v;
+        }
         let d = &self.domain[loc];
         let c = self.choose(d.len() as u32);
         d[c as usize]
@@ -601,10 +699,24 @@ impl Run<'_> {
                 let operand = self.expr(operand)?;
                 let loc = self.cell(loc)?;
                 let old = self.read(loc);
-                self.push(Kind::Read, Some(loc), old, Some(*order), Some(*scope), *span);
+                self.push(
+                    Kind::Read,
+                    Some(loc),
+                    old,
+                    Some(*order),
+                    Some(*scope),
+                    *span,
+                );
                 self.rmw_flag();
                 let new = op.apply(old, operand);
-                self.push(Kind::Write, Some(loc), new, Some(*order), Some(*scope), *span);
+                self.push(
+                    Kind::Write,
+                    Some(loc),
+                    new,
+                    Some(*order),
+                    Some(*scope),
+                    *span,
+                );
                 self.rmw_flag();
                 old
             }
@@ -627,10 +739,24 @@ impl Run<'_> {
                 let want = self.read(expected);
                 self.push(Kind::Read, Some(expected), want, None, Some(*scope), *span);
                 let seen = self.read(loc);
-                self.push(Kind::Read, Some(loc), seen, Some(*order), Some(*scope), *span);
+                self.push(
+                    Kind::Read,
+                    Some(loc),
+                    seen,
+                    Some(*order),
+                    Some(*scope),
+                    *span,
+                );
                 self.rmw_flag();
                 if seen == want {
-                    self.push(Kind::Write, Some(loc), desired, Some(*order), Some(*scope), *span);
+                    self.push(
+                        Kind::Write,
+                        Some(loc),
+                        desired,
+                        Some(*order),
+                        Some(*scope),
+                        *span,
+                    );
                     self.rmw_flag();
                     1
                 } else {
@@ -671,16 +797,59 @@ impl Run<'_> {
     }
 }
 
+/// The locations only thread `index` touches, in global or local memory.
+///
+/// A read of such a location returns the value of the thread's last write
+/// to it before the read (or the initial value), in every consistent
+/// execution: `sb` is in `ghb`/`lhb` there, so reading a later write breaks
+/// `O-Rf`, and reading an earlier one breaks `O-CohG`/`O-CohL` (atomic
+/// location) or `O-NaRfG`/`O-NaRfL` (non-atomic location). So those reads
+/// need no choice. Generic memory has no `sb` in happens-before and is not
+/// treated so.
+pub fn private_locations(program: &Program, index: usize) -> Vec<Option<i64>> {
+    program
+        .locations
+        .iter()
+        .enumerate()
+        .map(|(l, loc)| {
+            let in_hb_space = matches!(loc.space, Some(Space::Global) | Some(Space::Local));
+            let others = program
+                .threads
+                .iter()
+                .enumerate()
+                .any(|(t, th)| t != index && stmts_touch(&th.body, l));
+            (in_hb_space && !others).then_some(loc.init)
+        })
+        .collect()
+}
+
+pub(crate) fn stmts_touch(body: &[LStmt], loc: usize) -> bool {
+    body.iter().any(|s| match s {
+        LStmt::Store(p, e, _, _) => p.may_touch(loc) || e.touches(loc),
+        LStmt::Set(_, e) | LStmt::Eval(e) => e.touches(loc),
+        LStmt::If(c, a, b) => c.touches(loc) || stmts_touch(a, loc) || stmts_touch(b, loc),
+        LStmt::While(c, b) => c.touches(loc) || stmts_touch(b, loc),
+        LStmt::Fence(..) | LStmt::Barrier(..) => false,
+    })
+}
+
 /// Every trace of thread `index` of `program`, with reads drawing values
 /// from `domain` (one sorted list per location).
-pub fn traces(program: &Program, index: usize, domain: &[Vec<i64>], limits: Limits) -> Result<Traces, String> {
+pub fn traces(
+    program: &Program,
+    index: usize,
+    domain: &[Vec<i64>],
+    limits: Limits,
+) -> Result<Traces, String> {
     let thread = &program.threads[index];
     let mut out = Vec::new();
     let mut cut = false;
     let mut prefix: Vec<u32> = Vec::new();
+    let private = private_locations(program, index);
     loop {
         let mut run = Run {
             domain,
+            private: private.clone(),
             prefix: &prefix,
             taken: Vec::new(),
             events: Vec::new(),

@@ -296,7 +296,12 @@ impl Static {
         }
         for (i, e) in ev.iter().enumerate() {
             // The write of a read-modify-write follows its read directly.
-            if e.rmw && e.kind == Kind::Write && i > 0 && ev[i - 1].rmw && ev[i - 1].kind == Kind::Read {
+            if e.rmw
+                && e.kind == Kind::Write
+                && i > 0
+                && ev[i - 1].rmw
+                && ev[i - 1].kind == Kind::Read
+            {
                 s.rmw.add(i - 1, i);
             }
         }
@@ -304,14 +309,16 @@ impl Static {
         s.fsb_opt = s.sb.restrict(s.fences, all).opt();
         s.sbf_opt = s.sb.restrict(all, s.fences).opt();
         let not_init = all.minus(s.init);
-        s.ghb_base = s
-            .sb
-            .restrict(s.global, s.global)
-            .or(&Rel::product(n, s.init.and(s.global), not_init.and(s.global)));
-        s.lhb_base = s
-            .sb
-            .restrict(s.local, s.local)
-            .or(&Rel::product(n, s.init.and(s.local), not_init.and(s.local)));
+        s.ghb_base = s.sb.restrict(s.global, s.global).or(&Rel::product(
+            n,
+            s.init.and(s.global),
+            not_init.and(s.global),
+        ));
+        s.lhb_base = s.sb.restrict(s.local, s.local).or(&Rel::product(
+            n,
+            s.init.and(s.local),
+            not_init.and(s.local),
+        ));
         s
     }
 

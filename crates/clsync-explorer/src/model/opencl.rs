@@ -132,7 +132,10 @@ pub fn check(s: &Static, rf: &Rel, co: &Rel) -> Result<(Derived, Verdict), Axiom
         .minus(&hb.inverse())
         .minus(&s.wi)
         .minus(&s.incl)
-        .restrict(Set::all(s.len()).minus(s.init), Set::all(s.len()).minus(s.init));
+        .restrict(
+            Set::all(s.len()).minus(s.init),
+            Set::all(s.len()).minus(s.init),
+        );
     let verdict = Verdict {
         data_race: dr.pairs().next(),
     };

@@ -234,10 +234,7 @@ impl Rel {
     }
     /// Whether no `a → a`.
     pub fn is_irreflexive(&self) -> bool {
-        self.rows
-            .iter()
-            .enumerate()
-            .all(|(i, r)| r >> i & 1 == 0)
+        self.rows.iter().enumerate().all(|(i, r)| r >> i & 1 == 0)
     }
     /// Whether it has no cycle.
     pub fn is_acyclic(&self) -> bool {

@@ -34,16 +34,12 @@ pub(crate) fn looks_like_columns(body: &str) -> bool {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .is_some_and(|l| {
-            let first = l.split(|c: char| c == '|' || c == ';').next().unwrap_or("").trim();
+            let first = l.split(['|', ';']).next().unwrap_or("").trim();
             thread_number(first).is_some() && (l.contains('|') || l.ends_with(';'))
         })
 }
 
-pub(crate) fn parse(
-    name: String,
-    body: &str,
-    first_line: u32,
-) -> PResult<(Test, Vec<Warning>)> {
+pub(crate) fn parse(name: String, body: &str, first_line: u32) -> PResult<(Test, Vec<Warning>)> {
     let toks = lex(body, first_line)?;
     let mut p = Parser::new(toks, Dialect::HerdColumns);
     while !p.at("{") {
@@ -87,7 +83,10 @@ pub(crate) fn parse(
         let cells = row(&mut p)?;
         if cells.len() > threads.len() {
             let span = cells[threads.len()].first().map_or(p.span(), |t| t.span);
-            return Err(ParseError::new(span, "this row has more cells than there are threads"));
+            return Err(ParseError::new(
+                span,
+                "this row has more cells than there are threads",
+            ));
         }
         for (t, cell) in threads.iter_mut().zip(cells) {
             if !cell.is_empty() {
@@ -122,7 +121,10 @@ pub(crate) fn parse(
             }
         };
         if !locations.contains(&loc) {
-            return Err(ParseError::new(span, format!("`{loc}` is not a location of the test")));
+            return Err(ParseError::new(
+                span,
+                format!("`{loc}` is not a location of the test"),
+            ));
         }
         spaces.insert(loc, space);
         p.eat(",");
@@ -176,7 +178,10 @@ fn row(p: &mut Parser) -> PResult<Vec<Vec<Token>>> {
                 } else if tok == Tok::Punct(")") {
                     depth = depth.saturating_sub(1);
                 }
-                cells.last_mut().expect("one cell at least").push(Token { tok, span });
+                cells
+                    .last_mut()
+                    .expect("one cell at least")
+                    .push(Token { tok, span });
             }
         }
         p.bump_pub();
@@ -200,7 +205,8 @@ fn instruction(
         Some(Tok::Ident(s)) => Some(s.clone()),
         _ => None,
     };
-    let punct = |i: usize, p: &str| matches!(toks.get(i).map(|t| &t.tok), Some(Tok::Punct(q)) if *q == p);
+    let punct =
+        |i: usize, p: &str| matches!(toks.get(i).map(|t| &t.tok), Some(Tok::Punct(q)) if *q == p);
     // `x.store(v, order[, scope])`
     if let (Some(loc), true) = (ident(0), punct(1, ".")) {
         if ident(2).as_deref() == Some("store") {
@@ -221,7 +227,10 @@ fn instruction(
     }
     // `lhs = rhs`
     let Some(lhs) = ident(0) else {
-        return Err(ParseError::new(span, "expected an instruction such as `r1 = x` or `x.store(…)`"));
+        return Err(ParseError::new(
+            span,
+            "expected an instruction such as `r1 = x` or `x.store(…)`",
+        ));
     };
     if !punct(1, "=") {
         return Err(ParseError::new(toks[1].span, "expected `=`"));

@@ -32,8 +32,8 @@ pub struct Token {
 }
 
 const PUNCTS: &[&str] = &[
-    "/\\", "\\/", "==", "!=", "<=", ">=", "&&", "||", "->", "{", "}", "(", ")", "[", "]", ";",
-    ",", ":", "*", "=", "<", ">", "+", "-", "/", "%", "&", "|", "^", "!", "~", "@", ".",
+    "/\\", "\\/", "==", "!=", "<=", ">=", "&&", "||", "->", "{", "}", "(", ")", "[", "]", ";", ",",
+    ":", "*", "=", "<", ">", "+", "-", "/", "%", "&", "|", "^", "!", "~", "@", ".",
 ];
 
 /// Splits `src` into tokens. `first_line` is the line number of `src`'s
@@ -121,7 +121,10 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, ParseError> {
             });
         } else {
             let ch = src[i..].chars().next().unwrap_or('?');
-            return Err(ParseError::new(span, format!("unexpected character `{ch}`")));
+            return Err(ParseError::new(
+                span,
+                format!("unexpected character `{ch}`"),
+            ));
         }
     }
     out.push(Token {

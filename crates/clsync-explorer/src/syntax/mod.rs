@@ -19,7 +19,7 @@
 //!
 //! ```
 //! let e = clsync_explorer::syntax::parse("OPENCL T\n{}\nP0@wg 0, dev 0 () { *x = ; }").unwrap_err();
-//! assert_eq!((e.span.line, e.span.column), (3, 25));
+//! assert_eq!((e.span.line, e.span.column), (3, 26));
 //! ```
 
 pub mod ast;
@@ -91,7 +91,9 @@ pub fn parse_with_warnings(src: &str) -> Result<(Test, Vec<Warning>), ParseError
         other => {
             return Err(ParseError::new(
                 span,
-                format!("not an OpenCL litmus test: the header names `{other}`, not OPENCL or OpenCL"),
+                format!(
+                    "not an OpenCL litmus test: the header names `{other}`, not OPENCL or OpenCL"
+                ),
             ))
         }
     };

@@ -193,7 +193,9 @@ impl Parser {
     }
 
     #[allow(clippy::type_complexity)]
-    pub(crate) fn init_block(&mut self) -> PResult<(Vec<(String, Vec<i64>)>, Vec<(usize, String, i64)>)> {
+    pub(crate) fn init_block(
+        &mut self,
+    ) -> PResult<(Vec<(String, Vec<i64>)>, Vec<(usize, String, i64)>)> {
         self.expect("{")?;
         let (mut init, mut regs) = (Vec::new(), Vec::new());
         while !self.eat("}") {
@@ -222,7 +224,10 @@ impl Parser {
                     let n = self.int("an array length")?;
                     self.expect("]")?;
                     if !(1..=64).contains(&n) {
-                        return Err(ParseError::new(sp, format!("array `{loc}` has length {n}; it must be 1 to 64")));
+                        return Err(ParseError::new(
+                            sp,
+                            format!("array `{loc}` has length {n}; it must be 1 to 64"),
+                        ));
                     }
                     Some(n as usize)
                 } else {
@@ -238,7 +243,14 @@ impl Parser {
                             }
                         }
                         if vs.len() != len.unwrap_or(0) {
-                            return Err(ParseError::new(sp, format!("array `{loc}` has length {} but {} initial values", len.unwrap_or(0), vs.len())));
+                            return Err(ParseError::new(
+                                sp,
+                                format!(
+                                    "array `{loc}` has length {} but {} initial values",
+                                    len.unwrap_or(0),
+                                    vs.len()
+                                ),
+                            ));
                         }
                         vs
                     } else {
@@ -248,7 +260,10 @@ impl Parser {
                     vec![0; len.unwrap_or(1)]
                 };
                 if init.iter().any(|(l, _)| *l == loc) {
-                    return Err(ParseError::new(sp, format!("location `{loc}` is initialized twice")));
+                    return Err(ParseError::new(
+                        sp,
+                        format!("location `{loc}` is initialized twice"),
+                    ));
                 }
                 init.push((loc, v));
             }
@@ -368,14 +383,14 @@ impl Parser {
         place: &mut HashMap<usize, (usize, usize)>,
         dev: &mut usize,
         wg: &mut usize,
-        depth: usize,
+        _depth: usize,
         current: Option<(usize, usize)>,
     ) -> PResult<()> {
         self.expect("(")?;
         // A bare list of nodes: `((device …) (device …))`.
         if self.at("(") {
             while self.at("(") {
-                self.tree_node(place, dev, wg, depth + 1, current)?;
+                self.tree_node(place, dev, wg, _depth + 1, current)?;
             }
             self.expect(")")?;
             return Ok(());
@@ -398,7 +413,9 @@ impl Parser {
             other => {
                 return Err(ParseError::new(
                     sp,
-                    format!("`{other}` is not an OpenCL scope level (device, work_group, sub_group)"),
+                    format!(
+                        "`{other}` is not an OpenCL scope level (device, work_group, sub_group)"
+                    ),
                 ))
             }
         };
@@ -407,7 +424,7 @@ impl Parser {
                 return Ok(());
             }
             if self.at("(") {
-                self.tree_node(place, dev, wg, depth + 1, here)?;
+                self.tree_node(place, dev, wg, _depth + 1, here)?;
                 continue;
             }
             let (t, tsp) = self.ident("a thread name or `(`")?;
@@ -512,7 +529,11 @@ impl Parser {
             return Err(self.unexpected("`=` or `!=`"));
         };
         let v = self.int("an integer")?;
-        Ok(if eq { Prop::Eq(var, v) } else { Prop::Ne(var, v) })
+        Ok(if eq {
+            Prop::Eq(var, v)
+        } else {
+            Prop::Ne(var, v)
+        })
     }
 
     // ---- statements ------------------------------------------------------
@@ -962,7 +983,8 @@ impl Parser {
                 scope,
                 span,
             }
-        } else if base == "atomic_compare_exchange_strong" || base == "atomic_compare_exchange_weak" {
+        } else if base == "atomic_compare_exchange_strong" || base == "atomic_compare_exchange_weak"
+        {
             let ptr = self.ptr_arg()?;
             self.expect(",")?;
             let expected = self.ptr_arg()?;
@@ -998,10 +1020,7 @@ impl Parser {
                 span,
             }
         } else {
-            return Err(ParseError::new(
-                span,
-                format!("unknown function `{f}`"),
-            ));
+            return Err(ParseError::new(span, format!("unknown function `{f}`")));
         };
         self.expect(")")?;
         Ok(e)

@@ -233,12 +233,25 @@ impl WorkItem<'_> {
         flags: u32,
         scope: MemScope,
     ) -> Result<(), SyncError> {
+        self.barrier_dyn_at(kind, flags, scope, Site::caller())
+    }
+    /// [`barrier_dyn`](WorkItem::barrier_dyn) at a given source location,
+    /// for interpreters: `site` is where the barrier is in the interpreted
+    /// program, so two different barriers of that program stay different
+    /// barriers for divergence detection and reports.
+    pub fn barrier_dyn_at(
+        &self,
+        kind: BarrierKind,
+        flags: u32,
+        scope: MemScope,
+        site: Site,
+    ) -> Result<(), SyncError> {
         let op = match kind {
             BarrierKind::WorkGroup => "work_group_barrier",
             BarrierKind::SubGroup => "sub_group_barrier",
         };
         let flags = validate::barrier(op, flags, scope)?;
-        self.wait_at(kind, flags, scope, Site::caller());
+        self.wait_at(kind, flags, scope, site);
         Ok(())
     }
 
