@@ -4,29 +4,7 @@
 use std::fmt;
 
 use crate::enumerate::Exploration;
-use crate::syntax::{Order, Quantifier, Scope};
-
-/// The OpenCL C spelling of an order.
-pub fn order_name(o: Order) -> &'static str {
-    match o {
-        Order::Relaxed => "memory_order_relaxed",
-        Order::Acquire => "memory_order_acquire",
-        Order::Release => "memory_order_release",
-        Order::AcqRel => "memory_order_acq_rel",
-        Order::SeqCst => "memory_order_seq_cst",
-    }
-}
-
-/// The OpenCL C spelling of a scope.
-pub fn scope_name(s: Scope) -> &'static str {
-    match s {
-        Scope::WorkItem => "memory_scope_work_item",
-        Scope::SubGroup => "memory_scope_sub_group",
-        Scope::WorkGroup => "memory_scope_work_group",
-        Scope::Device => "memory_scope_device",
-        Scope::AllSvmDevices => "memory_scope_all_svm_devices",
-    }
-}
+use crate::syntax::Quantifier;
 
 impl Exploration {
     /// `allowed`/`forbidden` for `exists` (whether the outcome may appear),

@@ -22,9 +22,9 @@ use clsync::atomics::Local;
 use clsync::sync::{BarrierKind, MemOrder, MemScope, Site};
 use clsync::{Atomic, AtomicLong, Buffer, Launch, NdRange, Runtime, WorkItem};
 
-use crate::enumerate::program::{LExpr, LPtr, LStmt, Program};
+use crate::enumerate::program::{stmts_touch, LExpr, LPtr, LStmt, Program};
 use crate::enumerate::Exploration;
-use crate::syntax::{Access, BinOp, Order, Scope, Space, Test, UnOp, Var};
+use crate::syntax::{Access, BinOp, Order, Scope, Space, Test, Var};
 
 /// What running a test on the runtime showed.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -94,7 +94,7 @@ fn shape(program: &Program) -> Result<Shape, RunError> {
             let users: Vec<usize> = groups
                 .iter()
                 .enumerate()
-                .filter(|(_, g)| g.iter().any(|&t| uses(&program.threads[t].body, l)))
+                .filter(|(_, g)| g.iter().any(|&t| stmts_touch(&program.threads[t].body, l)))
                 .map(|(i, _)| i)
                 .collect();
             if users.len() > 1 {
@@ -126,10 +126,6 @@ fn has_barrier(body: &[LStmt]) -> bool {
         LStmt::While(_, b) => has_barrier(b),
         _ => false,
     })
-}
-
-fn uses(body: &[LStmt], loc: usize) -> bool {
-    crate::enumerate::program::stmts_touch(body, loc)
 }
 
 /// Runs `test` `runs` times on `runtime` and compares every outcome with
@@ -266,7 +262,7 @@ fn local_group(program: &Program, shape: &Shape, l: usize) -> Option<usize> {
     shape
         .groups
         .iter()
-        .position(|g| g.iter().any(|&t| uses(&program.threads[t].body, l)))
+        .position(|g| g.iter().any(|&t| stmts_touch(&program.threads[t].body, l)))
 }
 
 /// A location's storage in the runtime.
@@ -283,16 +279,6 @@ macro_rules! on_cell {
             Cell::Local($a) => $body,
         }
     };
-}
-
-fn mem_order(o: Order) -> MemOrder {
-    match o {
-        Order::Relaxed => MemOrder::Relaxed,
-        Order::Acquire => MemOrder::Acquire,
-        Order::Release => MemOrder::Release,
-        Order::AcqRel => MemOrder::AcqRel,
-        Order::SeqCst => MemOrder::SeqCst,
-    }
 }
 
 fn mem_scope(s: Scope) -> MemScope {
@@ -313,7 +299,7 @@ fn load_order(o: Order) -> MemOrder {
     match o {
         Order::Release => MemOrder::Relaxed,
         Order::AcqRel => MemOrder::Acquire,
-        o => mem_order(o),
+        o => o,
     }
 }
 
@@ -322,7 +308,7 @@ fn store_order(o: Order) -> MemOrder {
     match o {
         Order::Acquire => MemOrder::Relaxed,
         Order::AcqRel => MemOrder::Release,
-        o => mem_order(o),
+        o => o,
     }
 }
 
@@ -380,7 +366,7 @@ impl Exec<'_, '_> {
                     }
                 });
                 self.wi
-                    .atomic_work_item_fence_dyn(u32::from(*flags), mem_order(*order), scope)
+                    .atomic_work_item_fence_dyn(u32::from(*flags), *order, scope)
                     .expect("legal flags and scope");
             }
             LStmt::Barrier(id, flags, scope, _) => {
@@ -436,7 +422,7 @@ impl Exec<'_, '_> {
             } => {
                 let v = self.expr(operand);
                 let c = self.cell(loc);
-                let (o, sc) = (mem_order(*order), mem_scope(*scope));
+                let (o, sc) = (*order, mem_scope(*scope));
                 use crate::syntax::RmwOp as R;
                 let r = on_cell!(&self.cells[c], a => match op {
                     R::Add => a.fetch_add_dyn(v, o, sc),
@@ -461,7 +447,7 @@ impl Exec<'_, '_> {
                 let d = self.expr(desired);
                 let c = self.cell(loc);
                 let x = self.cell(expected);
-                let (o, sc) = (mem_order(*order), mem_scope(*scope));
+                let (o, sc) = (*order, mem_scope(*scope));
                 // The strongest failure order the success order allows:
                 // the model tags the failing load with the success order.
                 let fail = match o {
@@ -478,14 +464,7 @@ impl Exec<'_, '_> {
                 }
                 ok as i64
             }
-            LExpr::Un(op, a) => {
-                let v = self.expr(a);
-                match op {
-                    UnOp::Neg => v.wrapping_neg(),
-                    UnOp::Not => (v == 0) as i64,
-                    UnOp::BitNot => !v,
-                }
-            }
+            LExpr::Un(op, a) => op.apply(self.expr(a)),
             LExpr::Bin(BinOp::And, a, b) => {
                 if self.expr(a) == 0 {
                     0

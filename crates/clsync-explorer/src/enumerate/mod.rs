@@ -599,11 +599,10 @@ impl Prune {
 
 /// `ur`, which needs no `rf`: checked on the first trace combination.
 fn unsequenced(program: &Program, per_thread: &[Vec<Trace>], test: &Test) -> Option<Race> {
-    for (i, traces) in per_thread.iter().enumerate() {
+    for traces in per_thread {
         for t in traces {
             let st = Static::new(t.events.clone(), &program.locations, &program.placement);
             if let Some((a, b)) = st.unsequenced_race() {
-                let _ = i;
                 return Some(Race {
                     kind: "unsequenced_race",
                     first: describe(test, program, &st.events[a]),
@@ -630,13 +629,9 @@ fn describe(test: &Test, program: &Program, e: &Event) -> Access {
         location: e
             .loc
             .map_or_else(String::new, |l| program.locations[l].name.clone()),
-        order: e.order.map(|o| {
-            format!(
-                "{}, {}",
-                crate::report::order_name(o),
-                e.scope.map_or("no scope", crate::report::scope_name)
-            )
-        }),
+        order: e
+            .order
+            .map(|o| format!("{}, {}", o.name(), e.scope.map_or("no scope", |s| s.name()))),
         span: e.span,
     }
 }

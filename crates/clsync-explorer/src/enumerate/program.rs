@@ -764,14 +764,7 @@ impl Run<'_> {
                     0
                 }
             }
-            LExpr::Un(op, a) => {
-                let v = self.expr(a)?;
-                match op {
-                    UnOp::Neg => v.wrapping_neg(),
-                    UnOp::Not => (v == 0) as i64,
-                    UnOp::BitNot => !v,
-                }
-            }
+            LExpr::Un(op, a) => op.apply(self.expr(a)?),
             // `&&` and `||` short-circuit, as in C: the right side's reads
             // happen only when they must.
             LExpr::Bin(BinOp::And, a, b) => {

@@ -36,62 +36,34 @@ pub enum Space {
     Generic,
 }
 
-/// `memory_order`, as written in a test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Order {
-    /// `memory_order_relaxed`.
-    Relaxed,
-    /// `memory_order_acquire`.
-    Acquire,
-    /// `memory_order_release`.
-    Release,
-    /// `memory_order_acq_rel`.
-    AcqRel,
-    /// `memory_order_seq_cst` (also what the non-explicit functions use).
-    SeqCst,
+/// `memory_order` and `memory_scope`: the runtime's own vocabulary
+/// (`clsync::sync`), so a test's orders and scopes are the values the
+/// runtime takes.
+pub use clsync::sync::{MemOrder as Order, MemScope as Scope};
+
+/// Parses an OpenCL C order name.
+pub fn order_from_name(s: &str) -> Option<Order> {
+    Some(match s {
+        "memory_order_relaxed" => Order::Relaxed,
+        "memory_order_acquire" => Order::Acquire,
+        "memory_order_release" => Order::Release,
+        "memory_order_acq_rel" => Order::AcqRel,
+        "memory_order_seq_cst" => Order::SeqCst,
+        _ => return None,
+    })
 }
 
-impl Order {
-    /// Parses an OpenCL C order name.
-    pub fn from_name(s: &str) -> Option<Order> {
-        Some(match s {
-            "memory_order_relaxed" => Order::Relaxed,
-            "memory_order_acquire" => Order::Acquire,
-            "memory_order_release" => Order::Release,
-            "memory_order_acq_rel" => Order::AcqRel,
-            "memory_order_seq_cst" => Order::SeqCst,
-            _ => return None,
-        })
-    }
-}
-
-/// `memory_scope`, as written in a test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Scope {
-    /// `memory_scope_work_item`.
-    WorkItem,
-    /// `memory_scope_sub_group`.
-    SubGroup,
-    /// `memory_scope_work_group`.
-    WorkGroup,
-    /// `memory_scope_device` (the default of the functions without a scope).
-    Device,
-    /// `memory_scope_all_svm_devices`.
-    AllSvmDevices,
-}
-
-impl Scope {
-    /// Parses an OpenCL C scope name.
-    pub fn from_name(s: &str) -> Option<Scope> {
-        Some(match s {
-            "memory_scope_work_item" => Scope::WorkItem,
-            "memory_scope_sub_group" => Scope::SubGroup,
-            "memory_scope_work_group" => Scope::WorkGroup,
-            "memory_scope_device" => Scope::Device,
-            "memory_scope_all_svm_devices" | "memory_scope_all_devices" => Scope::AllSvmDevices,
-            _ => return None,
-        })
-    }
+/// Parses an OpenCL C scope name (`memory_scope_all_devices`, OpenCL 3.0's
+/// spelling, is the same scope as `memory_scope_all_svm_devices`).
+pub fn scope_from_name(s: &str) -> Option<Scope> {
+    Some(match s {
+        "memory_scope_work_item" => Scope::WorkItem,
+        "memory_scope_sub_group" => Scope::SubGroup,
+        "memory_scope_work_group" => Scope::WorkGroup,
+        "memory_scope_device" => Scope::Device,
+        "memory_scope_all_svm_devices" | "memory_scope_all_devices" => Scope::AllSvmDevices,
+        _ => return None,
+    })
 }
 
 /// Fence flags: bit 1 LOCAL, 2 GLOBAL, 4 IMAGE (as in OpenCL's headers).
@@ -220,6 +192,17 @@ pub enum UnOp {
     Not,
     /// `~`
     BitNot,
+}
+
+impl UnOp {
+    /// Evaluates the operator.
+    pub fn apply(self, v: i64) -> i64 {
+        match self {
+            UnOp::Neg => v.wrapping_neg(),
+            UnOp::Not => (v == 0) as i64,
+            UnOp::BitNot => !v,
+        }
+    }
 }
 
 /// A pointer argument: a parameter, maybe plus an offset in elements

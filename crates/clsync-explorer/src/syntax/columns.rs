@@ -310,11 +310,11 @@ fn order_scope_first(p: &mut Parser) -> PResult<(Order, Scope)> {
         _ => Err(p.unexpected(what)),
     };
     let (o, osp) = word(p, "a memory order")?;
-    let order = Order::from_name(&o)
+    let order = order_from_name(&o)
         .ok_or_else(|| ParseError::new(osp, format!("`{o}` is not a memory_order")))?;
     let scope = if p.eat(",") {
         let (s, ssp) = word(p, "a memory scope")?;
-        Scope::from_name(&s)
+        scope_from_name(&s)
             .ok_or_else(|| ParseError::new(ssp, format!("`{s}` is not a memory_scope")))?
     } else {
         Scope::Device

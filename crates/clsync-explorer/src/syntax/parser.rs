@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use clsync::sync::validate;
+
 use super::ast::*;
 use super::lexer::{Tok, Token};
 use super::{ParseError, Warning};
@@ -694,10 +696,10 @@ impl Parser {
                 self.expect(",")?;
                 let value = self.expr()?;
                 let (order, scope) = self.order_scope(f.ends_with("_explicit"), f, span)?;
-                if matches!(order, Order::Acquire | Order::AcqRel) {
+                if let Err(e) = validate::store_order(order) {
                     self.warn(
                         span,
-                        format!("atomic_store cannot take {order:?} (OpenCL C 2.0 §6.13.11); the model treats it as a store without release"),
+                        format!("{e} (OpenCL C 2.0 §6.13.11); its acquire half has no effect in the model"),
                     );
                 }
                 Stmt::Store {
@@ -797,12 +799,12 @@ impl Parser {
     }
     fn order_arg(&mut self) -> PResult<Order> {
         let (w, sp) = self.ident("a memory order")?;
-        Order::from_name(&w)
+        order_from_name(&w)
             .ok_or_else(|| ParseError::new(sp, format!("`{w}` is not a memory_order")))
     }
     fn scope_arg(&mut self) -> PResult<Scope> {
         let (w, sp) = self.ident("a memory scope")?;
-        Scope::from_name(&w)
+        scope_from_name(&w)
             .ok_or_else(|| ParseError::new(sp, format!("`{w}` is not a memory_scope")))
     }
     fn flags_arg(&mut self) -> PResult<FenceFlags> {
@@ -959,10 +961,12 @@ impl Parser {
         let e = if base == "atomic_load" {
             let ptr = self.ptr_arg()?;
             let (order, scope) = self.order_scope(explicit, f, span)?;
-            if matches!(order, Order::Release | Order::AcqRel) {
+            if let Err(e) = validate::load_order(order) {
                 self.warn(
                     span,
-                    format!("atomic_load cannot take {order:?} (OpenCL C 2.0 §6.13.11); the model treats it as a load without acquire"),
+                    format!(
+                        "{e} (OpenCL C 2.0 §6.13.11); its release half has no effect in the model"
+                    ),
                 );
             }
             Expr::Load {
@@ -1000,11 +1004,10 @@ impl Parser {
                 } else {
                     Scope::Device
                 };
-                let stronger = failure_rank(failure) > failure_rank(success);
-                if matches!(failure, Order::Release | Order::AcqRel) || stronger {
+                if let Err(e) = validate::failure_order(success, failure) {
                     self.warn(
                         span,
-                        format!("{f}: failure order {failure:?} is not allowed with success order {success:?} (OpenCL C 2.0 §6.13.11); the model uses the success order for both events"),
+                        format!("{f}: {e} (OpenCL C 2.0 §6.13.11); the model uses the success order for both events"),
                     );
                 }
                 (success, scope)
@@ -1024,15 +1027,6 @@ impl Parser {
         };
         self.expect(")")?;
         Ok(e)
-    }
-}
-
-fn failure_rank(o: Order) -> u8 {
-    match o {
-        Order::Relaxed => 0,
-        Order::Acquire | Order::Release => 1,
-        Order::AcqRel => 2,
-        Order::SeqCst => 3,
     }
 }
 
