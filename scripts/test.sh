@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (workspace, with doctests)"
 cargo test --workspace
 
+echo "== the CTS ports again, every launch checked (CLSYNC_CHECK=1): no reports"
+CLSYNC_CHECK=1 cargo test -p clsync --test cts_sync --test cts_atomics --test cts_legacy_atomics
+
 echo "== loom models of the scheduler (cfg(loom), own target dir)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p clsync --lib --release loom
 

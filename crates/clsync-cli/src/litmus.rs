@@ -37,6 +37,10 @@ pub struct LitmusArgs {
     /// Worker threads of the runtime for --run (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
+    /// With --run: run the tests under the checker and print what it
+    /// reports (its race verdict next to the model's).
+    #[arg(long, requires = "run")]
+    check: bool,
     /// How many times a loop body may run in the exploration.
     #[arg(long, default_value_t = Limits::default().unroll)]
     unroll: usize,
@@ -101,8 +105,8 @@ pub fn main(args: &LitmusArgs) -> ExitCode {
             eprintln!("error: --threads must be at least 1");
             return ExitCode::from(2);
         }
-        (Some(_), Some(n)) => Some(Runtime::with_threads(n)),
-        (Some(_), None) => Some(Runtime::new()),
+        (Some(_), Some(n)) => Some(Runtime::with_threads(n).with_checking(args.check)),
+        (Some(_), None) => Some(Runtime::new().with_checking(args.check)),
     };
     let options = Options {
         limits: Limits {
@@ -282,6 +286,9 @@ fn print_entry(e: &Entry) {
                     println!("  runtime, {} run(s): {}", r.runs, seen.join(", "));
                     for f in &r.failures {
                         println!("  runtime launch failed: {f}");
+                    }
+                    for c in &r.checker_reports {
+                        println!("  checker: {}", c.replace('\n', "\n    "));
                     }
                     if !r.forbidden.is_empty() {
                         println!(

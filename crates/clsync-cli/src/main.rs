@@ -1,15 +1,16 @@
 //! `clsync`: run and check OpenCL-style kernels on the CPU.
 //!
 //! With no arguments it runs the bundled sample kernels at full size, checks
-//! each against its sequential reference, and prints a table. `clsync
-//! litmus PATH…` explores litmus tests under the OpenCL memory model.
+//! each against its sequential reference, and prints a table; `--check`
+//! runs them under the checker. `clsync litmus PATH…` explores litmus tests
+//! under the OpenCL memory model.
 
 mod litmus;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use clsync::Runtime;
+use clsync::{LaunchError, Runtime};
 use clsync_samples::Size;
 
 #[derive(Parser)]
@@ -44,6 +45,14 @@ struct SamplesArgs {
     /// Run only the samples whose name contains this.
     #[arg(long)]
     only: Option<String>,
+    /// Run every launch under the checker (races, divergence, scopes,
+    /// bounds); what it finds is printed and fails the run. `CLSYNC_CHECK=1`
+    /// does the same.
+    #[arg(long)]
+    check: bool,
+    /// With --check: print the checker's reports as JSON on stdout.
+    #[arg(long, requires = "check")]
+    json: bool,
 }
 
 #[derive(Clone, Copy, Default, ValueEnum)]
@@ -72,12 +81,17 @@ fn samples(args: &SamplesArgs) -> ExitCode {
         }
         Some(n) => Runtime::with_threads(n),
         None => Runtime::new(),
-    };
+    }
+    .with_checking(args.check);
     let size = match args.size {
         SizeArg::Small => Size::Small,
         SizeArg::Full => Size::Full,
     };
-    println!("clsync samples on {} worker thread(s)", rt.threads());
+    println!(
+        "clsync samples on {} worker thread(s){}",
+        rt.threads(),
+        if rt.checking() { ", checked" } else { "" }
+    );
     println!(
         "{:<22} {:<48} {:>11} {:>20}  verified",
         "kernel", "size", "time", "throughput"
@@ -109,6 +123,10 @@ fn samples(args: &SamplesArgs) -> ExitCode {
                     r.throughput.1,
                     verdict
                 );
+            }
+            Err(LaunchError::Reported(r)) if args.json => {
+                failed += 1;
+                println!("{}", clsync::checker::to_json(&r.reports));
             }
             Err(e) => {
                 failed += 1;

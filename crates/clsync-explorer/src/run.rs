@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use clsync::atomics::Local;
 use clsync::sync::{BarrierKind, MemOrder, MemScope, Site};
-use clsync::{Atomic, AtomicLong, Buffer, Launch, NdRange, Runtime, WorkItem};
+use clsync::{Atomic, AtomicLong, Buffer, Launch, NdRange, Runtime, Schedule, WorkItem};
 
 use crate::enumerate::program::{stmts_touch, LExpr, LPtr, LStmt, Program};
 use crate::enumerate::Exploration;
@@ -42,6 +42,9 @@ pub struct RunReport {
     /// Launches that failed (divergence, a stall the watchdog ended), with
     /// the runtime's error.
     pub failures: Vec<String>,
+    /// On a checking runtime: what the checker reported over all runs, each
+    /// distinct report once.
+    pub checker_reports: Vec<String>,
 }
 
 impl RunReport {
@@ -136,6 +139,19 @@ pub fn run(
     runtime: &Runtime,
     runs: usize,
 ) -> Result<RunReport, RunError> {
+    run_scheduled(test, model, runtime, &vec![Schedule::InOrder; runs])
+}
+
+/// [`run`], once per schedule: shuffled schedules on a one-worker runtime
+/// run the test's work-groups one after the other in each order, and its
+/// work-items in each order between barriers.
+pub fn run_scheduled(
+    test: &Test,
+    model: &Exploration,
+    runtime: &Runtime,
+    schedules: &[Schedule],
+) -> Result<RunReport, RunError> {
+    let runs = schedules.len();
     let program = Program::lower(test).map_err(|e| RunError::Unsupported(e.to_string()))?;
     let shape = shape(&program)?;
     // Barrier sites: the litmus file's line and column, under the test's
@@ -151,7 +167,8 @@ pub fn run(
         .max(1);
     let mut seen: BTreeMap<Vec<i64>, u64> = BTreeMap::new();
     let mut failures = Vec::new();
-    for _ in 0..runs {
+    let mut checker_reports = Vec::new();
+    for &schedule in schedules {
         let memory: Buffer<AtomicLong> = Buffer::new(shape.globals.max(1)).named("litmus memory");
         for (l, loc) in program.locations.iter().enumerate() {
             if let (Space::Global, i) = shape.cells[l] {
@@ -162,8 +179,9 @@ pub fn run(
         let local_out: Buffer<i64> = Buffer::new((shape.groups.len() * shape.locals).max(1))
             .named("local memory at the end");
         let range = NdRange::new([shape.groups.len() * shape.local_size]).local([shape.local_size]);
-        let mut launch =
-            Launch::new(test.name.clone(), range).watchdog(Some(Duration::from_secs(2)));
+        let mut launch = Launch::new(test.name.clone(), range)
+            .watchdog(Some(Duration::from_secs(2)))
+            .schedule(schedule);
         let local_arg = launch.local::<AtomicLong>(shape.locals.max(1));
         let result = runtime.launch(&launch, |wi| {
             let group = wi.get_group_id(0);
@@ -214,9 +232,22 @@ pub fn run(
                 }
             }
         });
-        if let Err(e) = result {
-            failures.push(e.to_string());
-            continue;
+        match result {
+            Ok(_) => {}
+            // A checked launch that ran to the end: its findings are the
+            // checker's race verdict, and its outcome still counts.
+            Err(clsync::LaunchError::Reported(r)) if r.error.is_none() => {
+                for report in r.reports {
+                    let text = report.to_string();
+                    if !checker_reports.contains(&text) {
+                        checker_reports.push(text);
+                    }
+                }
+            }
+            Err(e) => {
+                failures.push(e.to_string());
+                continue;
+            }
         }
         let thread_regs: Vec<Vec<i64>> = (0..program.threads.len())
             .map(|t| {
@@ -253,6 +284,7 @@ pub fn run(
         forbidden,
         racy: model.race.is_some(),
         failures,
+        checker_reports,
     })
 }
 
@@ -320,8 +352,6 @@ struct Exec<'w, 'a> {
     file: &'static str,
 }
 
-const PLAIN: (MemOrder, MemScope) = (MemOrder::Relaxed, MemScope::WorkGroup);
-
 impl Exec<'_, '_> {
     fn cell(&mut self, p: &LPtr) -> usize {
         let off = p.offset().map_or(0, |e| self.expr(e));
@@ -348,12 +378,14 @@ impl Exec<'_, '_> {
             LStmt::Store(p, e, access, _) => {
                 let v = self.expr(e);
                 let c = self.cell(p);
-                let (o, sc) = match access {
-                    Access::Plain => PLAIN,
-                    Access::Atomic(o, s) => (store_order(*o), mem_scope(*s)),
-                };
-                on_cell!(&self.cells[c], a => a.store_dyn(v, o, sc))
-                    .expect("legal order and scope");
+                match access {
+                    Access::Plain => on_cell!(&self.cells[c], a => a.plain_store(v)),
+                    Access::Atomic(o, s) => {
+                        let (o, sc) = (store_order(*o), mem_scope(*s));
+                        on_cell!(&self.cells[c], a => a.store_dyn(v, o, sc))
+                            .expect("legal order and scope")
+                    }
+                }
             }
             LStmt::Fence(flags, order, scope, _) => {
                 let scope = scope.map_or(MemScope::Device, |s| {
@@ -406,11 +438,14 @@ impl Exec<'_, '_> {
             LExpr::Reg(r) => self.regs[*r],
             LExpr::Load(p, access, _) => {
                 let c = self.cell(p);
-                let (o, sc) = match access {
-                    Access::Plain => PLAIN,
-                    Access::Atomic(o, s) => (load_order(*o), mem_scope(*s)),
-                };
-                on_cell!(&self.cells[c], a => a.load_dyn(o, sc)).expect("legal order and scope")
+                match access {
+                    Access::Plain => on_cell!(&self.cells[c], a => a.plain_load()),
+                    Access::Atomic(o, s) => {
+                        let (o, sc) = (load_order(*o), mem_scope(*s));
+                        on_cell!(&self.cells[c], a => a.load_dyn(o, sc))
+                            .expect("legal order and scope")
+                    }
+                }
             }
             LExpr::Rmw {
                 op,
@@ -455,12 +490,11 @@ impl Exec<'_, '_> {
                     MemOrder::AcqRel | MemOrder::Acquire => MemOrder::Acquire,
                     _ => MemOrder::Relaxed,
                 };
-                let (po, ps) = PLAIN;
-                let mut want = on_cell!(&self.cells[x], a => a.load_dyn(po, ps)).expect("legal");
+                let mut want = on_cell!(&self.cells[x], a => a.plain_load());
                 let ok = on_cell!(&self.cells[c], a => a.compare_exchange_strong_dyn(&mut want, d, o, fail, sc))
                     .expect("legal orders and scope");
                 if !ok {
-                    on_cell!(&self.cells[x], a => a.store_dyn(want, po, ps)).expect("legal");
+                    on_cell!(&self.cells[x], a => a.plain_store(want));
                 }
                 ok as i64
             }

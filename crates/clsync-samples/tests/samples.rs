@@ -37,3 +37,16 @@ fn the_samples_are_the_five_the_readme_names() {
         ]
     );
 }
+
+/// The samples are correct kernels: checked, they verify and the checker
+/// finds nothing (a finding would fail the launch with its reports).
+#[test]
+fn every_sample_is_clean_under_the_checker() {
+    let rt = Runtime::with_threads(2).with_checking(true);
+    for sample in all() {
+        let report = sample
+            .run(&rt, Size::Small)
+            .unwrap_or_else(|e| panic!("{}: {e}", sample.name()));
+        assert_eq!(report.verified, Ok(()), "{} checked", sample.name());
+    }
+}

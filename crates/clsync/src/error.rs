@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::checker::Report;
 use crate::geometry::{ItemIds, RangeError};
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
@@ -37,6 +38,9 @@ pub enum LaunchError {
         /// What failed.
         message: String,
     },
+    /// A checked launch found undefined behaviour.
+    #[error(transparent)]
+    Reported(Box<Reported>),
     /// A kernel launched another kernel on the runtime it runs on.
     #[error("kernel `{kernel}` was launched from a worker thread of the runtime it would run on; launches cannot nest")]
     Nested {
@@ -274,3 +278,35 @@ impl fmt::Display for Stall {
 }
 
 impl std::error::Error for Stall {}
+
+/// What a checked launch found (see [`checker`](crate::checker)).
+#[derive(Debug)]
+pub struct Reported {
+    /// The kernel.
+    pub kernel: String,
+    /// The findings, deduplicated, in a fixed order.
+    pub reports: Vec<Report>,
+    /// The error that also ended the launch (a panic or a stall), if any.
+    pub error: Option<Box<LaunchError>>,
+}
+
+impl fmt::Display for Reported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the checker found {} problem{} in kernel `{}`",
+            self.reports.len(),
+            if self.reports.len() == 1 { "" } else { "s" },
+            self.kernel
+        )?;
+        for r in &self.reports {
+            write!(f, "\n{r}")?;
+        }
+        if let Some(e) = &self.error {
+            write!(f, "\nand the launch failed: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Reported {}

@@ -46,6 +46,7 @@
 //! | [`atomics`] | `atomic_int` … `atomic_flag`, in global and local memory |
 //! | [`engine`] | what runs a work-item: the Rust coroutine engine, and the trait another engine implements |
 //! | [`scheduler`](crate::Runtime) | groups over threads, barriers, divergence, the watchdog |
+//! | [`checker`] | checked launches: races, divergence, scopes, bounds, as reports |
 //! | [`trace`] | recording which synchronization operations code performs |
 //!
 //! ## Soundness
@@ -57,6 +58,7 @@
 //! only reachable from its group's thread. See the [`memory`] module docs.
 
 pub mod atomics;
+pub mod checker;
 pub mod engine;
 mod error;
 pub mod geometry;
@@ -72,12 +74,15 @@ pub use atomics::{
     AtomicPtrdiff, AtomicSize, AtomicUint, AtomicUintptr, AtomicUlong,
 };
 pub use engine::WorkItem;
-pub use error::{Divergence, GroupStall, KernelPanic, LaunchError, Place, PlaceRun, Stall};
+pub use error::{
+    Divergence, GroupStall, KernelPanic, LaunchError, Place, PlaceRun, Reported, Stall,
+};
 pub use geometry::{
     Geometry, ItemIds, NdRange, RangeError, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
 };
 pub use memory::{AtomicValue, Buffer, Image2d, LocalArg, LocalSlice};
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
+pub use scheduler::Schedule;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -3,11 +3,14 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::checker::{self, LaunchCheck, Report};
 use crate::engine::{Engine, RustEngine, WorkItem};
 use crate::error::LaunchError;
+use crate::error::Reported;
 use crate::geometry::{Geometry, NdRange};
 use crate::memory::{Element, LocalArg, LocalDecl};
-use crate::scheduler::{self, Plan};
+use crate::scheduler::{self, Plan, Schedule};
+use std::sync::Arc;
 
 /// The watchdog timeout a launch gets unless it sets one: how long the
 /// launch may go without any barrier released or group finished.
@@ -29,6 +32,7 @@ pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 /// ```
 pub struct Runtime {
     pool: rayon::ThreadPool,
+    checking: bool,
 }
 
 impl Runtime {
@@ -44,7 +48,52 @@ impl Runtime {
             .thread_name(|i| format!("clsync-worker-{i}"))
             .build()
             .expect("cannot start the worker threads");
-        Runtime { pool }
+        Runtime {
+            pool,
+            checking: false,
+        }
+    }
+
+    /// Checks every launch on this runtime (see [`checker`](crate::checker)).
+    pub fn with_checking(mut self, on: bool) -> Self {
+        self.checking = on;
+        self
+    }
+
+    /// Whether launches on this runtime are checked (by this setting or by
+    /// `CLSYNC_CHECK`).
+    pub fn checking(&self) -> bool {
+        self.checking || checker::enabled_by_env()
+    }
+
+    /// Runs `kernel` as a checked launch and returns what the checker found:
+    /// empty for a kernel with no undefined behaviour on this run. Errors
+    /// that are not findings (an invalid range, a panic, a stall) stay
+    /// errors.
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime};
+    /// use clsync::sync::GLOBAL;
+    /// let data = Buffer::<u32>::new(64);
+    /// let launch = Launch::new("shift", NdRange::new([64]).local([64]));
+    /// let reports = Runtime::with_threads(1).check(&launch, |wi| {
+    ///     let i = wi.get_global_id(0);
+    ///     data.set(i, i as u32);
+    ///     wi.barrier(GLOBAL);
+    ///     let _ = data.get((i + 1) % 64);
+    /// }).unwrap();
+    /// assert!(reports.is_empty());
+    /// ```
+    pub fn check<F>(&self, launch: &Launch, kernel: F) -> Result<Vec<Report>, LaunchError>
+    where
+        F: Fn(&WorkItem<'_>) + Sync,
+    {
+        let engine = RustEngine::new(&kernel, launch.stack_size);
+        match self.run(launch, &engine, true) {
+            Ok(_) => Ok(Vec::new()),
+            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
+            Err(e) => Err(e),
+        }
     }
 
     /// Number of worker threads.
@@ -65,12 +114,35 @@ impl Runtime {
         self.launch_engine(launch, &engine)
     }
 
+    /// The reports of a checked launch, or its error; see
+    /// [`Runtime::check`].
+    pub fn check_engine<E: Engine>(
+        &self,
+        launch: &Launch,
+        engine: &E,
+    ) -> Result<Vec<Report>, LaunchError> {
+        match self.run(launch, engine, true) {
+            Ok(_) => Ok(Vec::new()),
+            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Runs a launch with any [`Engine`], such as an interpreter of another
     /// kernel language.
     pub fn launch_engine<E: Engine>(
         &self,
         launch: &Launch,
         engine: &E,
+    ) -> Result<LaunchSummary, LaunchError> {
+        self.run(launch, engine, false)
+    }
+
+    fn run<E: Engine>(
+        &self,
+        launch: &Launch,
+        engine: &E,
+        force_check: bool,
     ) -> Result<LaunchSummary, LaunchError> {
         let geometry = launch
             .range
@@ -86,8 +158,18 @@ impl Runtime {
             locals: &launch.locals,
             strict_images: launch.strict_images,
             watchdog: launch.watchdog,
+            schedule: launch.schedule,
+            check: (force_check || launch.checked || self.checking())
+                .then(|| Arc::new(LaunchCheck::new(&launch.name, geometry.clone()))),
         };
-        let elapsed = scheduler::run(&self.pool, engine, plan)?;
+        let check = plan.check.clone();
+        let active = check.as_ref().map(|_| checker::ActiveLaunch::start());
+        let result = scheduler::run(&self.pool, engine, plan);
+        drop(active);
+        let elapsed = match check {
+            Some(check) => findings(&check, result)?,
+            None => result?,
+        };
         Ok(LaunchSummary {
             kernel: launch.name.clone(),
             geometry,
@@ -129,6 +211,8 @@ pub struct Launch {
     stack_size: usize,
     watchdog: Option<Duration>,
     strict_images: bool,
+    checked: bool,
+    schedule: Schedule,
 }
 
 impl Launch {
@@ -142,7 +226,24 @@ impl Launch {
             stack_size: crate::engine::rust::DEFAULT_STACK_SIZE,
             watchdog: Some(DEFAULT_WATCHDOG),
             strict_images: false,
+            checked: false,
+            schedule: Schedule::InOrder,
         }
+    }
+
+    /// Sets the order groups and work-items run in (default: in order).
+    /// Checked runs under several [`Schedule::Shuffled`] seeds see more
+    /// interleavings.
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// Checks this launch (see [`checker`](crate::checker)): a launch with
+    /// findings fails with [`LaunchError::Reported`].
+    pub fn checked(mut self, on: bool) -> Self {
+        self.checked = on;
+        self
     }
 
     /// Adds a local-memory argument of `len` elements of `T`; every
@@ -199,4 +300,30 @@ pub struct LaunchSummary {
     pub geometry: Geometry,
     /// Wall time from the first group's start to the last group's end.
     pub elapsed: Duration,
+}
+
+/// Turns a checked launch's result and reports into its outcome: a
+/// divergence becomes a report, and any report fails the launch.
+fn findings(
+    check: &LaunchCheck,
+    result: Result<Duration, LaunchError>,
+) -> Result<Duration, LaunchError> {
+    let (elapsed, error) = match result {
+        Ok(t) => (Some(t), None),
+        Err(LaunchError::Divergence(d)) => {
+            check.add(Report::from_divergence(&d));
+            (None, None)
+        }
+        Err(e) => (None, Some(e)),
+    };
+    let reports = check.take_reports();
+    match (elapsed, error) {
+        (Some(t), None) if reports.is_empty() => Ok(t),
+        (_, Some(e)) if reports.is_empty() => Err(e),
+        (_, error) => Err(LaunchError::Reported(Box::new(Reported {
+            kernel: check.kernel.clone(),
+            reports,
+            error: error.map(Box::new),
+        }))),
+    }
 }

@@ -6,6 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::space::{Global, Local, Space};
+use crate::checker::{self, Space as MemSpace};
 use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -94,28 +95,34 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         hooks::poll(at);
         self.note("atomic_load", order, None, scope);
-        if S::LOCAL {
-            // Relaxed: local memory is reached only by this group's thread;
-            // see the type's "Memory ordering" section.
-            T::from_raw(self.raw.load(Ordering::Relaxed))
-        } else {
-            // The user's order; it pairs with whatever release store or
-            // fence the kernel pairs it with.
-            T::from_raw(self.raw.load(order.to_std()))
-        }
+        self.checked("atomic_load", order, None, scope, at, || {
+            let v = if S::LOCAL {
+                // Relaxed: local memory is reached only by this group's
+                // thread; see the type's "Memory ordering" section.
+                self.raw.load(Ordering::Relaxed)
+            } else {
+                // The user's order; it pairs with whatever release store or
+                // fence the kernel pairs it with.
+                self.raw.load(order.to_std())
+            };
+            (T::from_raw(v), false)
+        })
     }
 
     #[inline(always)]
     fn op_store(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         hooks::poll(at);
         self.note("atomic_store", order, None, scope);
-        if S::LOCAL {
-            // Relaxed: see `op_load`.
-            self.raw.store(v.to_raw(), Ordering::Relaxed)
-        } else {
-            // The user's order.
-            self.raw.store(v.to_raw(), order.to_std())
-        }
+        self.checked("atomic_store", order, None, scope, at, || {
+            if S::LOCAL {
+                // Relaxed: see `op_load`.
+                self.raw.store(v.to_raw(), Ordering::Relaxed)
+            } else {
+                // The user's order.
+                self.raw.store(v.to_raw(), order.to_std())
+            }
+            ((), true)
+        })
     }
 
     #[inline(always)]
@@ -128,16 +135,19 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     ) -> T {
         hooks::poll(at);
         self.note("atomic_exchange", order, None, scope);
-        if S::LOCAL {
-            // Relaxed: see `op_load`. No work-item switch can come between
-            // the load and the store, so the pair is indivisible.
-            let old = self.raw.load(Ordering::Relaxed);
-            self.raw.store(v.to_raw(), Ordering::Relaxed);
-            T::from_raw(old)
-        } else {
-            // The user's order.
-            T::from_raw(self.raw.swap(v.to_raw(), order.to_std()))
-        }
+        self.checked("atomic_exchange", order, None, scope, at, || {
+            let old = if S::LOCAL {
+                // Relaxed: see `op_load`. No work-item switch can come
+                // between the load and the store, so the pair is indivisible.
+                let old = self.raw.load(Ordering::Relaxed);
+                self.raw.store(v.to_raw(), Ordering::Relaxed);
+                old
+            } else {
+                // The user's order.
+                self.raw.swap(v.to_raw(), order.to_std())
+            };
+            (T::from_raw(old), true)
+        })
     }
 
     #[inline(always)]
@@ -160,7 +170,30 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         };
         self.note(op, success, Some(failure), scope);
         let want = expected.to_raw();
-        let result = if S::LOCAL {
+        let result = self.checked(op, success, Some(failure), scope, at, || {
+            let r = self.cas_raw(want, desired, success, failure, weak);
+            let ok = r.is_ok();
+            (r, ok)
+        });
+        match result {
+            Ok(_) => true,
+            Err(cur) => {
+                *expected = T::from_raw(cur);
+                false
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn cas_raw(
+        &self,
+        want: <T::Raw as RawAtomic>::Value,
+        desired: T,
+        success: MemOrder,
+        failure: MemOrder,
+        weak: bool,
+    ) -> Result<<T::Raw as RawAtomic>::Value, <T::Raw as RawAtomic>::Value> {
+        if S::LOCAL {
             // Relaxed: see `op_exchange`.
             let cur = self.raw.load(Ordering::Relaxed);
             if cur == want {
@@ -177,14 +210,23 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
             // The user's orders.
             self.raw
                 .cas(want, desired.to_raw(), success.to_std(), failure.to_std())
-        };
-        match result {
-            Ok(_) => true,
-            Err(cur) => {
-                *expected = T::from_raw(cur);
-                false
-            }
         }
+    }
+
+    /// Runs an operation under the checker (a no-op wrapper when no checked
+    /// launch runs).
+    #[inline(always)]
+    fn checked<R>(
+        &self,
+        op: &'static str,
+        order: MemOrder,
+        failure: Option<MemOrder>,
+        scope: MemScope,
+        at: &'static Location<'static>,
+        f: impl FnOnce() -> (R, bool),
+    ) -> R {
+        let addr = self as *const Self as usize;
+        checker::atomic(addr, S::LOCAL, op, order, failure, scope, at, f)
     }
 
     #[inline(always)]
@@ -201,10 +243,47 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// `atomic_init`: a non-atomic initialization of the object.
     #[track_caller]
     pub fn init(&self, value: T) {
-        hooks::poll(Location::caller());
+        let at = Location::caller();
+        hooks::poll(at);
+        checker::plain(self as *const Self as usize, Self::space(), true, at);
         // Relaxed: atomic_init is not an atomic operation in OpenCL C; it
         // orders nothing.
         self.raw.store(value.to_raw(), Ordering::Relaxed)
+    }
+}
+
+/// Non-atomic access to an atomic object's storage, for interpreted kernels
+/// whose memory is untyped (a SPIR-V `OpLoad` of a location that other code
+/// reaches with `OpAtomicLoad`). OpenCL C itself has no such access except
+/// `atomic_init`; the checker sees these as plain accesses, so mixing them
+/// with atomics unordered is reported.
+impl<T: AtomicValue, S: Space> Atomic<T, S> {
+    /// A plain (non-atomic) read.
+    #[track_caller]
+    pub fn plain_load(&self) -> T {
+        let at = Location::caller();
+        hooks::poll(at);
+        checker::plain(self as *const Self as usize, Self::space(), false, at);
+        // Relaxed: a plain access (see the `memory` module docs).
+        T::from_raw(self.raw.load(Ordering::Relaxed))
+    }
+
+    /// A plain (non-atomic) write.
+    #[track_caller]
+    pub fn plain_store(&self, value: T) {
+        let at = Location::caller();
+        hooks::poll(at);
+        checker::plain(self as *const Self as usize, Self::space(), true, at);
+        // Relaxed: a plain access.
+        self.raw.store(value.to_raw(), Ordering::Relaxed)
+    }
+
+    fn space() -> MemSpace {
+        if S::LOCAL {
+            MemSpace::Local
+        } else {
+            MemSpace::Global
+        }
     }
 }
 
@@ -237,8 +316,16 @@ macro_rules! three_forms_load {
         /// `atomic_load_explicit` with run-time arguments, checked.
         #[track_caller]
         pub fn load_dyn(&self, order: MemOrder, scope: MemScope) -> Result<T, SyncError> {
-            validate::load_order(order)?;
-            validate::atomic_scope("atomic_load", scope)?;
+            checker::argument(
+                "atomic_load",
+                validate::load_order(order),
+                Location::caller(),
+            )?;
+            checker::argument(
+                "atomic_load",
+                validate::atomic_scope("atomic_load", scope),
+                Location::caller(),
+            )?;
             Ok(self.op_load(order, scope, Location::caller()))
         }
     };
@@ -278,8 +365,16 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// `atomic_store_explicit` with run-time arguments, checked.
     #[track_caller]
     pub fn store_dyn(&self, value: T, order: MemOrder, scope: MemScope) -> Result<(), SyncError> {
-        validate::store_order(order)?;
-        validate::atomic_scope("atomic_store", scope)?;
+        checker::argument(
+            "atomic_store",
+            validate::store_order(order),
+            Location::caller(),
+        )?;
+        checker::argument(
+            "atomic_store",
+            validate::atomic_scope("atomic_store", scope),
+            Location::caller(),
+        )?;
         self.op_store(value, order, scope, Location::caller());
         Ok(())
     }
@@ -315,7 +410,11 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// `atomic_exchange_explicit` with run-time arguments, checked.
     #[track_caller]
     pub fn exchange_dyn(&self, value: T, order: MemOrder, scope: MemScope) -> Result<T, SyncError> {
-        validate::atomic_scope("atomic_exchange", scope)?;
+        checker::argument(
+            "atomic_exchange",
+            validate::atomic_scope("atomic_exchange", scope),
+            Location::caller(),
+        )?;
         Ok(self.op_exchange(value, order, scope, Location::caller()))
     }
 }
@@ -352,8 +451,8 @@ macro_rules! cas_forms {
         #[doc = concat!("`", $cl, "_explicit` with run-time arguments, checked.")]
         #[track_caller]
         pub fn $dyn_(&self, expected: &mut T, desired: T, success: MemOrder, failure: MemOrder, scope: MemScope) -> Result<bool, SyncError> {
-            validate::failure_order(success, failure)?;
-            validate::atomic_scope($cl, scope)?;
+            checker::argument($cl, validate::failure_order(success, failure), Location::caller())?;
+            checker::argument($cl, validate::atomic_scope($cl, scope), Location::caller())?;
             Ok(self.op_cas(expected, desired, success, failure, $weak, scope, Location::caller()))
         }
     };
@@ -390,16 +489,19 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
     ) -> T {
         hooks::poll(at);
         self.note(op.name(), order, None, scope);
-        if S::LOCAL {
-            // Relaxed: see `op_exchange`.
-            let old = self.raw.load(Ordering::Relaxed);
-            self.raw
-                .store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
-            old
-        } else {
-            // The user's order.
-            self.raw.rmw(op, v, order.to_std())
-        }
+        self.checked(op.name(), order, None, scope, at, || {
+            let old = if S::LOCAL {
+                // Relaxed: see `op_exchange`.
+                let old = self.raw.load(Ordering::Relaxed);
+                self.raw
+                    .store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
+                old
+            } else {
+                // The user's order.
+                self.raw.rmw(op, v, order.to_std())
+            };
+            (old, true)
+        })
     }
 }
 
@@ -427,7 +529,7 @@ macro_rules! fetch_forms {
             #[doc = concat!("`", $cl, "_explicit` with run-time arguments, checked.")]
             #[track_caller]
             pub fn $dyn_(&self, operand: T, order: MemOrder, scope: MemScope) -> Result<T, SyncError> {
-                validate::atomic_scope($cl, scope)?;
+                checker::argument($cl, validate::atomic_scope($cl, scope), Location::caller())?;
                 Ok(self.op_rmw(RmwOp::$op, operand, order, scope, Location::caller()))
             }
         )*}

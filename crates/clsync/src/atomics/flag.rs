@@ -6,6 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::space::{Global, Local, Space};
+use crate::checker;
 use crate::memory::Element;
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -45,31 +46,52 @@ impl<S: Space> AtomicFlag<S> {
     ) -> bool {
         hooks::poll(at);
         note("atomic_flag_test_and_set", order, scope, S::LOCAL);
-        if S::LOCAL {
-            // Relaxed: local memory is reached only by its group's thread, and
-            // no work-item switch can come between the load and the store.
-            let old = self.raw.load(Ordering::Relaxed);
-            self.raw.store(1, Ordering::Relaxed);
-            old != 0
-        } else {
-            // The user's order; an acquire here pairs with the release
-            // `clear` of the previous holder.
-            self.raw.swap(1, order.to_std()) != 0
-        }
+        let addr = self as *const Self as usize;
+        let f = || {
+            let old = if S::LOCAL {
+                // Relaxed: local memory is reached only by its group's
+                // thread, and no work-item switch can come between the load
+                // and the store.
+                let old = self.raw.load(Ordering::Relaxed);
+                self.raw.store(1, Ordering::Relaxed);
+                old
+            } else {
+                // The user's order; an acquire here pairs with the release
+                // `clear` of the previous holder.
+                self.raw.swap(1, order.to_std())
+            };
+            (old != 0, true)
+        };
+        let name = "atomic_flag_test_and_set";
+        checker::atomic(addr, S::LOCAL, name, order, None, scope, at, f)
     }
 
     #[inline(always)]
     fn op_clear(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         hooks::poll(at);
         note("atomic_flag_clear", order, scope, S::LOCAL);
-        if S::LOCAL {
-            // Relaxed: see `op_test_and_set`.
-            self.raw.store(0, Ordering::Relaxed)
-        } else {
-            // The user's order; a release here pairs with the next holder's
-            // acquire `test_and_set`.
-            self.raw.store(0, order.to_std())
-        }
+        let addr = self as *const Self as usize;
+        let f = || {
+            if S::LOCAL {
+                // Relaxed: see `op_test_and_set`.
+                self.raw.store(0, Ordering::Relaxed)
+            } else {
+                // The user's order; a release here pairs with the next
+                // holder's acquire `test_and_set`.
+                self.raw.store(0, order.to_std())
+            }
+            ((), true)
+        };
+        checker::atomic(
+            addr,
+            S::LOCAL,
+            "atomic_flag_clear",
+            order,
+            None,
+            scope,
+            at,
+            f,
+        )
     }
 
     /// `atomic_flag_test_and_set`: seq_cst, device scope. Returns whether
@@ -98,7 +120,11 @@ impl<S: Space> AtomicFlag<S> {
     /// `atomic_flag_test_and_set_explicit` with run-time arguments, checked.
     #[track_caller]
     pub fn test_and_set_dyn(&self, order: MemOrder, scope: MemScope) -> Result<bool, SyncError> {
-        validate::atomic_scope("atomic_flag_test_and_set", scope)?;
+        checker::argument(
+            "atomic_flag_test_and_set",
+            validate::atomic_scope("atomic_flag_test_and_set", scope),
+            Location::caller(),
+        )?;
         Ok(self.op_test_and_set(order, scope, Location::caller()))
     }
 
@@ -130,7 +156,11 @@ impl<S: Space> AtomicFlag<S> {
                 order,
             });
         }
-        validate::atomic_scope("atomic_flag_clear", scope)?;
+        checker::argument(
+            "atomic_flag_clear",
+            validate::atomic_scope("atomic_flag_clear", scope),
+            Location::caller(),
+        )?;
         self.op_clear(order, scope, Location::caller());
         Ok(())
     }

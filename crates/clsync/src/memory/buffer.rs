@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global};
+use crate::checker::{self, Space};
 use crate::sync::Site;
 
 /// A buffer in global memory, shared by every work-group of a launch and by
@@ -30,6 +31,8 @@ use crate::sync::Site;
 /// assert_eq!(counters.to_vec(), vec![0, 0, 7, 0]);
 /// ```
 pub struct Buffer<T: Element> {
+    /// The elements, then one scratch element that a checked launch's
+    /// out-of-bounds accesses go to.
     slots: Box<[T::Slot]>,
     name: String,
     id: u64,
@@ -38,17 +41,36 @@ pub struct Buffer<T: Element> {
 impl<T: Element> Buffer<T> {
     /// A zero-initialized buffer of `len` elements.
     pub fn new(len: usize) -> Self {
+        Self::with_slots((0..=len).map(|_| T::zero_slot()).collect())
+    }
+
+    /// A buffer of `slots`, the last of which is the scratch element.
+    fn with_slots(slots: Box<[T::Slot]>) -> Self {
         let id = super::next_object_id();
-        Buffer {
-            slots: (0..len).map(|_| T::zero_slot()).collect(),
+        let b = Buffer {
+            slots,
             name: format!("buffer#{id}"),
             id,
-        }
+        };
+        b.register();
+        b
+    }
+
+    fn register(&self) {
+        let stride = std::mem::size_of::<T::Slot>();
+        let base = self.slots.as_ptr() as usize;
+        checker::register(base, self.len(), stride, Space::Global, &self.name);
+    }
+
+    /// The elements, without the scratch one.
+    fn elements(&self) -> &[T::Slot] {
+        &self.slots[..self.len()]
     }
 
     /// Gives the buffer a name for reports and errors.
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self.register();
         self
     }
 
@@ -64,26 +86,45 @@ impl<T: Element> Buffer<T> {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() - 1
     }
 
     /// Whether the buffer has no elements.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.len() == 0
     }
 
+    /// Element `index`; out of bounds, a panic, or in a checked launch a
+    /// report and the scratch element. `write` says what the access is, for
+    /// the report.
     #[inline]
-    #[track_caller]
-    fn slot(&self, index: usize) -> &T::Slot {
-        self.slot_at(index, Location::caller())
-    }
-
-    #[inline]
-    pub(crate) fn slot_at(&self, index: usize, at: &'static Location<'static>) -> &T::Slot {
-        match self.slots.get(index) {
-            Some(s) => s,
-            None => out_of_bounds("global buffer", &self.name, index, self.slots.len(), at),
+    pub(crate) fn slot_at(
+        &self,
+        index: usize,
+        write: bool,
+        at: &'static Location<'static>,
+    ) -> &T::Slot {
+        if index < self.len() {
+            &self.slots[index]
+        } else {
+            self.out_of_bounds(index, write, at)
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_bounds(&self, index: usize, write: bool, at: &'static Location<'static>) -> &T::Slot {
+        let len = self.len();
+        if checker::out_of_bounds(Space::Global, &self.name, &index, len, write, at) {
+            return &self.slots[len];
+        }
+        out_of_bounds("global buffer", &self.name, index, len, at)
+    }
+}
+
+impl<T: Element> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        checker::unregister(self.slots.as_ptr() as usize);
     }
 }
 
@@ -105,29 +146,22 @@ pub(crate) fn out_of_bounds(
 impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
     /// A buffer holding a copy of `data`.
     pub fn from_slice(data: &[T]) -> Self {
-        let id = super::next_object_id();
-        Buffer {
-            slots: data.iter().map(|v| T::Raw::new(v.to_raw())).collect(),
-            name: format!("buffer#{id}"),
-            id,
-        }
+        let values = data.iter().copied().chain([T::default()]);
+        Self::with_slots(values.map(|v| T::Raw::new(v.to_raw())).collect())
     }
 
     /// A buffer of `len` copies of `value`.
     pub fn filled(len: usize, value: T) -> Self {
-        let id = super::next_object_id();
-        Buffer {
-            slots: (0..len).map(|_| T::Raw::new(value.to_raw())).collect(),
-            name: format!("buffer#{id}"),
-            id,
-        }
+        Self::with_slots((0..=len).map(|_| T::Raw::new(value.to_raw())).collect())
     }
 
     /// Reads element `index` (a plain, non-atomic access).
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        let slot = self.slot(index);
+        let at = Location::caller();
+        let slot = self.slot_at(index, false, at);
+        checker::plain(slot as *const _ as usize, Space::Global, false, at);
         // Relaxed: a plain OpenCL access; see the module docs of `memory`
         // for why plain accesses are relaxed atomics. Ordering with other
         // work-items comes from barriers, fences and atomics, not from here.
@@ -138,7 +172,9 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
-        let slot = self.slot(index);
+        let at = Location::caller();
+        let slot = self.slot_at(index, true, at);
+        checker::plain(slot as *const _ as usize, Space::Global, true, at);
         // Relaxed: a plain OpenCL access, as in `get`.
         slot.store(value.to_raw(), Ordering::Relaxed)
     }
@@ -149,7 +185,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
     pub fn to_vec(&self) -> Vec<T> {
         // Relaxed: the caller has synchronized with the writers (the end of a
         // launch is a happens-before edge), so no ordering is needed here.
-        self.slots
+        self.elements()
             .iter()
             .map(|s| T::from_raw(s.load(Ordering::Relaxed)))
             .collect()
@@ -163,7 +199,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
             "copy_from_slice into `{}`: length mismatch",
             self.name
         );
-        for (s, v) in self.slots.iter().zip(data) {
+        for (s, v) in self.elements().iter().zip(data) {
             // Relaxed: host-side initialization before a launch; the launch's
             // start orders it before every kernel access.
             s.store(v.to_raw(), Ordering::Relaxed);
@@ -185,12 +221,12 @@ impl<T: crate::AtomicValue> Buffer<Atomic<T, Global>> {
     #[inline]
     #[track_caller]
     pub fn at(&self, index: usize) -> &Atomic<T, Global> {
-        self.slot(index)
+        self.slot_at(index, true, Location::caller())
     }
 
     /// The current values, read with relaxed loads.
     pub fn to_vec(&self) -> Vec<T> {
-        self.slots
+        self.elements()
             .iter()
             .map(|a| a.load_explicit(crate::sync::Relaxed))
             .collect()
@@ -202,7 +238,7 @@ impl Buffer<AtomicFlag<Global>> {
     #[inline]
     #[track_caller]
     pub fn at(&self, index: usize) -> &AtomicFlag<Global> {
-        self.slot(index)
+        self.slot_at(index, true, Location::caller())
     }
 }
 

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::checker::{self, Space};
 use crate::sync::Site;
 use crate::WorkItem;
 
@@ -93,19 +94,34 @@ impl<P: Pixel> Image2d<P> {
     /// A zero-filled image.
     pub fn new(width: usize, height: usize) -> Self {
         let id = super::next_object_id();
-        Image2d {
+        let img = Image2d {
             width,
             height,
-            pixels: (0..width * height).map(|_| Default::default()).collect(),
+            // One more than the image has: the scratch pixel that a checked
+            // launch's out-of-bounds accesses go to.
+            pixels: (0..=width * height).map(|_| Default::default()).collect(),
             name: format!("image#{id}"),
             id,
             _p: PhantomData,
-        }
+        };
+        img.register();
+        img
     }
     /// Gives the image a name for reports and errors.
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self.register();
         self
+    }
+
+    fn register(&self) {
+        let stride = std::mem::size_of::<[AtomicU32; 4]>();
+        let len = self.width * self.height;
+        checker::register(self.addr(0), len, stride, Space::Image, &self.name);
+    }
+
+    fn addr(&self, index: usize) -> usize {
+        self.pixels.as_ptr() as usize + index * std::mem::size_of::<[AtomicU32; 4]>()
     }
     /// The image's name.
     pub fn name(&self) -> &str {
@@ -120,10 +136,14 @@ impl<P: Pixel> Image2d<P> {
         self.height
     }
 
-    #[track_caller]
-    fn index(&self, coord: [i32; 2], at: &'static Location<'static>) -> usize {
+    fn index(&self, coord: [i32; 2], write: bool, at: &'static Location<'static>) -> usize {
         let [x, y] = coord;
         if x < 0 || y < 0 || x as usize >= self.width || y as usize >= self.height {
+            let what = format!("({x}, {y})");
+            let len = self.width * self.height;
+            if checker::out_of_bounds(Space::Image, &self.name, &what, len, write, at) {
+                return len;
+            }
             panic!(
                 "out-of-bounds access to image `{}`: coordinate ({x}, {y}), size {}x{}, at {}",
                 self.name,
@@ -152,8 +172,11 @@ impl<P: Pixel> Image2d<P> {
     /// `read_image{f,ui,i}(image, (int2)(x, y))` by a work-item.
     #[track_caller]
     pub fn read(&self, wi: &WorkItem<'_>, coord: [i32; 2]) -> P {
-        let index = self.index(coord, Location::caller());
-        if let Some(old) = wi.unfenced_image_write(self.id, index) {
+        let at = Location::caller();
+        let index = self.index(coord, false, at);
+        let addr = self.addr(index);
+        checker::plain(addr, Space::Image, false, at);
+        if let Some(old) = wi.unfenced_image_write(self.id, index, addr, at.into()) {
             return P::from_raw(old);
         }
         P::from_raw(self.load(index))
@@ -162,28 +185,36 @@ impl<P: Pixel> Image2d<P> {
     /// `write_image{f,ui,i}(image, (int2)(x, y), pixel)` by a work-item.
     #[track_caller]
     pub fn write(&self, wi: &WorkItem<'_>, coord: [i32; 2], pixel: P) {
-        let index = self.index(coord, Location::caller());
-        wi.note_image_write(self.id, index, || self.load(index));
+        let at = Location::caller();
+        let index = self.index(coord, true, at);
+        checker::plain(self.addr(index), Space::Image, true, at);
+        wi.note_image_write(self.id, index, at.into(), || self.load(index));
         self.store(index, pixel.to_raw());
     }
 
     /// Host read of one pixel.
     #[track_caller]
     pub fn get(&self, coord: [i32; 2]) -> P {
-        P::from_raw(self.load(self.index(coord, Location::caller())))
+        P::from_raw(self.load(self.index(coord, false, Location::caller())))
     }
 
     /// Host write of one pixel.
     #[track_caller]
     pub fn set(&self, coord: [i32; 2], pixel: P) {
-        self.store(self.index(coord, Location::caller()), pixel.to_raw())
+        self.store(self.index(coord, true, Location::caller()), pixel.to_raw())
     }
 
     /// All pixels, row by row.
     pub fn to_vec(&self) -> Vec<P> {
-        (0..self.pixels.len())
+        (0..self.width * self.height)
             .map(|i| P::from_raw(self.load(i)))
             .collect()
+    }
+}
+
+impl<P: Pixel> Drop for Image2d<P> {
+    fn drop(&mut self) {
+        checker::unregister(self.addr(0));
     }
 }
 

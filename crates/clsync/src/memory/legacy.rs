@@ -22,6 +22,7 @@ use std::sync::atomic::Ordering;
 
 use super::scalar::{AtomicInteger, Element, RawAtomic, RmwOp, Scalar};
 use super::{Buffer, LocalSlice};
+use crate::checker;
 use crate::scheduler::hooks;
 use crate::sync::{MemOrder, MemScope};
 use crate::trace::{self, SyncEvent};
@@ -36,14 +37,14 @@ trait Cells<T: Scalar> {
 impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Cells<T> for Buffer<T> {
     const LOCAL: bool = false;
     fn cell(&self, index: usize, at: &'static Location<'static>) -> &T::Raw {
-        self.slot_at(index, at)
+        self.slot_at(index, true, at)
     }
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> Cells<T> for LocalSlice<T> {
     const LOCAL: bool = true;
     fn cell(&self, index: usize, at: &'static Location<'static>) -> &T::Raw {
-        self.slot_at(index, at)
+        self.slot_at(index, true, at)
     }
 }
 
@@ -74,16 +75,37 @@ fn rmw<T: AtomicInteger, C: Cells<T>>(
     let cell = c.cell(index, at);
     hooks::poll(at);
     note(name, C::LOCAL);
-    if C::LOCAL {
-        // Relaxed: local memory is reached only by its group's thread, and no
-        // work-item switch comes between the load and the store.
-        let old = cell.load(Ordering::Relaxed);
-        cell.store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
-        old
+    checked::<T, C, _>(cell, name, at, || {
+        let old = if C::LOCAL {
+            // Relaxed: local memory is reached only by its group's thread,
+            // and no work-item switch comes between the load and the store.
+            let old = cell.load(Ordering::Relaxed);
+            cell.store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
+            old
+        } else {
+            // Relaxed: OpenCL C 2.0 gives the legacy atomics relaxed order.
+            cell.rmw(op, v, Ordering::Relaxed)
+        };
+        (old, true)
+    })
+}
+
+/// Runs a legacy atomic under the checker: relaxed, at the scope of the
+/// memory it touches.
+#[inline(always)]
+fn checked<T: Scalar, C: Cells<T>, R>(
+    cell: &T::Raw,
+    name: &'static str,
+    at: &'static Location<'static>,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
+    let scope = if C::LOCAL {
+        MemScope::WorkGroup
     } else {
-        // Relaxed: OpenCL C 2.0 gives the legacy atomics relaxed order.
-        cell.rmw(op, v, Ordering::Relaxed)
-    }
+        MemScope::Device
+    };
+    let addr = cell as *const T::Raw as usize;
+    checker::atomic(addr, C::LOCAL, name, MemOrder::Relaxed, None, scope, at, f)
 }
 
 #[inline]
@@ -91,15 +113,18 @@ fn xchg<T: Scalar, C: Cells<T>>(c: &C, index: usize, v: T, at: &'static Location
     let cell = c.cell(index, at);
     hooks::poll(at);
     note("atomic_xchg", C::LOCAL);
-    if C::LOCAL {
-        // Relaxed: as in `rmw`.
-        let old = cell.load(Ordering::Relaxed);
-        cell.store(v.to_raw(), Ordering::Relaxed);
-        T::from_raw(old)
-    } else {
-        // Relaxed: as in `rmw`.
-        T::from_raw(cell.swap(v.to_raw(), Ordering::Relaxed))
-    }
+    checked::<T, C, _>(cell, "atomic_xchg", at, || {
+        let old = if C::LOCAL {
+            // Relaxed: as in `rmw`.
+            let old = cell.load(Ordering::Relaxed);
+            cell.store(v.to_raw(), Ordering::Relaxed);
+            old
+        } else {
+            // Relaxed: as in `rmw`.
+            cell.swap(v.to_raw(), Ordering::Relaxed)
+        };
+        (T::from_raw(old), true)
+    })
 }
 
 #[inline]
@@ -113,19 +138,22 @@ fn cmpxchg<T: AtomicInteger, C: Cells<T>>(
     let cell = c.cell(index, at);
     hooks::poll(at);
     note("atomic_cmpxchg", C::LOCAL);
-    if C::LOCAL {
-        // Relaxed: as in `rmw`.
-        let old = cell.load(Ordering::Relaxed);
-        if old == cmp {
-            cell.store(v, Ordering::Relaxed);
-        }
-        old
-    } else {
-        // Relaxed: as in `rmw`.
-        match cell.cas(cmp, v, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(old) | Err(old) => old,
-        }
-    }
+    checked::<T, C, _>(cell, "atomic_cmpxchg", at, || {
+        let old = if C::LOCAL {
+            // Relaxed: as in `rmw`.
+            let old = cell.load(Ordering::Relaxed);
+            if old == cmp {
+                cell.store(v, Ordering::Relaxed);
+            }
+            old
+        } else {
+            // Relaxed: as in `rmw`.
+            match cell.cas(cmp, v, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(old) | Err(old) => old,
+            }
+        };
+        (old, old == cmp)
+    })
 }
 
 macro_rules! legacy_api {

@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use super::buffer::out_of_bounds;
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global, Local};
+use crate::checker::{self, Space};
 use crate::sync::Site;
 use crate::AtomicValue;
 
@@ -21,42 +22,80 @@ use crate::AtomicValue;
 /// it, which is what lets local atomics skip locked instructions. Its contents
 /// at the start of a group are unspecified, as in OpenCL (here: zero).
 pub struct LocalSlice<T: Element> {
+    /// The elements, then the scratch element of out-of-bounds accesses in
+    /// checked launches.
     slots: Box<[T::LocalSlot]>,
     name: String,
+    /// Whether the checker's object registry knows it.
+    registered: bool,
     _not_sync: PhantomData<*const ()>,
 }
 
 impl<T: Element> LocalSlice<T> {
     fn new(len: usize, name: String) -> Self {
+        let slots: Box<[T::LocalSlot]> = (0..=len).map(|_| T::zero_local_slot()).collect();
+        // Only checked launches name local arrays in reports; the registry
+        // is not worth a lock per group otherwise.
+        let registered = checker::active();
+        if registered {
+            let stride = std::mem::size_of::<T::LocalSlot>();
+            checker::register(slots.as_ptr() as usize, len, stride, Space::Local, &name);
+        }
         LocalSlice {
-            slots: (0..len).map(|_| T::zero_local_slot()).collect(),
+            slots,
             name,
+            registered,
             _not_sync: PhantomData,
         }
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() - 1
     }
     /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.len() == 0
     }
     /// Its name in reports.
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// Element `index`; out of bounds, a panic, or in a checked launch a
+    /// report and the scratch element.
     #[inline]
-    #[track_caller]
-    fn slot(&self, index: usize) -> &T::LocalSlot {
-        self.slot_at(index, Location::caller())
+    pub(crate) fn slot_at(
+        &self,
+        index: usize,
+        write: bool,
+        at: &'static Location<'static>,
+    ) -> &T::LocalSlot {
+        if index < self.len() {
+            &self.slots[index]
+        } else {
+            self.out_of_bounds(index, write, at)
+        }
     }
 
-    #[inline]
-    pub(crate) fn slot_at(&self, index: usize, at: &'static Location<'static>) -> &T::LocalSlot {
-        match self.slots.get(index) {
-            Some(s) => s,
-            None => out_of_bounds("local memory", &self.name, index, self.slots.len(), at),
+    #[cold]
+    #[inline(never)]
+    fn out_of_bounds(
+        &self,
+        index: usize,
+        write: bool,
+        at: &'static Location<'static>,
+    ) -> &T::LocalSlot {
+        let len = self.len();
+        if checker::out_of_bounds(Space::Local, &self.name, &index, len, write, at) {
+            return &self.slots[len];
+        }
+        out_of_bounds("local memory", &self.name, index, len, at)
+    }
+}
+
+impl<T: Element> Drop for LocalSlice<T> {
+    fn drop(&mut self) {
+        if self.registered {
+            checker::unregister(self.slots.as_ptr() as usize);
         }
     }
 }
@@ -66,17 +105,23 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalSlice<T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
+        let at = Location::caller();
+        let slot = self.slot_at(index, false, at);
+        checker::plain(slot as *const _ as usize, Space::Local, false, at);
         // Relaxed: only this group's thread reaches local memory; program
         // order on that thread, with work-item switches only at barriers, is
         // the ordering.
-        T::from_raw(self.slot(index).load(Ordering::Relaxed))
+        T::from_raw(slot.load(Ordering::Relaxed))
     }
     /// Writes element `index`.
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
+        let at = Location::caller();
+        let slot = self.slot_at(index, true, at);
+        checker::plain(slot as *const _ as usize, Space::Local, true, at);
         // Relaxed: as in `get`.
-        self.slot(index).store(value.to_raw(), Ordering::Relaxed)
+        slot.store(value.to_raw(), Ordering::Relaxed)
     }
 }
 
@@ -85,7 +130,7 @@ impl<T: AtomicValue> LocalSlice<Atomic<T, Global>> {
     #[inline]
     #[track_caller]
     pub fn at(&self, index: usize) -> &Atomic<T, Local> {
-        self.slot(index)
+        self.slot_at(index, true, Location::caller())
     }
 }
 
@@ -94,7 +139,7 @@ impl LocalSlice<AtomicFlag<Global>> {
     #[inline]
     #[track_caller]
     pub fn at(&self, index: usize) -> &AtomicFlag<Local> {
-        self.slot(index)
+        self.slot_at(index, true, Location::caller())
     }
 }
 

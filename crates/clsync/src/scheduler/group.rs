@@ -29,6 +29,7 @@
 //! forever can, and that is the watchdog's case.
 
 use super::{Progress, Shared};
+use crate::checker::{GroupCheck, Running};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
 use crate::geometry::{GroupItems, ItemIds};
@@ -110,6 +111,13 @@ pub(crate) fn run_group<E: Engine>(
         launch_id: plan.id,
         strict_images: plan.strict_images,
     };
+    let check = plan.check.as_ref().map(|c| {
+        GroupCheck::new(
+            c.clone(),
+            linear,
+            GroupItems::new(geo, group_id, local_size),
+        )
+    });
     let mut tasks = Vec::with_capacity(n);
     let mut slots = vec![Slot::Ready; n];
     let mut result = Ok(());
@@ -126,7 +134,15 @@ pub(crate) fn run_group<E: Engine>(
         }
     }
     if result.is_ok() {
-        result = drive(&mut tasks, &mut slots, shared, &env, progress);
+        result = drive(
+            &mut tasks,
+            &mut slots,
+            shared,
+            &env,
+            check.as_ref(),
+            linear,
+            progress,
+        );
     }
     if result.is_err() {
         cancel_all(&mut tasks, &mut slots);
@@ -143,23 +159,38 @@ fn drive<T: ItemTask>(
     slots: &mut [Slot],
     shared: &Shared,
     env: &GroupEnv<'_>,
+    check: Option<&GroupCheck>,
+    linear: usize,
     progress: &mut Progress<'_>,
 ) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
     let sg = plan.geometry.sub_group_size;
     let n = tasks.len();
+    let mut shuffle = plan.schedule.item_orders(linear);
+    let mut order: Vec<usize> = if shuffle.is_some() {
+        (0..n).collect()
+    } else {
+        Vec::new()
+    };
     loop {
+        if let Some(rng) = shuffle.as_mut() {
+            rng.shuffle(&mut order);
+        }
         // What this round saw, for the common case: every work-item resumed
         // and waiting at one work-group barrier.
         let mut resumed = 0;
         let mut first: Option<BarrierWait> = None;
         let mut uniform = true;
-        for i in 0..n {
+        for k in 0..n {
+            let i = if order.is_empty() { k } else { order[k] };
             if slots[i] != Slot::Ready {
                 continue;
             }
             resumed += 1;
-            match tasks[i].resume(Resume::Continue) {
+            let running = check.map(|c| Running::enter(c, i));
+            let suspend = tasks[i].resume(Resume::Continue);
+            drop(running);
+            match suspend {
                 Suspend::Barrier(w) => {
                     progress.step();
                     match first {
@@ -196,10 +227,13 @@ fn drive<T: ItemTask>(
             resumed == n && uniform && first.is_some_and(|w| w.kind == BarrierKind::WorkGroup);
         let resolution = if fast {
             // Every work-item waits at the same work-group barrier: release.
+            if let (Some(c), Some(w)) = (check, first) {
+                c.release_group(w);
+            }
             slots.fill(Slot::Ready);
             Ok(Resolution::Released)
         } else {
-            resolve(slots, sg, &plan.kernel, env)
+            resolve(slots, sg, &plan.kernel, env, check)
         };
         match resolution {
             Ok(Resolution::Finished) => return Ok(()),
@@ -218,6 +252,7 @@ fn resolve(
     sg: usize,
     kernel: &str,
     env: &GroupEnv<'_>,
+    check: Option<&GroupCheck>,
 ) -> Result<Resolution, Box<Divergence>> {
     let n = slots.len();
     let mut done = 0;
@@ -239,6 +274,9 @@ fn resolve(
                 continue;
             };
             if members.iter().all(|s| *s == Slot::Waiting(wait)) {
+                if let Some(c) = check {
+                    c.release_sub_group(index * sg, index * sg + members.len(), wait);
+                }
                 members.fill(Slot::Ready);
                 released = true;
             } else {
@@ -271,6 +309,9 @@ fn resolve(
         })
         .expect("a group that is not done has a waiting work-item after a round");
     if done == 0 && slots.iter().all(|s| *s == Slot::Waiting(wait)) {
+        if let Some(c) = check {
+            c.release_group(wait);
+        }
         slots.fill(Slot::Ready);
         return Ok(Resolution::Released);
     }

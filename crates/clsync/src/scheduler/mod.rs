@@ -19,6 +19,7 @@ pub(crate) mod hooks;
 mod latch;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod schedule;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -33,6 +34,7 @@ use crate::primitive::{AtomicU64, Mutex};
 use dispenser::Dispenser;
 use group::GroupFailure;
 use latch::Latch;
+pub use schedule::Schedule;
 
 /// Everything about a launch that the workers need, fixed before it starts.
 pub(crate) struct Plan<'a> {
@@ -42,6 +44,10 @@ pub(crate) struct Plan<'a> {
     pub(crate) locals: &'a [LocalDecl],
     pub(crate) strict_images: bool,
     pub(crate) watchdog: Option<Duration>,
+    /// The order of groups and work-items.
+    pub(crate) schedule: Schedule,
+    /// The checker's state, for a checked launch.
+    pub(crate) check: Option<std::sync::Arc<crate::checker::LaunchCheck>>,
 }
 
 /// State shared by the workers of one launch.
@@ -54,6 +60,8 @@ pub(crate) struct Shared<'a> {
     /// cancellation.
     outcome: Mutex<Outcome>,
     finished: AtomicU64,
+    /// The order groups are handed out in, when not linear.
+    group_order: Option<Vec<usize>>,
 }
 
 #[derive(Default)]
@@ -96,13 +104,14 @@ pub(crate) fn run<E: Engine>(
     let watchdog = plan.watchdog;
     let workers = pool.current_num_threads().min(total).max(1);
     let shared = Shared {
-        plan,
         dispenser: Dispenser::new(total),
         progress: (0..workers)
             .map(|_| CachePadded::new(AtomicU64::new(0)))
             .collect(),
         outcome: Mutex::new(Outcome::default()),
         finished: AtomicU64::new(0),
+        group_order: plan.schedule.group_order(total),
+        plan,
     };
     let workers = pool.current_num_threads().min(total).max(1);
     let latch = Latch::new(workers);
@@ -183,7 +192,8 @@ fn worker<E: Engine>(engine: &E, shared: &Shared<'_>, index: usize) {
         count: 0,
         slot: &shared.progress[index],
     };
-    while let Some(linear) = shared.dispenser.claim() {
+    while let Some(claimed) = shared.dispenser.claim() {
+        let linear = shared.group_order.as_ref().map_or(claimed, |o| o[claimed]);
         match group::run_group(engine, shared, linear, &mut progress) {
             Ok(()) => {
                 // Relaxed: a counter read after the latch; see `run`.

@@ -123,6 +123,12 @@ impl Site {
     }
 }
 
+impl From<&'static Location<'static>> for Site {
+    fn from(loc: &'static Location<'static>) -> Site {
+        Site::from_location(loc)
+    }
+}
+
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod check;
+
 use std::sync::mpsc;
 use std::time::Duration;
 

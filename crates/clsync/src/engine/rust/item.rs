@@ -6,6 +6,7 @@ use std::fmt;
 
 use corosensei::Yielder;
 
+use crate::checker;
 use crate::engine::{GroupEnv, Resume, Suspend};
 use crate::geometry::ItemIds;
 use crate::memory::{Element, LocalArg, LocalSlice};
@@ -46,9 +47,19 @@ pub struct WorkItem<'g> {
     pub(crate) ids: ItemIds,
     pub(crate) env: &'g GroupEnv<'g>,
     pub(crate) yielder: &'g Yielder<Resume, Suspend>,
-    /// Image writes not yet fenced, with the value from before the write
-    /// (strict image mode only): `(image id, pixel index, old value)`.
-    pub(crate) image_pending: RefCell<Vec<(u64, usize, [u32; 4])>>,
+    /// Image writes not yet fenced (strict image mode and checked
+    /// launches).
+    pub(crate) image_pending: RefCell<Vec<PendingImageWrite>>,
+}
+
+/// An image write its work-item has not fenced yet.
+pub(crate) struct PendingImageWrite {
+    image: u64,
+    index: usize,
+    /// The pixel before the write: what strict mode lets the writer read.
+    old: [u32; 4],
+    /// Where the write was.
+    site: Site,
 }
 
 impl fmt::Debug for WorkItem<'_> {
@@ -250,7 +261,7 @@ impl WorkItem<'_> {
             BarrierKind::WorkGroup => "work_group_barrier",
             BarrierKind::SubGroup => "sub_group_barrier",
         };
-        let flags = validate::barrier(op, flags, scope)?;
+        let flags = checker::argument(op, validate::barrier(op, flags, scope), site)?;
         self.wait_at(kind, flags, scope, site);
         Ok(())
     }
@@ -317,7 +328,11 @@ impl WorkItem<'_> {
         order: MemOrder,
         scope: MemScope,
     ) -> Result<(), SyncError> {
-        let flags = validate::fence(flags, scope)?;
+        let flags = checker::argument(
+            "atomic_work_item_fence",
+            validate::fence(flags, scope),
+            Site::caller(),
+        )?;
         self.fence(flags, order, scope);
         Ok(())
     }
@@ -331,6 +346,7 @@ impl WorkItem<'_> {
             scope,
         });
         fence_effect(flags, order, scope);
+        checker::fence(flags, order, scope);
         self.image_fence(flags, order);
     }
 
@@ -338,22 +354,41 @@ impl WorkItem<'_> {
     /// work-item's own image writes visible to its reads.
     #[inline]
     fn image_fence(&self, flags: MemFlags, order: MemOrder) {
-        if flags.contains(MemFlags::IMAGE) && order != MemOrder::Relaxed && self.env.strict_images {
+        if flags.contains(MemFlags::IMAGE) && order != MemOrder::Relaxed && self.tracks_images() {
             self.image_pending.borrow_mut().clear();
         }
     }
 
+    /// Whether this work-item remembers its unfenced image writes: in strict
+    /// image mode, and for the checker.
+    #[inline]
+    fn tracks_images(&self) -> bool {
+        self.env.strict_images || checker::checking_here()
+    }
+
     /// In strict image mode, the value this work-item still sees at a pixel
     /// it wrote without an image fence since.
-    pub(crate) fn unfenced_image_write(&self, image: u64, index: usize) -> Option<[u32; 4]> {
-        if !self.env.strict_images {
+    /// Reports the read to the checker if the write was unfenced.
+    pub(crate) fn unfenced_image_write(
+        &self,
+        image: u64,
+        index: usize,
+        addr: usize,
+        read: Site,
+    ) -> Option<[u32; 4]> {
+        if !self.tracks_images() {
             return None;
         }
-        self.image_pending
+        let (old, written) = self
+            .image_pending
             .borrow()
             .iter()
-            .find(|(i, p, _)| *i == image && *p == index)
-            .map(|(_, _, old)| *old)
+            .find(|p| p.image == image && p.index == index)
+            .map(|p| (p.old, p.site))?;
+        if checker::checking_here() {
+            checker::unfenced_image_read(addr, written, read);
+        }
+        self.env.strict_images.then_some(old)
     }
 
     /// Records an image write for strict image mode.
@@ -361,14 +396,20 @@ impl WorkItem<'_> {
         &self,
         image: u64,
         index: usize,
+        site: Site,
         old: impl FnOnce() -> [u32; 4],
     ) {
-        if !self.env.strict_images {
+        if !self.tracks_images() {
             return;
         }
         let mut pending = self.image_pending.borrow_mut();
-        if !pending.iter().any(|(i, p, _)| *i == image && *p == index) {
-            pending.push((image, index, old()));
+        if !pending.iter().any(|p| p.image == image && p.index == index) {
+            pending.push(PendingImageWrite {
+                image,
+                index,
+                old: old(),
+                site,
+            });
         }
     }
 }

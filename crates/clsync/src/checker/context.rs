@@ -1,0 +1,272 @@
+//! How memory operations reach the checker: a thread-local naming the
+//! work-item the scheduler is running, and the entry points the buffers,
+//! local memory, images, atomics and fences call.
+//!
+//! Unchecked launches pay one relaxed load of a global counter per access
+//! ([`active`]); the thread-local is read only while a checked launch runs.
+
+use std::cell::Cell;
+use std::panic::Location;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::report::{Access, AccessOp, ReportKind, Space};
+use super::state::{AtomicAccess, GroupCheck, Kind};
+use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
+
+/// Checked launches running now, in any runtime.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// The group and work-item this thread is running under a checked
+    /// launch, or null.
+    static CURRENT: Cell<(*const GroupCheck, usize)> = const { Cell::new((ptr::null(), 0)) };
+}
+
+/// Whether any checked launch is running. A hint: `false` means no access
+/// anywhere needs checking.
+#[inline(always)]
+pub(crate) fn active() -> bool {
+    // Relaxed: the counter is raised before a checked launch's workers start
+    // (the pool's spawn orders it) and lowered after they finish; a thread
+    // that runs a checked work-item sees it raised through that ordering.
+    ACTIVE.load(Ordering::Relaxed) != 0
+}
+
+/// Marks a checked launch as running while it lives.
+pub(crate) struct ActiveLaunch(());
+
+impl ActiveLaunch {
+    pub(crate) fn start() -> Self {
+        // Relaxed: see `active`.
+        ACTIVE.fetch_add(1, Ordering::Relaxed);
+        ActiveLaunch(())
+    }
+}
+
+impl Drop for ActiveLaunch {
+    fn drop(&mut self) {
+        // Relaxed: see `active`.
+        ACTIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Names work-item `index` of `group` as the one running on this thread
+/// while it lives.
+pub(crate) struct Running(());
+
+impl Running {
+    pub(crate) fn enter(group: &GroupCheck, index: usize) -> Self {
+        CURRENT.with(|c| c.set((group as *const GroupCheck, index)));
+        Running(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set((ptr::null(), 0)));
+    }
+}
+
+/// Runs `f` with the checked work-item running on this thread, if any.
+#[inline]
+fn with_current<R>(f: impl FnOnce(&GroupCheck, usize) -> R) -> Option<R> {
+    let (group, index) = CURRENT.with(|c| c.get());
+    if group.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null pointer was set by a `Running` guard, which the
+    // scheduler holds across the resume of this work-item and drops (clearing
+    // the pointer) before the `GroupCheck` it points to can be dropped. The
+    // reference does not escape `f`.
+    let group = unsafe { &*group };
+    Some(f(group, index))
+}
+
+/// A plain access by the current work-item (no-op on host threads and in
+/// unchecked launches).
+#[inline]
+pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
+    if active() {
+        plain_slow(addr, space, write, at)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
+    let kind = if write { Kind::Write } else { Kind::Read };
+    with_current(|g, i| {
+        g.access(i, addr, space, kind, Site::from_location(at), || {
+            ((), write)
+        })
+    });
+}
+
+/// An atomic operation: `f` performs it and says whether it wrote. Outside a
+/// checked work-item, just `f`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn atomic<R>(
+    addr: usize,
+    local: bool,
+    op: &'static str,
+    order: MemOrder,
+    failure: Option<MemOrder>,
+    scope: MemScope,
+    at: &'static Location<'static>,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
+    if !active() {
+        return f().0;
+    }
+    let reads = op != "atomic_store" && op != "atomic_flag_clear";
+    let rmw = reads && op != "atomic_load";
+    let access = AtomicAccess {
+        op,
+        order,
+        failure,
+        scope,
+        reads,
+        rmw,
+    };
+    let space = if local { Space::Local } else { Space::Global };
+    let mut f = Some(f);
+    let checked = with_current(|g, i| {
+        let f = f.take().expect("called once");
+        g.access(
+            i,
+            addr,
+            space,
+            Kind::Atomic(access),
+            Site::from_location(at),
+            f,
+        )
+    });
+    match checked {
+        Some(r) => r,
+        None => (f.take().expect("not taken when unchecked"))().0,
+    }
+}
+
+/// A fence by the current work-item.
+#[inline]
+pub(crate) fn fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
+    if active() {
+        with_current(|g, i| g.items[i].borrow_mut().fence(flags, order, scope));
+    }
+}
+
+/// An index out of bounds. Returns `true` if a checked work-item made the
+/// access: the report is recorded and the access goes to a scratch element
+/// instead; `false` means the caller panics as in an unchecked launch.
+#[cold]
+#[inline(never)]
+pub(crate) fn out_of_bounds(
+    space: Space,
+    name: &str,
+    index: &dyn std::fmt::Display,
+    len: usize,
+    write: bool,
+    at: &'static Location<'static>,
+) -> bool {
+    if !active() {
+        return false;
+    }
+    with_current(|g, i| {
+        let site = Site::from_location(at);
+        let item = g.items[i].borrow().ids;
+        g.launch.report(
+            ReportKind::OutOfBounds,
+            None,
+            None,
+            Some(Access {
+                item,
+                op: if write {
+                    AccessOp::Write
+                } else {
+                    AccessOp::Read
+                },
+                site,
+            }),
+            site,
+            format!(
+                "index {index} of {} memory `{name}`, which has {len} elements",
+                space.name()
+            ),
+        );
+    })
+    .is_some()
+}
+
+/// A run-time argument the operation does not allow, made by the current
+/// work-item.
+#[cold]
+pub(crate) fn invalid_argument(op: &'static str, error: &SyncError, site: Site) {
+    if !active() {
+        return;
+    }
+    with_current(|g, i| {
+        let item = g.items[i].borrow().ids;
+        g.launch.report(
+            ReportKind::InvalidArgument,
+            None,
+            None,
+            Some(Access {
+                item,
+                op: AccessOp::Call(op),
+                site,
+            }),
+            site,
+            error.to_string(),
+        );
+    });
+}
+
+/// A read of an image pixel the same work-item wrote at `written` with no
+/// image fence since.
+#[cold]
+pub(crate) fn unfenced_image_read(addr: usize, written: Site, read: Site) {
+    with_current(|g, i| {
+        let item = g.items[i].borrow().ids;
+        g.launch.report(
+            ReportKind::ImageFence,
+            Some(addr),
+            Some(Access {
+                item,
+                op: AccessOp::Write,
+                site: written,
+            }),
+            Some(Access {
+                item,
+                op: AccessOp::Read,
+                site: read,
+            }),
+            read,
+            format!(
+                "the pixel was written by this work-item at {written}; only \
+                 atomic_work_item_fence(CLK_IMAGE_MEM_FENCE, …) makes that write \
+                 visible to its reads (000_96da91f170ff246f.txt)"
+            ),
+        );
+    });
+}
+
+/// Whether the current thread runs a checked work-item.
+pub(crate) fn checking_here() -> bool {
+    active() && with_current(|_, _| ()).is_some()
+}
+
+/// Passes on an argument check's result; an error made by a checked
+/// work-item is also reported.
+#[inline]
+pub(crate) fn argument<T>(
+    op: &'static str,
+    checked: Result<T, SyncError>,
+    site: impl Into<Site>,
+) -> Result<T, SyncError> {
+    if let Err(e) = &checked {
+        invalid_argument(op, e, site.into());
+    }
+    checked
+}

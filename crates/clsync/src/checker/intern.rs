@@ -1,0 +1,102 @@
+//! Small ids for source sites and operation names, so that the checker's
+//! record of an access ([`Rec`](super::shadow::Rec)) is 32 bytes.
+//!
+//! A program has few distinct sites and operation names; each is stored
+//! once in a global table. A per-thread direct-mapped cache makes the common
+//! lookup a compare, without touching the table's lock.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Mutex;
+
+use crate::sync::Site;
+
+#[derive(Default)]
+struct Table {
+    sites: Vec<Site>,
+    site_ids: HashMap<Site, NonZeroU32>,
+    names: Vec<&'static str>,
+}
+
+// `std`'s mutex: a static needs a `const` constructor (see `objects`).
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    f(t.get_or_insert_with(Table::default))
+}
+
+const CACHE: usize = 256;
+
+thread_local! {
+    static SITE_CACHE: RefCell<[Option<(Site, NonZeroU32)>; CACHE]> =
+        const { RefCell::new([None; CACHE]) };
+}
+
+/// The id of `site`.
+pub(crate) fn site(site: Site) -> NonZeroU32 {
+    let slot = (site.line as usize)
+        .wrapping_mul(31)
+        .wrapping_add(site.column as usize)
+        % CACHE;
+    SITE_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((s, id)) = c[slot] {
+            if s == site {
+                return id;
+            }
+        }
+        let id = with_table(|t| {
+            if let Some(&id) = t.site_ids.get(&site) {
+                return id;
+            }
+            t.sites.push(site);
+            let id = NonZeroU32::new(t.sites.len() as u32).expect("one-based");
+            t.site_ids.insert(site, id);
+            id
+        });
+        c[slot] = Some((site, id));
+        id
+    })
+}
+
+/// The site with id `id`.
+pub(crate) fn site_of(id: NonZeroU32) -> Site {
+    with_table(|t| t.sites[id.get() as usize - 1])
+}
+
+/// The id of an operation name (at most 2^16 of them).
+pub(crate) fn name(name: &'static str) -> u16 {
+    let key = name.as_ptr() as usize;
+    let slot = (key >> 3) % NAME_CACHE;
+    NAME_CACHE_SLOTS.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((k, len, id)) = c[slot] {
+            if k == key && len == name.len() {
+                return id;
+            }
+        }
+        let id = with_table(|t| match t.names.iter().position(|n| *n == name) {
+            Some(i) => i as u16,
+            None => {
+                t.names.push(name);
+                (t.names.len() - 1) as u16
+            }
+        });
+        c[slot] = Some((key, name.len(), id));
+        id
+    })
+}
+
+const NAME_CACHE: usize = 64;
+
+thread_local! {
+    static NAME_CACHE_SLOTS: RefCell<[Option<(usize, usize, u16)>; NAME_CACHE]> =
+        const { RefCell::new([None; NAME_CACHE]) };
+}
+
+/// The operation name with id `id`.
+pub(crate) fn name_of(id: u16) -> &'static str {
+    with_table(|t| t.names[id as usize])
+}

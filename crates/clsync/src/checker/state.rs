@@ -1,0 +1,595 @@
+//! The checker's state for a launch, a work-group and a work-item, and the
+//! happens-before test every access goes through.
+//!
+//! # Happens-before
+//!
+//! An earlier access `p` happens before the current work-item's next access
+//! to a location in space `s` when one of these holds:
+//!
+//! 1. the same work-item made it (program order);
+//! 2. the same work-group made it, and a work-group barrier whose flags
+//!    cover `s` has been passed since: the group's barrier count for `s` is
+//!    higher now than it was at `p` (`003_2caebc1f01141481.txt`: the barrier
+//!    "queues a memory fence" for the spaces its flags name, and no other);
+//! 3. the same sub-group made it, and a sub-group (or work-group) barrier
+//!    covering `s` has been passed since (`002_6c32435e912a3710.txt`);
+//! 4. the work-item's vector clock for `s` knows `p`: some chain of
+//!    release/acquire atomics, fences and barriers leads from `p` to here.
+//!
+//! Clocks grow at synchronization: an acquire that reads a release (of
+//! inclusive scope) joins the release's clock; an acquire fence joins what
+//! earlier relaxed loads read; a barrier joins the clocks of every
+//! work-item it releases and adds the group (or the sub-group's work-items)
+//! up to the barrier. This is C11's synchronizes-with, per address space,
+//! with OpenCL's scope inclusion (OpenCL C 2.0 §3.3) and the fence forms of
+//! `000_96da91f170ff246f.txt`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::clock::Clock;
+use super::intern;
+use super::objects;
+use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
+use super::shadow::{
+    join_opt, merge_entries, PackedOp, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
+};
+use super::storage::{to_front, DenseShadow, LocalDense, ShadowMap};
+use crate::geometry::{Geometry, ItemIds};
+use crate::sync::{BarrierKind, BarrierWait, MemFlags, MemOrder, MemScope, Site};
+
+const SHARDS: usize = 64;
+
+/// One checked launch: the shadow of global and image memory, and the
+/// reports so far. Shared by the worker threads.
+pub(crate) struct LaunchCheck {
+    pub(crate) kernel: String,
+    pub(crate) geometry: Geometry,
+    /// Dense shadows of the registered objects accessed so far, by base.
+    dense: Mutex<HashMap<usize, Arc<DenseShadow>>>,
+    /// The shadow of addresses outside any registered object.
+    shards: Box<[Mutex<ShadowMap>]>,
+    reports: Mutex<ReportSet>,
+}
+
+impl LaunchCheck {
+    pub(crate) fn new(kernel: &str, geometry: Geometry) -> Self {
+        LaunchCheck {
+            kernel: kernel.to_string(),
+            geometry,
+            dense: Mutex::default(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            reports: Mutex::default(),
+        }
+    }
+
+    /// The dense shadow of the registered object holding `addr`, made on
+    /// first use.
+    fn dense_for(&self, addr: usize) -> Option<Arc<DenseShadow>> {
+        let (base, len, stride) = objects::extent(addr)?;
+        let mut dense = self.dense.lock().unwrap_or_else(|e| e.into_inner());
+        let d = dense
+            .entry(base)
+            .or_insert_with(|| Arc::new(DenseShadow::new(base, len, stride)));
+        Some(d.clone())
+    }
+
+    fn shard(&self, addr: usize) -> MutexGuard<'_, ShadowMap> {
+        // Fibonacci hashing of the element address spreads neighbouring
+        // elements over shards.
+        let h = (addr as u64 >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+        self.shards[h as usize % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(&self, report: Report) {
+        self.reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(report);
+    }
+
+    /// The reports, deduplicated and in a fixed order.
+    pub(crate) fn take_reports(&self) -> Vec<Report> {
+        std::mem::take(&mut *self.reports.lock().unwrap_or_else(|e| e.into_inner())).into_sorted()
+    }
+
+    /// A remembered access, with its work-item's ids.
+    fn access_of(&self, r: &Rec) -> Access {
+        Access {
+            item: self.ids_of(&r.who),
+            op: r.op.unpack(),
+            site: intern::site_of(r.site),
+        }
+    }
+
+    fn ids_of(&self, who: &Who) -> ItemIds {
+        let g = &self.geometry;
+        let group = g.group_id(who.group as usize);
+        ItemIds::new(g, group, g.local_size_of(group), who.lid as usize)
+    }
+
+    /// A report about the current work-item's access.
+    pub(crate) fn report(
+        &self,
+        kind: ReportKind,
+        addr: Option<usize>,
+        first: Option<Access>,
+        second: Option<Access>,
+        site: Site,
+        detail: String,
+    ) {
+        self.add(Report {
+            kind,
+            kernel: self.kernel.clone(),
+            dims: self.geometry.dims,
+            memory: addr.and_then(objects::describe),
+            first,
+            second,
+            site,
+            detail,
+            count: 1,
+        });
+    }
+}
+
+/// One work-item's synchronization state.
+pub(crate) struct ItemState {
+    pub(crate) ids: ItemIds,
+    who: Who,
+    /// Advances at every release and barrier, so a clock entry `item ↦ s`
+    /// covers exactly the accesses before them.
+    step: u32,
+    /// Work-group barriers passed, per space.
+    wg: [u32; 3],
+    /// Sub-group and work-group barriers passed, per space.
+    sg: [u32; 3],
+    /// What is known to happen before the next access, per space.
+    vc: [Arc<Clock>; 3],
+    /// The last release fence: its scope and the clocks it published.
+    fence_release: Option<(MemScope, SpaceClocks)>,
+    /// Releases that relaxed loads read, for a later acquire fence.
+    pending: Vec<SyncEntry>,
+}
+
+impl ItemState {
+    fn new(ids: ItemIds, group: u32) -> Self {
+        ItemState {
+            ids,
+            who: Who {
+                item: ids.global_linear_id as u32,
+                group,
+                lid: ids.local_linear_id as u16,
+                sub_group: ids.sub_group_id as u16,
+            },
+            step: 1,
+            wg: [0; 3],
+            sg: [0; 3],
+            vc: Default::default(),
+            fence_release: None,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Whether `p` happens before this work-item's next access in `s`.
+    fn after(&self, p: &Rec, s: usize) -> bool {
+        if p.who.item == self.who.item {
+            return true;
+        }
+        if p.who.group == self.who.group
+            && (self.wg[s] > p.wg || (p.who.sub_group == self.who.sub_group && self.sg[s] > p.sg))
+        {
+            return true;
+        }
+        self.vc[s].knows(&p.epoch())
+    }
+
+    fn rec(&self, op: AccessOp, s: usize, site: Site) -> Rec {
+        Rec {
+            who: self.who,
+            step: self.step,
+            wg: self.wg[s],
+            sg: self.sg[s],
+            op: PackedOp::pack(op),
+            site: intern::site(site),
+        }
+    }
+
+    /// This work-item's clock for `s` including its own accesses so far.
+    fn snapshot(&self, s: usize) -> Arc<Clock> {
+        let mut c = (*self.vc[s]).clone();
+        c.set_item(self.who.item, self.step);
+        Arc::new(c)
+    }
+
+    fn access(&self, op: AccessOp, site: Site) -> Access {
+        Access {
+            item: self.ids,
+            op,
+            site,
+        }
+    }
+
+    /// A fence by this work-item (`000_96da91f170ff246f.txt`).
+    pub(crate) fn fence(&mut self, flags: MemFlags, order: MemOrder, scope: MemScope) {
+        let spaces = spaces_of(flags);
+        if order.is_acquire() {
+            for e in &self.pending {
+                if !e.applies_to(&self.who, scope) {
+                    continue;
+                }
+                for &s in &spaces {
+                    let mut vc = Some(self.vc[s].clone());
+                    join_opt(&mut vc, &e.clocks[s]);
+                    self.vc[s] = vc.expect("joined into a present clock");
+                }
+            }
+        }
+        if order.is_release() {
+            let mut clocks: SpaceClocks = Default::default();
+            for &s in &spaces {
+                clocks[s] = Some(self.snapshot(s));
+            }
+            self.fence_release = Some((scope, clocks));
+            self.step += 1;
+        }
+    }
+}
+
+fn spaces_of(flags: MemFlags) -> Vec<usize> {
+    [
+        (MemFlags::GLOBAL, Space::Global),
+        (MemFlags::LOCAL, Space::Local),
+        (MemFlags::IMAGE, Space::Image),
+    ]
+    .into_iter()
+    .filter(|(f, _)| flags.contains(*f))
+    .map(|(_, s)| s.index())
+    .collect()
+}
+
+/// An atomic operation as the checker sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AtomicAccess {
+    pub(crate) op: &'static str,
+    pub(crate) order: MemOrder,
+    /// A compare-exchange's failure order.
+    pub(crate) failure: Option<MemOrder>,
+    pub(crate) scope: MemScope,
+    /// Whether it reads (everything but a store).
+    pub(crate) reads: bool,
+    /// Whether it is a read-modify-write (continues a release sequence).
+    pub(crate) rmw: bool,
+}
+
+/// What an access is: plain read or write, or atomic.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    Atomic(AtomicAccess),
+}
+
+/// One work-group's checker state. Lives on the worker thread running the
+/// group.
+pub(crate) struct GroupCheck {
+    pub(crate) launch: Arc<LaunchCheck>,
+    group: u32,
+    sub_group_size: usize,
+    pub(crate) items: Box<[RefCell<ItemState>]>,
+    /// Local memory's shadow: dense per local array, most recently used
+    /// first, and a map for anything unregistered.
+    local_dense: RefCell<Vec<LocalDense>>,
+    local: RefCell<ShadowMap>,
+    /// The dense shadows this group has used, so that most accesses find
+    /// theirs without a lock.
+    dense: RefCell<Vec<Arc<DenseShadow>>>,
+}
+
+impl GroupCheck {
+    pub(crate) fn new(
+        launch: Arc<LaunchCheck>,
+        group: usize,
+        ids: impl IntoIterator<Item = ItemIds>,
+    ) -> Self {
+        let sub_group_size = launch.geometry.sub_group_size;
+        GroupCheck {
+            launch,
+            group: group as u32,
+            sub_group_size,
+            items: ids
+                .into_iter()
+                .map(|i| RefCell::new(ItemState::new(i, group as u32)))
+                .collect(),
+            local_dense: RefCell::default(),
+            local: RefCell::default(),
+            dense: RefCell::default(),
+        }
+    }
+
+    /// Whether a dense local shadow holds `addr` (made on first use); moves
+    /// it to the front of the group's list.
+    fn local_first(&self, addr: usize) -> bool {
+        to_front(&mut self.local_dense.borrow_mut(), addr, || {
+            objects::extent(addr).map(|(base, len, stride)| LocalDense::new(base, len, stride))
+        })
+    }
+
+    /// Whether a dense global shadow holds `addr` (made on first use); moves
+    /// it to the front of the group's cache.
+    fn dense_first(&self, addr: usize) -> bool {
+        to_front(&mut self.dense.borrow_mut(), addr, || {
+            self.launch.dense_for(addr)
+        })
+    }
+
+    /// An access by work-item `i`; `f` performs it (under the location's
+    /// shadow lock, so the value and the clocks it carries stay together)
+    /// and says whether it wrote.
+    pub(crate) fn access<R>(
+        &self,
+        i: usize,
+        addr: usize,
+        space: Space,
+        kind: Kind,
+        site: Site,
+        f: impl FnOnce() -> (R, bool),
+    ) -> R {
+        let mut item = self.items[i].borrow_mut();
+        if space == Space::Local && self.local_first(addr) {
+            let mut local = self.local_dense.borrow_mut();
+            let shadow = local[0].cell(addr);
+            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+        } else if space == Space::Local {
+            let mut local = self.local.borrow_mut();
+            let shadow = local.entry(addr).or_default();
+            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+        } else if self.dense_first(addr) {
+            let cache = self.dense.borrow();
+            let mut cell = cache[0].cell(addr).expect("the object holds the address");
+            self.on_shadow(&mut item, &mut cell, addr, space, kind, site, f)
+        } else {
+            let mut shard = self.launch.shard(addr);
+            let shadow = shard.entry(addr).or_default();
+            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_shadow<R>(
+        &self,
+        item: &mut ItemState,
+        shadow: &mut Shadow,
+        addr: usize,
+        space: Space,
+        kind: Kind,
+        site: Site,
+        f: impl FnOnce() -> (R, bool),
+    ) -> R {
+        let s = space.index();
+        let (value, wrote) = f();
+        let op = match kind {
+            Kind::Read => AccessOp::Read,
+            Kind::Write => AccessOp::Write,
+            Kind::Atomic(a) => AccessOp::Atomic {
+                op: a.op,
+                order: if wrote || !a.reads {
+                    a.order
+                } else {
+                    a.failure.unwrap_or(a.order)
+                },
+                scope: a.scope,
+                writes: wrote,
+            },
+        };
+        let rec = item.rec(op, s, site);
+        let launch = &self.launch;
+        let conflict = |p: &Rec| -> Option<ReportKind> {
+            if !(p.op.writes() || op.writes()) || item.after(p, s) {
+                return None;
+            }
+            match (p.op.is_atomic(), op.is_atomic()) {
+                (true, true) if p.inclusive(&rec) => None,
+                (true, true) => Some(ReportKind::ScopeTooNarrow),
+                (false, false) => Some(ReportKind::DataRace),
+                _ => Some(ReportKind::MixedAccess),
+            }
+        };
+        let mut found: Vec<(ReportKind, Rec)> = Vec::new();
+        match &shadow.write {
+            Some(w) => {
+                if let Some(k) = conflict(w) {
+                    found.push((k, *w));
+                }
+            }
+            None if space == Space::Local && !op.writes() => {
+                launch.report(
+                    ReportKind::UninitializedLocal,
+                    Some(addr),
+                    None,
+                    Some(item.access(op, site)),
+                    site,
+                    String::new(),
+                );
+            }
+            None => {}
+        }
+        if op.writes() {
+            for r in shadow.reads.as_slice() {
+                if let Some(k) = conflict(r) {
+                    found.push((k, *r));
+                }
+            }
+        }
+        let scan_atomics = match op {
+            AccessOp::Atomic { scope, .. } => !shadow.atomics_inclusive_with(&item.who, scope),
+            _ => true,
+        };
+        if scan_atomics {
+            for w in shadow.atomic_writes() {
+                if let Some(k) = conflict(w) {
+                    found.push((k, *w));
+                }
+            }
+        }
+        // One report per kind and pair of sites is enough for this access.
+        found.sort_by_key(|(k, p)| (*k, p.site));
+        found.dedup_by_key(|(k, p)| (*k, p.site));
+        for (k, p) in found {
+            launch.report(
+                k,
+                Some(addr),
+                Some(launch.access_of(&p)),
+                Some(item.access(op, site)),
+                site,
+                String::new(),
+            );
+        }
+        if let Kind::Atomic(a) = kind {
+            self.synchronize(item, shadow, s, a, op, wrote);
+        }
+        if op.writes() {
+            if op.is_atomic() {
+                shadow.push_atomic_write(rec, |w| item.after(w, s));
+            } else {
+                shadow.clear_atomic_writes();
+            }
+            shadow.write = Some(rec);
+            shadow.reads = Reads::None;
+        } else {
+            let me = rec.who.item;
+            shadow
+                .reads
+                .add(rec, |r| r.who.item == me || item.after(r, s));
+        }
+        value
+    }
+
+    /// The acquire and release effects of an atomic operation.
+    fn synchronize(
+        &self,
+        item: &mut ItemState,
+        shadow: &mut Shadow,
+        s: usize,
+        a: AtomicAccess,
+        op: AccessOp,
+        wrote: bool,
+    ) {
+        let AccessOp::Atomic { order, scope, .. } = op else {
+            return;
+        };
+        if a.reads && !shadow.sync().is_empty() {
+            let who = item.who;
+            let read: Vec<SyncEntry> = shadow
+                .sync()
+                .iter()
+                .filter(|e| e.applies_to(&who, scope))
+                .cloned()
+                .collect();
+            if order.is_acquire() {
+                for e in &read {
+                    let mut vc = Some(item.vc[s].clone());
+                    join_opt(&mut vc, &e.clocks[s]);
+                    item.vc[s] = vc.expect("joined into a present clock");
+                }
+            }
+            // A relaxed read (or the other spaces of an acquire) can still
+            // synchronize through a later acquire fence.
+            merge_entries(&mut item.pending, shadow.sync());
+        }
+        if !wrote {
+            return;
+        }
+        let mut published = Vec::new();
+        let entry = |scope: MemScope, clocks: SpaceClocks| SyncEntry {
+            scope,
+            group: Some(item.who.group),
+            sub_group: Some(item.who.sub_group),
+            clocks,
+        };
+        if let Some((fence_scope, clocks)) = &item.fence_release {
+            published.push(entry(scope.min(*fence_scope), clocks.clone()));
+        }
+        if order.is_release() {
+            let mut clocks: SpaceClocks = Default::default();
+            clocks[s] = Some(item.snapshot(s));
+            published.push(entry(scope, clocks));
+            item.step += 1;
+        }
+        if a.rmw {
+            // A read-modify-write continues the release sequence.
+            if !published.is_empty() {
+                merge_entries(&mut shadow.atomic_mut().sync, &published);
+            }
+        } else if !published.is_empty() {
+            shadow.atomic_mut().sync = published;
+        } else if let Some(a) = shadow.atomic.as_mut() {
+            // A store that publishes nothing ends every release sequence.
+            a.sync.clear();
+        }
+    }
+
+    /// The scheduler released `wait`, a work-group barrier every work-item
+    /// of the group waited at.
+    pub(crate) fn release_group(&self, wait: BarrierWait) {
+        if wait.scope < MemScope::WorkGroup {
+            let n = self.items.len();
+            for first in (0..n).step_by(self.sub_group_size) {
+                self.release_sub_group(first, (first + self.sub_group_size).min(n), wait);
+            }
+            return;
+        }
+        let mut items: Vec<_> = self.items.iter().map(|c| c.borrow_mut()).collect();
+        for s in spaces_of(wait.flags) {
+            let mut joined = join_all(&items, s);
+            let k = items.first().map_or(0, |it| it.wg[s]) + 1;
+            joined.set_group(self.group, k);
+            let joined = Arc::new(joined);
+            for it in items.iter_mut() {
+                it.wg[s] += 1;
+                it.sg[s] += 1;
+                it.vc[s] = joined.clone();
+            }
+        }
+        for it in items.iter_mut() {
+            it.step += 1;
+        }
+    }
+
+    /// The scheduler released the work-items `first..end` (one sub-group)
+    /// from `wait`.
+    pub(crate) fn release_sub_group(&self, first: usize, end: usize, wait: BarrierWait) {
+        debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
+        let mut items: Vec<_> = self.items[first..end]
+            .iter()
+            .map(|c| c.borrow_mut())
+            .collect();
+        if wait.scope >= MemScope::SubGroup {
+            for s in spaces_of(wait.flags) {
+                let mut joined = join_all(&items, s);
+                for it in &items {
+                    joined.set_item(it.who.item, it.step);
+                }
+                let joined = Arc::new(joined);
+                for it in items.iter_mut() {
+                    it.sg[s] += 1;
+                    it.vc[s] = joined.clone();
+                }
+            }
+        }
+        for it in items.iter_mut() {
+            it.step += 1;
+        }
+    }
+}
+
+/// What the work-items `items` know together in space `s`.
+fn join_all(items: &[std::cell::RefMut<'_, ItemState>], s: usize) -> Clock {
+    let mut joined: Option<Arc<Clock>> = None;
+    for it in items {
+        join_opt(&mut joined, &Some(it.vc[s].clone()));
+    }
+    joined.map(|c| (*c).clone()).unwrap_or_default()
+}
