@@ -7,6 +7,12 @@ set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
 command -v git >/dev/null 2>&1 || need+=(git)
+# The PoCL side of the benchmark suite (crates/clsync-bench, feature `pocl`):
+# the OpenCL ICD loader to link against, PoCL as the CPU device, clinfo.
+[ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib/aarch64-linux-gnu/libOpenCL.so ] \
+  || need+=(ocl-icd-opencl-dev)
+[ -e /etc/OpenCL/vendors/pocl.icd ] || need+=(pocl-opencl-icd)
+command -v clinfo >/dev/null 2>&1 || need+=(clinfo)
 
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"

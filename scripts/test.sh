@@ -7,6 +7,13 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (workspace, with doctests)"
 cargo test --workspace
 
+echo "== the benchmark kernels on PoCL too (correctness only, small sizes)"
+if [ -e /etc/OpenCL/vendors/pocl.icd ]; then
+  cargo test -p clsync-bench --features pocl
+else
+  echo "PoCL is not installed (scripts/setup-debian.sh installs it); skipping its side"
+fi
+
 echo "== the CTS ports again, every launch checked (CLSYNC_CHECK=1): no reports"
 CLSYNC_CHECK=1 cargo test -p clsync --test cts_sync --test cts_atomics --test cts_legacy_atomics
 

@@ -73,7 +73,7 @@ pub use atomics::{
     Atomic, AtomicDouble, AtomicFlag, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong,
     AtomicPtrdiff, AtomicSize, AtomicUint, AtomicUintptr, AtomicUlong,
 };
-pub use engine::WorkItem;
+pub use engine::{Group, Item, WorkItem};
 pub use error::{
     Divergence, GroupStall, KernelPanic, LaunchError, Place, PlaceRun, Reported, Stall,
 };

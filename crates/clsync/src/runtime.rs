@@ -4,12 +4,14 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::checker::{self, LaunchCheck, Report};
+use crate::engine::loops::Loops;
+use crate::engine::Group;
 use crate::engine::{Engine, RustEngine, WorkItem};
 use crate::error::LaunchError;
 use crate::error::Reported;
 use crate::geometry::{Geometry, NdRange};
 use crate::memory::{Element, LocalArg, LocalDecl};
-use crate::scheduler::{self, Plan, Schedule};
+use crate::scheduler::{self, GroupRunner, Plan, Schedule, Tasks};
 use std::sync::Arc;
 
 /// The watchdog timeout a launch gets unless it sets one: how long the
@@ -138,10 +140,41 @@ impl Runtime {
         self.run(launch, engine, false)
     }
 
+    /// Runs a group-level kernel: `kernel` is called once per work-group,
+    /// and runs its work-items' code between barriers as loops (see
+    /// [`engine::loops`](crate::engine::loops)).
+    pub fn launch_groups<F>(&self, launch: &Launch, kernel: F) -> Result<LaunchSummary, LaunchError>
+    where
+        F: Fn(&Group<'_>) + Sync,
+    {
+        self.run_with(launch, &Loops(&kernel), false)
+    }
+
+    /// [`Runtime::check`] for a group-level kernel.
+    pub fn check_groups<F>(&self, launch: &Launch, kernel: F) -> Result<Vec<Report>, LaunchError>
+    where
+        F: Fn(&Group<'_>) + Sync,
+    {
+        match self.run_with(launch, &Loops(&kernel), true) {
+            Ok(_) => Ok(Vec::new()),
+            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
+            Err(e) => Err(e),
+        }
+    }
+
     fn run<E: Engine>(
         &self,
         launch: &Launch,
         engine: &E,
+        force_check: bool,
+    ) -> Result<LaunchSummary, LaunchError> {
+        self.run_with(launch, &Tasks(engine), force_check)
+    }
+
+    fn run_with<R: GroupRunner>(
+        &self,
+        launch: &Launch,
+        runner: &R,
         force_check: bool,
     ) -> Result<LaunchSummary, LaunchError> {
         let geometry = launch
@@ -164,7 +197,7 @@ impl Runtime {
         };
         let check = plan.check.clone();
         let active = check.as_ref().map(|_| checker::ActiveLaunch::start());
-        let result = scheduler::run(&self.pool, engine, plan);
+        let result = scheduler::run(&self.pool, runner, plan);
         drop(active);
         let elapsed = match check {
             Some(check) => findings(&check, result)?,

@@ -163,7 +163,7 @@ fn work_group_scope_counter_shared_by_groups() {
     let counter: Buffer<AtomicUint> = Buffer::new(1).named("counter");
     let r = check(
         Launch::new("wg_counter", NdRange::new([8]).local([4])),
-        move |wi| {
+        move |_wi| {
             counter
                 .at(0)
                 .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope); //~ wgc

@@ -61,7 +61,7 @@ mod storage;
 pub use report::{to_json, Access, AccessOp, MemoryRef, Report, ReportKind, Space};
 
 pub(crate) use context::{
-    active, argument, atomic, checking_here, fence, out_of_bounds, plain, unfenced_image_read,
+    argument, atomic, checking_here, fence, out_of_bounds, plain, unfenced_image_read,
     ActiveLaunch, Running,
 };
 pub(crate) use objects::{register, unregister};

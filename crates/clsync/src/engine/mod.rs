@@ -10,8 +10,10 @@
 //!
 //! [`RustEngine`] runs Rust closures, each work-item a stackful coroutine.
 
+pub mod loops;
 pub mod rust;
 
+pub use loops::{Group, Item};
 pub use rust::{RustEngine, WorkItem};
 
 use crate::geometry::{Geometry, ItemIds};

@@ -7,7 +7,6 @@ use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::Location;
-use std::sync::atomic::Ordering;
 
 use super::buffer::out_of_bounds;
 use super::scalar::{Element, RawAtomic, Scalar};
@@ -26,17 +25,21 @@ pub struct LocalSlice<T: Element> {
     /// checked launches.
     slots: Box<[T::LocalSlot]>,
     name: String,
+    /// Whether its launch is checked: accesses then report to the checker.
+    /// A field rather than a global, so a loop over local memory can test
+    /// it once (the compiler hoists the test) and vectorize.
+    checked: bool,
     /// Whether the checker's object registry knows it.
     registered: bool,
     _not_sync: PhantomData<*const ()>,
 }
 
 impl<T: Element> LocalSlice<T> {
-    fn new(len: usize, name: String) -> Self {
+    fn new(len: usize, name: String, checked: bool) -> Self {
         let slots: Box<[T::LocalSlot]> = (0..=len).map(|_| T::zero_local_slot()).collect();
         // Only checked launches name local arrays in reports; the registry
         // is not worth a lock per group otherwise.
-        let registered = checker::active();
+        let registered = checked;
         if registered {
             let stride = std::mem::size_of::<T::LocalSlot>();
             checker::register(slots.as_ptr() as usize, len, stride, Space::Local, &name);
@@ -44,6 +47,7 @@ impl<T: Element> LocalSlice<T> {
         LocalSlice {
             slots,
             name,
+            checked,
             registered,
             _not_sync: PhantomData,
         }
@@ -107,11 +111,15 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalSlice<T> {
     pub fn get(&self, index: usize) -> T {
         let at = Location::caller();
         let slot = self.slot_at(index, false, at);
-        checker::plain(slot as *const _ as usize, Space::Local, false, at);
-        // Relaxed: only this group's thread reaches local memory; program
-        // order on that thread, with work-item switches only at barriers, is
-        // the ordering.
-        T::from_raw(slot.load(Ordering::Relaxed))
+        if self.checked {
+            checker::plain(slot as *const _ as usize, Space::Local, false, at);
+        }
+        // SAFETY: the pointer is to a live, aligned, initialized cell of this
+        // slice. The slice is neither `Send` nor `Sync` and hands out no
+        // reference to its scalar cells, so every access to the cell, atomic
+        // or not, happens on this thread: a plain read cannot race. (This is
+        // what lets local memory work vectorize.)
+        T::from_raw(unsafe { *slot.as_ptr() })
     }
     /// Writes element `index`.
     #[inline]
@@ -119,9 +127,11 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalSlice<T> {
     pub fn set(&self, index: usize, value: T) {
         let at = Location::caller();
         let slot = self.slot_at(index, true, at);
-        checker::plain(slot as *const _ as usize, Space::Local, true, at);
-        // Relaxed: as in `get`.
-        slot.store(value.to_raw(), Ordering::Relaxed)
+        if self.checked {
+            checker::plain(slot as *const _ as usize, Space::Local, true, at);
+        }
+        // SAFETY: as in `get`: only this thread reaches the cell.
+        unsafe { *slot.as_ptr() = value.to_raw() }
     }
 }
 
@@ -181,7 +191,7 @@ impl<T: Element> Copy for LocalArg<T> {}
 
 /// A launch-time description of one local argument.
 pub(crate) struct LocalDecl {
-    pub(crate) make: fn(usize, String) -> Box<dyn Any>,
+    pub(crate) make: fn(usize, String, bool) -> Box<dyn Any>,
     pub(crate) len: usize,
     pub(crate) name: String,
 }
@@ -189,7 +199,7 @@ pub(crate) struct LocalDecl {
 impl LocalDecl {
     pub(crate) fn new<T: Element>(len: usize, name: String) -> Self {
         LocalDecl {
-            make: |len, name| Box::new(LocalSlice::<T>::new(len, name)),
+            make: |len, name, checked| Box::new(LocalSlice::<T>::new(len, name, checked)),
             len,
             name,
         }
@@ -212,16 +222,18 @@ type Declared = Vec<(DeclKey, usize, Box<dyn Any>)>;
 pub(crate) struct LocalArena {
     args: Vec<Box<dyn Any>>,
     declared: RefCell<Declared>,
+    checked: bool,
 }
 
 impl LocalArena {
-    pub(crate) fn new(decls: &[LocalDecl]) -> Self {
+    pub(crate) fn new(decls: &[LocalDecl], checked: bool) -> Self {
         LocalArena {
             args: decls
                 .iter()
-                .map(|d| (d.make)(d.len, d.name.clone()))
+                .map(|d| (d.make)(d.len, d.name.clone(), checked))
                 .collect(),
             declared: RefCell::new(Vec::new()),
+            checked,
         }
     }
 
@@ -249,7 +261,8 @@ impl LocalArena {
                     .expect("keyed by type")
             }
             None => {
-                let slice = Box::new(LocalSlice::<T>::new(len, format!("local array at {site}")));
+                let name = format!("local array at {site}");
+                let slice = Box::new(LocalSlice::<T>::new(len, name, self.checked));
                 let ptr: *const LocalSlice<T> = &*slice;
                 declared.push((key, len, slice));
                 ptr

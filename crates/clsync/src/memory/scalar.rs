@@ -55,6 +55,9 @@ pub trait RawAtomic: Send + Sync + Sealed + 'static {
     fn load(&self, o: Ordering) -> Self::Value;
     /// `store`.
     fn store(&self, v: Self::Value, o: Ordering);
+    /// `as_ptr`: the cell's storage, for non-atomic access where no other
+    /// thread can reach the cell (local memory).
+    fn as_ptr(&self) -> *mut Self::Value;
     /// `swap`.
     fn swap(&self, v: Self::Value, o: Ordering) -> Self::Value;
     /// `compare_exchange`.
@@ -88,6 +91,7 @@ macro_rules! raw_atomic {
             #[inline] fn new(v: $v) -> Self { <$a>::new(v) }
             #[inline] fn load(&self, o: Ordering) -> $v { <$a>::load(self, o) }
             #[inline] fn store(&self, v: $v, o: Ordering) { <$a>::store(self, v, o) }
+            #[inline] fn as_ptr(&self) -> *mut $v { <$a>::as_ptr(self) }
             #[inline] fn swap(&self, v: $v, o: Ordering) -> $v { <$a>::swap(self, v, o) }
             #[inline] fn cas(&self, c: $v, n: $v, s: Ordering, f: Ordering) -> Result<$v, $v> {
                 <$a>::compare_exchange(self, c, n, s, f)

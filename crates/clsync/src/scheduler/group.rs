@@ -107,7 +107,7 @@ pub(crate) fn run_group<E: Engine>(
         geometry: geo,
         group_id,
         local_size,
-        arena: LocalArena::new(plan.locals),
+        arena: LocalArena::new(plan.locals, plan.check.is_some()),
         launch_id: plan.id,
         strict_images: plan.strict_images,
     };

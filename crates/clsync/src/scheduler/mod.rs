@@ -32,7 +32,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::primitive::{AtomicU64, Mutex};
 use dispenser::Dispenser;
-use group::GroupFailure;
+pub(crate) use group::GroupFailure;
 use latch::Latch;
 pub use schedule::Schedule;
 
@@ -77,7 +77,31 @@ pub(crate) struct Progress<'a> {
     slot: &'a AtomicU64,
 }
 
+impl<'a> Progress<'a> {
+    /// A counter on the same slot, for a group-level kernel to advance.
+    pub(crate) fn fork(&self) -> Progress<'a> {
+        Progress {
+            count: self.count,
+            slot: self.slot,
+        }
+    }
+
+    /// Takes back a fork's count, plus `finished` work-items.
+    pub(crate) fn join(&mut self, fork: &Progress<'_>, finished: usize) {
+        self.count = fork.count;
+        self.steps(finished);
+    }
+}
+
 impl Progress<'_> {
+    /// `n` work-items suspended or finished.
+    #[inline]
+    pub(crate) fn steps(&mut self, n: usize) {
+        self.count += n as u64;
+        // Relaxed: as in `step`.
+        self.slot.store(self.count, Ordering::Relaxed);
+    }
+
     /// A work-item suspended or finished.
     #[inline]
     pub(crate) fn step(&mut self) {
@@ -89,10 +113,37 @@ impl Progress<'_> {
     }
 }
 
-/// Runs a launch on `pool` with `engine`; returns the elapsed time.
-pub(crate) fn run<E: Engine>(
+/// How a launch runs one work-group: the work-items of an [`Engine`] as
+/// tasks with barrier rounds, or a group-level kernel
+/// ([`crate::engine::loops`]).
+pub(crate) trait GroupRunner: Sync {
+    /// Runs the group with linear index `linear` to completion.
+    fn run_group(
+        &self,
+        shared: &Shared<'_>,
+        linear: usize,
+        progress: &mut Progress<'_>,
+    ) -> Result<(), GroupFailure>;
+}
+
+/// An [`Engine`]'s work-items, resumed in rounds (`group`).
+pub(crate) struct Tasks<'e, E>(pub(crate) &'e E);
+
+impl<E: Engine> GroupRunner for Tasks<'_, E> {
+    fn run_group(
+        &self,
+        shared: &Shared<'_>,
+        linear: usize,
+        progress: &mut Progress<'_>,
+    ) -> Result<(), GroupFailure> {
+        group::run_group(self.0, shared, linear, progress)
+    }
+}
+
+/// Runs a launch on `pool`; returns the elapsed time.
+pub(crate) fn run<R: GroupRunner>(
     pool: &rayon::ThreadPool,
-    engine: &E,
+    engine: &R,
     plan: Plan<'_>,
 ) -> Result<Duration, LaunchError> {
     if pool.current_thread_index().is_some() {
@@ -186,7 +237,7 @@ fn watch(shared: &Shared<'_>, latch: &Latch, timeout: Option<Duration>) -> bool 
 
 /// One worker thread's loop: claim groups and run them until none is left
 /// or the launch is cancelled.
-fn worker<E: Engine>(engine: &E, shared: &Shared<'_>, index: usize) {
+fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
     let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag());
     let mut progress = Progress {
         count: 0,
@@ -194,7 +245,7 @@ fn worker<E: Engine>(engine: &E, shared: &Shared<'_>, index: usize) {
     };
     while let Some(claimed) = shared.dispenser.claim() {
         let linear = shared.group_order.as_ref().map_or(claimed, |o| o[claimed]);
-        match group::run_group(engine, shared, linear, &mut progress) {
+        match engine.run_group(shared, linear, &mut progress) {
             Ok(()) => {
                 // Relaxed: a counter read after the latch; see `run`.
                 shared.finished.fetch_add(1, Ordering::Relaxed);

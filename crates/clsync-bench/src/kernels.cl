@@ -1,0 +1,84 @@
+// The six workloads in OpenCL C 2.0, for PoCL. The same algorithms as the
+// clsync kernels (crates/clsync-bench/src/kernels.rs).
+
+#define GROUP 256
+#define TILE 16
+#define HIST_PER_ITEM 16
+
+kernel void barrier_loop(global uint* out, int barriers) {
+    uint acc = (uint)get_local_id(0);
+    for (int i = 0; i < barriers; i++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc = acc * 3u + 1u;
+    }
+    out[get_global_id(0)] = acc;
+}
+
+kernel void reduce(global const float* in, global float* partial, local float* s) {
+    size_t l = get_local_id(0);
+    s[l] = in[get_global_id(0)];
+    for (size_t h = GROUP / 2; h > 0; h /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < h) s[l] += s[l + h];
+    }
+    if (l == 0) partial[get_group_id(0)] = s[0];
+}
+
+kernel void scan_groups(global int* data, global int* sums, local int* a, local int* b) {
+    size_t l = get_local_id(0);
+    local int* src = a;
+    local int* dst = b;
+    src[l] = data[get_global_id(0)];
+    for (size_t step = 1; step < GROUP; step *= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        dst[l] = l >= step ? src[l] + src[l - step] : src[l];
+        local int* t = src; src = dst; dst = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    data[get_global_id(0)] = src[l];
+    if (l == GROUP - 1) sums[get_group_id(0)] = src[l];
+}
+
+kernel void scan_add(global int* data, global const int* offsets) {
+    data[get_global_id(0)] += offsets[get_group_id(0)];
+}
+
+kernel void sgemm(global const float* a, global const float* b, global float* c, int n) {
+    local float ta[TILE * TILE];
+    local float tb[TILE * TILE];
+    size_t tx = get_local_id(0), ty = get_local_id(1);
+    size_t col = get_global_id(0), row = get_global_id(1);
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; t++) {
+        ta[ty * TILE + tx] = a[row * n + t * TILE + tx];
+        tb[ty * TILE + tx] = b[(t * TILE + ty) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TILE; k++) acc += ta[ty * TILE + k] * tb[k * TILE + tx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    c[row * n + col] = acc;
+}
+
+kernel void histogram(global const uchar* in, global atomic_uint* bins) {
+    local atomic_uint lb[256];
+    size_t l = get_local_id(0);
+    atomic_store_explicit(&lb[l], 0u, memory_order_relaxed, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    size_t base = get_global_id(0) * HIST_PER_ITEM;
+    for (int k = 0; k < HIST_PER_ITEM; k++)
+        atomic_fetch_add_explicit(&lb[in[base + k]], 1u, memory_order_relaxed, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint v = atomic_load_explicit(&lb[l], memory_order_relaxed, memory_scope_work_group);
+    if (v != 0) atomic_fetch_add_explicit(&bins[l], v, memory_order_relaxed, memory_scope_device);
+}
+
+kernel void ping_pong(global atomic_uint* turn, global uint* msg, int rounds) {
+    uint me = (uint)get_group_id(0);
+    for (uint r = 0; r < (uint)rounds; r++) {
+        uint mine = 2 * r + me;
+        while (atomic_load_explicit(turn, memory_order_acquire, memory_scope_device) != mine) {}
+        uint got = (r == 0 && me == 0) ? 0u : msg[1 - me];
+        msg[me] = got + 1;
+        atomic_store_explicit(turn, mine + 1, memory_order_release, memory_scope_device);
+    }
+}

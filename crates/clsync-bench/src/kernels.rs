@@ -1,0 +1,300 @@
+//! The workloads as clsync kernels, group-level
+//! ([`Runtime::launch_groups`]): each work-item's code between barriers is
+//! a [`Group::for_each`](clsync::Group::for_each) loop. The barrier loop
+//! also runs on the general engine ([`barrier_loop_general`]), whose cost per
+//! barrier is its own figure.
+
+use std::hint::spin_loop;
+use std::time::Instant;
+
+use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
+use clsync::{AtomicUint, Buffer, Launch, NdRange, Runtime};
+
+use crate::reference::{self, compare};
+use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
+
+fn timed(f: impl FnOnce()) -> std::time::Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+/// The barrier loop, group-level: the private value lives in a vector, and
+/// each step between two barriers is one loop over the group.
+pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
+    let (n, local, barriers) = s.barrier;
+    let out = Buffer::<u32>::new(n);
+    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let mut acc: Vec<u32> = (0..g.len() as u32).collect();
+            for _ in 0..barriers {
+                g.barrier(LOCAL);
+                for a in acc.iter_mut() {
+                    *a = a.wrapping_mul(3).wrapping_add(1);
+                }
+            }
+            g.for_each(|it| out.set(it.global_linear_id, acc[it.local_linear_id]));
+        })
+        .expect("barrier loop");
+    });
+    Run {
+        time,
+        verified: verify_barrier_loop(&out, local, barriers),
+    }
+}
+
+/// The barrier loop on the general engine: one coroutine per work-item.
+pub fn barrier_loop_general(rt: &Runtime, s: &Sizes) -> Run {
+    let (n, local, barriers) = s.barrier;
+    let out = Buffer::<u32>::new(n);
+    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+    let time = timed(|| {
+        rt.launch(&launch, |wi| {
+            let mut acc = wi.get_local_id(0) as u32;
+            for _ in 0..barriers {
+                wi.barrier(LOCAL);
+                acc = acc.wrapping_mul(3).wrapping_add(1);
+            }
+            out.set(wi.get_global_id(0), acc);
+        })
+        .expect("barrier loop");
+    });
+    Run {
+        time,
+        verified: verify_barrier_loop(&out, local, barriers),
+    }
+}
+
+fn verify_barrier_loop(out: &Buffer<u32>, local: usize, barriers: usize) -> Result<(), String> {
+    let want: Vec<u32> = (0..out.len())
+        .map(|g| reference::barrier_loop(g % local, barriers))
+        .collect();
+    compare("barrier loop", &out.to_vec(), &want)
+}
+
+/// Tree reduction in local memory, one partial sum per group.
+pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
+    let n = input.len();
+    let data = Buffer::from_slice(input);
+    let partial = Buffer::<f32>::new(n / GROUP);
+    let mut launch = Launch::new("reduce", NdRange::new([n]).local([GROUP]));
+    let scratch = launch.local::<f32>(GROUP);
+    let mut total = 0.0;
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let s = g.local(scratch);
+            g.for_each(|it| s.set(it.local_linear_id, data.get(it.global_linear_id)));
+            let mut half = GROUP / 2;
+            while half > 0 {
+                g.barrier(LOCAL);
+                // The work-items with l < half: `if (l < half)` in OpenCL C.
+                g.for_each_in(0..half, |it| {
+                    let l = it.local_linear_id;
+                    s.set(l, s.get(l) + s.get(l + half));
+                });
+                half /= 2;
+            }
+            partial.set(g.get_group_id(0), s.get(0));
+        })
+        .expect("reduce");
+        total = partial.to_vec().iter().map(|&v| f64::from(v)).sum::<f64>();
+    });
+    let want = reference::reduce_sum(input);
+    Run {
+        time,
+        verified: if total == want {
+            Ok(())
+        } else {
+            Err(format!("sum {total}, expected {want}"))
+        },
+    }
+}
+
+/// Work-group inclusive scan (Hillis–Steele, double-buffered in local
+/// memory), the group totals scanned on the host, then a device-wide add.
+pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
+    let n = input.len();
+    let groups = n / GROUP;
+    let data = Buffer::from_slice(input);
+    let sums = Buffer::<i32>::new(groups);
+    let mut launch = Launch::new("scan_groups", NdRange::new([n]).local([GROUP]));
+    let a = launch.local::<i32>(GROUP);
+    let b = launch.local::<i32>(GROUP);
+    let add = Launch::new("scan_add", NdRange::new([n]).local([GROUP]));
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let (mut src, mut dst) = (g.local(a), g.local(b));
+            g.for_each(|it| src.set(it.local_linear_id, data.get(it.global_linear_id)));
+            let mut step = 1;
+            while step < GROUP {
+                g.barrier(LOCAL);
+                g.for_each(|it| {
+                    let l = it.local_linear_id;
+                    let v = if l >= step {
+                        src.get(l).wrapping_add(src.get(l - step))
+                    } else {
+                        src.get(l)
+                    };
+                    dst.set(l, v);
+                });
+                std::mem::swap(&mut src, &mut dst);
+                step *= 2;
+            }
+            g.barrier(LOCAL);
+            g.for_each(|it| data.set(it.global_linear_id, src.get(it.local_linear_id)));
+            sums.set(g.get_group_id(0), src.get(GROUP - 1));
+        })
+        .expect("scan groups");
+        // Exclusive scan of the group totals: the offset of each group.
+        let mut acc = 0i32;
+        let offsets: Vec<i32> = sums
+            .to_vec()
+            .iter()
+            .map(|&v| {
+                let o = acc;
+                acc = acc.wrapping_add(v);
+                o
+            })
+            .collect();
+        sums.copy_from_slice(&offsets);
+        rt.launch_groups(&add, |g| {
+            let off = sums.get(g.get_group_id(0));
+            g.for_each(|it| {
+                let i = it.global_linear_id;
+                data.set(i, data.get(i).wrapping_add(off));
+            });
+        })
+        .expect("scan add");
+    });
+    let _ = groups;
+    Run {
+        time,
+        verified: compare("scan", &data.to_vec(), &reference::scan(input)),
+    }
+}
+
+/// 16×16 tiled SGEMM: each group loads a tile of A and of B into local
+/// memory, then every work-item accumulates its element of C.
+pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
+    let (ab, bb) = (Buffer::from_slice(a), Buffer::from_slice(b));
+    let c = Buffer::<f32>::new(n * n);
+    let mut launch = Launch::new("sgemm", NdRange::new([n, n]).local([TILE, TILE]));
+    let ta = launch.local::<f32>(TILE * TILE);
+    let tb = launch.local::<f32>(TILE * TILE);
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let (ta, tb) = (g.local(ta), g.local(tb));
+            let mut acc = g.private::<f32>();
+            for t in 0..n / TILE {
+                g.for_each(|it| {
+                    let (tx, ty) = (it.local_id[0], it.local_id[1]);
+                    let (col, row) = (it.global_id[0], it.global_id[1]);
+                    ta.set(ty * TILE + tx, ab.get(row * n + t * TILE + tx));
+                    tb.set(ty * TILE + tx, bb.get((t * TILE + ty) * n + col));
+                });
+                g.barrier(LOCAL);
+                // Each work-item's k loop, interchanged with the loop over
+                // work-items (no work-item reads another's values here), so
+                // the inner loop runs across a row of the tile.
+                for k in 0..TILE {
+                    g.for_each(|it| {
+                        let (tx, ty) = (it.local_id[0], it.local_id[1]);
+                        acc[it.local_linear_id] += ta.get(ty * TILE + k) * tb.get(k * TILE + tx);
+                    });
+                }
+                g.barrier(LOCAL);
+            }
+            g.for_each(|it| {
+                c.set(
+                    it.global_id[1] * n + it.global_id[0],
+                    acc[it.local_linear_id],
+                )
+            });
+        })
+        .expect("sgemm");
+    });
+    Run {
+        time,
+        verified: compare("sgemm", &c.to_vec(), &reference::sgemm(a, b, n)),
+    }
+}
+
+/// 256-bin histogram: bins in local memory updated with work-group-scope
+/// atomics (no locked instruction: the group runs on one thread), merged
+/// into the global bins with one device-scope atomic per bin per group.
+pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
+    let items = input.len() / HIST_PER_ITEM;
+    let data = Buffer::from_slice(input);
+    let bins: Buffer<AtomicUint> = Buffer::new(256);
+    let mut launch = Launch::new("histogram", NdRange::new([items]).local([GROUP]));
+    let local_bins = launch.local::<AtomicUint>(256);
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let lb = g.local(local_bins);
+            g.for_each(|it| {
+                lb.at(it.local_linear_id)
+                    .store_explicit_scope(0, Relaxed, WorkGroupScope)
+            });
+            g.barrier(LOCAL);
+            g.for_each(|it| {
+                let base = it.global_linear_id * HIST_PER_ITEM;
+                for k in 0..HIST_PER_ITEM {
+                    let v = data.get(base + k) as usize;
+                    lb.at(v)
+                        .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+                }
+            });
+            g.barrier(LOCAL);
+            g.for_each(|it| {
+                let l = it.local_linear_id;
+                let v = lb.at(l).load_explicit_scope(Relaxed, WorkGroupScope);
+                if v != 0 {
+                    bins.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
+                }
+            });
+        })
+        .expect("histogram");
+    });
+    Run {
+        time,
+        verified: compare("histogram", &bins.to_vec(), &reference::histogram(input)),
+    }
+}
+
+/// Ping-pong between two work-groups of one work-item: each side waits for
+/// the other's release store with an acquire load, reads the message, and
+/// answers.
+pub fn message_passing(rt: &Runtime, rounds: usize) -> Run {
+    let msg = Buffer::<u32>::new(2);
+    let turn: Buffer<AtomicUint> = Buffer::new(1);
+    let launch = Launch::new("ping_pong", NdRange::new([2]).local([1]));
+    let time = timed(|| {
+        rt.launch_groups(&launch, |g| {
+            let me = g.get_group_id(0) as u32;
+            g.for_each(|_| {
+                for r in 0..rounds as u32 {
+                    let mine = 2 * r + me;
+                    // Acquire: pairs with the other side's release store.
+                    while turn.at(0).load_explicit(Acquire) != mine {
+                        spin_loop();
+                    }
+                    let got = if r == 0 && me == 0 {
+                        0
+                    } else {
+                        msg.get(1 - me as usize)
+                    };
+                    msg.set(me as usize, got + 1);
+                    // Release: publishes `msg` to the other side.
+                    turn.at(0).store_explicit(mine + 1, Release);
+                }
+            });
+        })
+        .expect("ping pong");
+    });
+    let want = vec![2 * rounds as u32 - 1, 2 * rounds as u32];
+    Run {
+        time,
+        verified: compare("messages", &msg.to_vec(), &want),
+    }
+}

@@ -1,0 +1,131 @@
+//! Six workloads that exercise what clsync exists for — barriers, local
+//! memory, local and global atomics, release/acquire between work-groups —
+//! each written three ways with the same algorithm:
+//!
+//! * [`kernels`]: clsync kernels (group-level, on
+//!   [`Runtime::launch_groups`](clsync::Runtime::launch_groups); the barrier
+//!   loop also on the general engine);
+//! * [`pocl`] (feature `pocl`): OpenCL C kernels on PoCL through the ICD;
+//! * [`limit`]: plain Rust with rayon, the practical limit.
+//!
+//! Each run returns its time and whether its result matched the
+//! sequential reference in [`reference`].
+
+pub mod kernels;
+pub mod limit;
+#[cfg(feature = "pocl")]
+pub mod pocl;
+pub mod reference;
+
+use std::time::Duration;
+
+/// The workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// A loop of work-group barriers around a little private arithmetic.
+    BarrierLoop,
+    /// Local-memory tree reduction of floats, work-group 256.
+    Reduce,
+    /// Work-group inclusive scan of ints, then a device-wide add.
+    Scan,
+    /// 16×16 local-memory tiled SGEMM.
+    Sgemm,
+    /// 256-bin histogram of bytes with local atomics.
+    Histogram,
+    /// C11 release/acquire ping-pong between two work-groups.
+    MessagePassing,
+}
+
+impl Workload {
+    /// All six, in table order.
+    pub const ALL: [Workload; 6] = [
+        Workload::BarrierLoop,
+        Workload::Reduce,
+        Workload::Scan,
+        Workload::Sgemm,
+        Workload::Histogram,
+        Workload::MessagePassing,
+    ];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::BarrierLoop => "barrier loop",
+            Workload::Reduce => "reduce",
+            Workload::Scan => "scan",
+            Workload::Sgemm => "sgemm",
+            Workload::Histogram => "histogram",
+            Workload::MessagePassing => "message passing",
+        }
+    }
+}
+
+/// Problem sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// Barrier loop: work-items, local size, barriers per work-item.
+    pub barrier: (usize, usize, usize),
+    /// Reduce: floats.
+    pub reduce: usize,
+    /// Scan: ints.
+    pub scan: usize,
+    /// SGEMM: matrix order.
+    pub sgemm: usize,
+    /// Histogram: bytes.
+    pub histogram: usize,
+    /// Message passing: round trips.
+    pub rounds: usize,
+}
+
+impl Sizes {
+    /// The sizes of the PoCL figures.
+    pub const FULL: Sizes = Sizes {
+        barrier: (1 << 16, 256, 1000),
+        reduce: 1 << 26,
+        scan: 1 << 24,
+        sgemm: 1024,
+        histogram: 1 << 26,
+        rounds: 20_000,
+    };
+    /// Small sizes for the tests.
+    pub const SMALL: Sizes = Sizes {
+        barrier: (1024, 64, 10),
+        reduce: 1 << 14,
+        scan: 1 << 12,
+        sgemm: 64,
+        histogram: 1 << 14,
+        rounds: 100,
+    };
+}
+
+/// Work-items per histogram work-item's share of the bytes.
+pub const HIST_PER_ITEM: usize = 16;
+/// Work-group size of reduce, scan and histogram.
+pub const GROUP: usize = 256;
+/// SGEMM tile edge.
+pub const TILE: usize = 16;
+
+/// One timed run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Wall time of the launches (including the host part of scan).
+    pub time: Duration,
+    /// `Ok` if the result matched the reference.
+    pub verified: Result<(), String>,
+}
+
+/// The figure a table shows for a workload: its unit and value for a time.
+pub fn figure(w: Workload, s: &Sizes, t: Duration) -> (f64, &'static str) {
+    let secs = t.as_secs_f64();
+    match w {
+        Workload::BarrierLoop => {
+            let (n, _, b) = s.barrier;
+            (secs * 1e9 / (n * b) as f64, "ns/item/barrier (all threads)")
+        }
+        Workload::Reduce => (4.0 * s.reduce as f64 / secs / 1e9, "GB/s"),
+        Workload::Scan => (4.0 * s.scan as f64 / secs / 1e9, "GB/s"),
+        Workload::Sgemm => (2.0 * (s.sgemm as f64).powi(3) / secs / 1e9, "GFLOP/s"),
+        Workload::Histogram => (s.histogram as f64 / secs / 1e9, "GB/s"),
+        Workload::MessagePassing => (secs * 1e9 / s.rounds as f64, "ns/round trip"),
+    }
+}

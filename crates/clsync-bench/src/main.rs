@@ -1,0 +1,218 @@
+//! `clsync-bench`: the six workloads in clsync, on PoCL and in plain Rust,
+//! run interleaved; prints medians and the ratios clsync/PoCL and
+//! clsync/limit (ratios of times: lower is better for clsync).
+//!
+//! ```text
+//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME]
+//! ```
+//!
+//! Without the `pocl` feature, or with no OpenCL device, the PoCL column
+//! says why it is empty and the rest still runs.
+
+use std::time::Duration;
+
+use clsync::Runtime;
+use clsync_bench::{figure, kernels, limit, reference, Run, Sizes, Workload};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+struct Args {
+    reps: usize,
+    threads: usize,
+    sizes: Sizes,
+    only: Option<String>,
+}
+
+fn args() -> Args {
+    let a: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        a.iter()
+            .position(|x| x == flag)
+            .and_then(|i| a.get(i + 1))
+            .cloned()
+    };
+    Args {
+        reps: value("--reps").map_or(5, |v| v.parse().expect("--reps N")),
+        threads: value("--threads").map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |v| v.parse().expect("--threads N"),
+        ),
+        sizes: if a.iter().any(|x| x == "--small") {
+            Sizes::SMALL
+        } else {
+            Sizes::FULL
+        },
+        only: value("--only"),
+    }
+}
+
+/// The OpenCL side, or why there is none.
+#[cfg(feature = "pocl")]
+fn opencl() -> Result<clsync_bench::pocl::Pocl, String> {
+    clsync_bench::pocl::Pocl::new()
+}
+
+#[cfg(not(feature = "pocl"))]
+struct NoPocl;
+
+#[cfg(not(feature = "pocl"))]
+fn opencl() -> Result<NoPocl, String> {
+    Err("built without the `pocl` feature".to_string())
+}
+
+/// The inputs, made once.
+struct Inputs {
+    reduce: Vec<f32>,
+    scan: Vec<i32>,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    bytes: Vec<u8>,
+}
+
+fn main() {
+    let args = args();
+    let s = args.sizes;
+    reference::check_sizes(s.reduce, s.scan, s.histogram, s.sgemm);
+    let rt = Runtime::with_threads(args.threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .expect("pool");
+    let cl = opencl();
+    println!(
+        "clsync-bench: {} thread(s), {} interleaved run(s), medians",
+        args.threads, args.reps
+    );
+    match &cl {
+        #[cfg(feature = "pocl")]
+        Ok(p) => println!("OpenCL device: {}", p.description),
+        #[cfg(not(feature = "pocl"))]
+        Ok(_) => {}
+        Err(why) => println!("PoCL: not run: {why}"),
+    }
+    let inputs = Inputs {
+        reduce: reference::reduce_input(s.reduce),
+        scan: reference::scan_input(s.scan),
+        a: reference::matrix(s.sgemm, 4),
+        b: reference::matrix(s.sgemm, 5),
+        bytes: reference::histogram_input(s.histogram),
+    };
+    println!(
+        "{:<16} {:>13} {:>13} {:>13} {:>12} {:>12} {:>6}  unit",
+        "workload", "clsync", "PoCL", "limit", "clsync/PoCL", "clsync/limit", "goal"
+    );
+    for w in Workload::ALL {
+        if args.only.as_deref().is_some_and(|o| !w.name().contains(o)) {
+            continue;
+        }
+        if w == Workload::MessagePassing && args.threads < 2 {
+            // Two work-groups that wait for each other need two workers.
+            println!("{:<16} (needs two threads)", w.name());
+            continue;
+        }
+        let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..args.reps {
+            // Rotate who goes first, so no side always meets a warm cache.
+            for side in 0..3 {
+                match (side + rep) % 3 {
+                    0 => c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs))),
+                    1 => {
+                        if let Ok(cl) = &cl {
+                            p.push(checked(w, "PoCL", run_pocl(w, cl, &s, &inputs)));
+                        }
+                    }
+                    _ => l.push(checked(w, "limit", run_limit(w, &pool, &s, &inputs))),
+                }
+            }
+        }
+        let c = median(c);
+        let l = median(l);
+        let p = (!p.is_empty()).then(|| median(p));
+        let (cf, unit) = figure(w, &s, c);
+        let pf = p.map_or("-".to_string(), |p| format!("{:.3}", figure(w, &s, p).0));
+        let ratio = p.map_or("-".to_string(), |p| {
+            format!("{:.2}", c.as_secs_f64() / p.as_secs_f64())
+        });
+        let goal = match w {
+            Workload::BarrierLoop | Workload::Sgemm => "<=1.0",
+            _ => "<=0.5",
+        };
+        println!(
+            "{:<16} {:>13.3} {:>13} {:>13.3} {:>12} {:>12.2} {:>6}  {unit}",
+            w.name(),
+            cf,
+            pf,
+            figure(w, &s, l).0,
+            ratio,
+            c.as_secs_f64() / l.as_secs_f64(),
+            goal
+        );
+        if w == Workload::BarrierLoop {
+            let g = median(
+                (0..args.reps)
+                    .map(|_| checked(w, "general engine", kernels::barrier_loop_general(&rt, &s)))
+                    .collect(),
+            );
+            let (n, _, b) = s.barrier;
+            println!(
+                "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine)",
+                "  general engine",
+                g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
+                "",
+                "",
+                "",
+                "",
+                "<=3"
+            );
+        }
+    }
+}
+
+fn checked(w: Workload, side: &str, r: Run) -> Duration {
+    if let Err(e) = r.verified {
+        panic!("{} on {side} gave a wrong result: {e}", w.name());
+    }
+    r.time
+}
+
+fn run_clsync(w: Workload, rt: &Runtime, s: &Sizes, i: &Inputs) -> Run {
+    match w {
+        Workload::BarrierLoop => kernels::barrier_loop(rt, s),
+        Workload::Reduce => kernels::reduce(rt, &i.reduce),
+        Workload::Scan => kernels::scan(rt, &i.scan),
+        Workload::Sgemm => kernels::sgemm(rt, &i.a, &i.b, s.sgemm),
+        Workload::Histogram => kernels::histogram(rt, &i.bytes),
+        Workload::MessagePassing => kernels::message_passing(rt, s.rounds),
+    }
+}
+
+fn run_limit(w: Workload, pool: &rayon::ThreadPool, s: &Sizes, i: &Inputs) -> Run {
+    match w {
+        Workload::BarrierLoop => limit::barrier_loop(pool, s),
+        Workload::Reduce => limit::reduce(pool, &i.reduce),
+        Workload::Scan => limit::scan(pool, &i.scan),
+        Workload::Sgemm => limit::sgemm(pool, &i.a, &i.b, s.sgemm),
+        Workload::Histogram => limit::histogram(pool, &i.bytes),
+        Workload::MessagePassing => limit::message_passing(pool, s.rounds),
+    }
+}
+
+#[cfg(feature = "pocl")]
+fn run_pocl(w: Workload, cl: &clsync_bench::pocl::Pocl, s: &Sizes, i: &Inputs) -> Run {
+    match w {
+        Workload::BarrierLoop => cl.barrier_loop(s),
+        Workload::Reduce => cl.reduce(&i.reduce),
+        Workload::Scan => cl.scan(&i.scan),
+        Workload::Sgemm => cl.sgemm(&i.a, &i.b, s.sgemm),
+        Workload::Histogram => cl.histogram(&i.bytes),
+        Workload::MessagePassing => cl.message_passing(s.rounds),
+    }
+}
+
+#[cfg(not(feature = "pocl"))]
+fn run_pocl(_: Workload, _: &NoPocl, _: &Sizes, _: &Inputs) -> Run {
+    unreachable!("no OpenCL side without the `pocl` feature")
+}

@@ -1,0 +1,297 @@
+//! The workloads as OpenCL C kernels (`kernels.cl`) on the first OpenCL CPU
+//! device the ICD loader finds — PoCL from `pocl-opencl-icd` on Debian.
+
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::device::{get_all_devices, Device, CL_DEVICE_TYPE_CPU};
+use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{cl_float, cl_int, cl_uchar, cl_uint, CL_BLOCKING};
+
+use crate::reference::{self, compare};
+use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
+
+const SOURCE: &str = include_str!("kernels.cl");
+
+/// An OpenCL CPU device with the workloads' program built for it.
+pub struct Pocl {
+    /// The device's name and version, for the table's header.
+    pub description: String,
+    context: Context,
+    queue: CommandQueue,
+    program: Program,
+}
+
+/// Why the OpenCL side cannot run.
+pub type Error = String;
+
+impl Pocl {
+    /// Finds the device and builds the program, or says why not.
+    pub fn new() -> Result<Pocl, Error> {
+        let ids = get_all_devices(CL_DEVICE_TYPE_CPU).map_err(|e| {
+            format!("no OpenCL platform or CPU device ({e}); install pocl-opencl-icd")
+        })?;
+        let id = *ids
+            .first()
+            .ok_or("no OpenCL CPU device; install pocl-opencl-icd")?;
+        let device = Device::new(id);
+        let description = format!(
+            "{} ({}, {} compute units)",
+            device.name().unwrap_or_default(),
+            device.version().unwrap_or_default(),
+            device.max_compute_units().unwrap_or(0)
+        );
+        let context = Context::from_device(&device).map_err(|e| format!("context: {e}"))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, 0).map_err(|e| format!("queue: {e}"))?;
+        let program = Program::create_and_build_from_source(&context, SOURCE, "-cl-std=CL3.0")
+            .map_err(|e| format!("building kernels.cl: {e}"))?;
+        Ok(Pocl {
+            description,
+            context,
+            queue,
+            program,
+        })
+    }
+
+    fn kernel(&self, name: &str) -> Kernel {
+        Kernel::create(&self.program, name).expect("the program has every kernel")
+    }
+
+    fn buffer<T: Copy>(&self, data: &[T]) -> Buffer<T> {
+        // SAFETY: a fresh buffer of `data.len()` elements, no host pointer.
+        let mut b = unsafe {
+            Buffer::<T>::create(
+                &self.context,
+                CL_MEM_READ_WRITE,
+                data.len().max(1),
+                ptr::null_mut(),
+            )
+        }
+        .expect("buffer");
+        if !data.is_empty() {
+            // SAFETY: a blocking write of exactly the buffer's length.
+            unsafe {
+                self.queue
+                    .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
+            }
+            .expect("write");
+        }
+        b
+    }
+
+    fn read<T: Copy + Default>(&self, b: &Buffer<T>, len: usize) -> Vec<T> {
+        let mut out = vec![T::default(); len];
+        // SAFETY: a blocking read of `len` elements of a buffer that long.
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut out, &[])
+        }
+        .expect("read");
+        out
+    }
+
+    fn finish(&self) {
+        self.queue.finish().expect("finish");
+    }
+
+    /// The barrier loop.
+    pub fn barrier_loop(&self, s: &Sizes) -> Run {
+        let (n, local, barriers) = s.barrier;
+        let out = self.buffer(&vec![0 as cl_uint; n]);
+        let k = self.kernel("barrier_loop");
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k)
+                    .set_arg(&out)
+                    .set_arg(&(barriers as cl_int))
+                    .set_global_work_size(n)
+                    .set_local_work_size(local)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+        });
+        let want: Vec<u32> = (0..n)
+            .map(|g| reference::barrier_loop(g % local, barriers))
+            .collect();
+        Run {
+            time,
+            verified: compare("barrier loop", &self.read(&out, n), &want),
+        }
+    }
+
+    /// Tree reduction.
+    pub fn reduce(&self, input: &[f32]) -> Run {
+        let n = input.len();
+        let data = self.buffer(input);
+        let partial = self.buffer(&vec![0 as cl_float; n / GROUP]);
+        let k = self.kernel("reduce");
+        let mut total = 0.0;
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k)
+                    .set_arg(&data)
+                    .set_arg(&partial)
+                    .set_arg_local_buffer(GROUP * 4)
+                    .set_global_work_size(n)
+                    .set_local_work_size(GROUP)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+            total = self
+                .read(&partial, n / GROUP)
+                .iter()
+                .map(|&v| f64::from(v))
+                .sum();
+        });
+        let want = reference::reduce_sum(input);
+        Run {
+            time,
+            verified: if total == want {
+                Ok(())
+            } else {
+                Err(format!("sum {total}, expected {want}"))
+            },
+        }
+    }
+
+    /// Group scan, host scan of the totals, device-wide add.
+    pub fn scan(&self, input: &[i32]) -> Run {
+        let n = input.len();
+        let groups = n / GROUP;
+        let data = self.buffer(input);
+        let sums = self.buffer(&vec![0 as cl_int; groups]);
+        let (k1, k2) = (self.kernel("scan_groups"), self.kernel("scan_add"));
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k1)
+                    .set_arg(&data)
+                    .set_arg(&sums)
+                    .set_arg_local_buffer(GROUP * 4)
+                    .set_arg_local_buffer(GROUP * 4)
+                    .set_global_work_size(n)
+                    .set_local_work_size(GROUP)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+            let mut acc = 0i32;
+            let offsets: Vec<i32> = self
+                .read(&sums, groups)
+                .iter()
+                .map(|&v| {
+                    let o = acc;
+                    acc = acc.wrapping_add(v);
+                    o
+                })
+                .collect();
+            let offsets = self.buffer(&offsets);
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k2)
+                    .set_arg(&data)
+                    .set_arg(&offsets)
+                    .set_global_work_size(n)
+                    .set_local_work_size(GROUP)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+        });
+        Run {
+            time,
+            verified: compare("scan", &self.read(&data, n), &reference::scan(input)),
+        }
+    }
+
+    /// Tiled SGEMM.
+    pub fn sgemm(&self, a: &[f32], b: &[f32], n: usize) -> Run {
+        let (ab, bb) = (self.buffer(a), self.buffer(b));
+        let c = self.buffer(&vec![0 as cl_float; n * n]);
+        let k = self.kernel("sgemm");
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k)
+                    .set_arg(&ab)
+                    .set_arg(&bb)
+                    .set_arg(&c)
+                    .set_arg(&(n as cl_int))
+                    .set_global_work_sizes(&[n, n])
+                    .set_local_work_sizes(&[TILE, TILE])
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+        });
+        Run {
+            time,
+            verified: compare("sgemm", &self.read(&c, n * n), &reference::sgemm(a, b, n)),
+        }
+    }
+
+    /// Histogram with local atomics.
+    pub fn histogram(&self, input: &[u8]) -> Run {
+        let items = input.len() / HIST_PER_ITEM;
+        let data = self.buffer::<cl_uchar>(input);
+        let bins = self.buffer(&[0 as cl_uint; 256]);
+        let k = self.kernel("histogram");
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k)
+                    .set_arg(&data)
+                    .set_arg(&bins)
+                    .set_global_work_size(items)
+                    .set_local_work_size(GROUP)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+        });
+        Run {
+            time,
+            verified: compare(
+                "histogram",
+                &self.read(&bins, 256),
+                &reference::histogram(input),
+            ),
+        }
+    }
+
+    /// Release/acquire ping-pong between two work-groups.
+    pub fn message_passing(&self, rounds: usize) -> Run {
+        let turn = self.buffer(&[0 as cl_uint]);
+        let msg = self.buffer(&[0 as cl_uint; 2]);
+        let k = self.kernel("ping_pong");
+        let time = self.timed(|| {
+            // SAFETY: the arguments match the kernel's parameters.
+            unsafe {
+                ExecuteKernel::new(&k)
+                    .set_arg(&turn)
+                    .set_arg(&msg)
+                    .set_arg(&(rounds as cl_int))
+                    .set_global_work_size(2)
+                    .set_local_work_size(1)
+                    .enqueue_nd_range(&self.queue)
+            }
+            .expect("enqueue");
+        });
+        let want = [2 * rounds as u32 - 1, 2 * rounds as u32];
+        Run {
+            time,
+            verified: compare("messages", &self.read(&msg, 2), &want),
+        }
+    }
+
+    fn timed(&self, f: impl FnOnce()) -> Duration {
+        self.finish();
+        let start = Instant::now();
+        f();
+        self.finish();
+        start.elapsed()
+    }
+}

@@ -1,0 +1,102 @@
+//! Every benchmark kernel, at small sizes, gives the sequential reference's
+//! result in every engine: clsync's group-level kernels (unchecked and
+//! checked, which must report nothing), the general engine for the barrier
+//! loop, plain Rust, and — with the `pocl` feature and a device — PoCL.
+//! No test here measures a time.
+
+use clsync::Runtime;
+use clsync_bench::{kernels, limit, reference, Sizes};
+
+const S: Sizes = Sizes::SMALL;
+
+fn runtimes() -> [Runtime; 2] {
+    [
+        Runtime::with_threads(2),
+        Runtime::with_threads(2).with_checking(true),
+    ]
+}
+
+#[test]
+fn clsync_kernels_match_the_references_checked_and_unchecked() {
+    let reduce = reference::reduce_input(S.reduce);
+    let scan = reference::scan_input(S.scan);
+    let (a, b) = (reference::matrix(S.sgemm, 4), reference::matrix(S.sgemm, 5));
+    let bytes = reference::histogram_input(S.histogram);
+    for rt in runtimes() {
+        // A checked launch with findings would fail, and the kernels panic
+        // on a failed launch, so passing here also means zero reports.
+        for run in [
+            kernels::barrier_loop(&rt, &S),
+            kernels::barrier_loop_general(&rt, &S),
+            kernels::reduce(&rt, &reduce),
+            kernels::scan(&rt, &scan),
+            kernels::sgemm(&rt, &a, &b, S.sgemm),
+            kernels::histogram(&rt, &bytes),
+            kernels::message_passing(&rt, S.rounds),
+        ] {
+            assert_eq!(run.verified, Ok(()), "checked: {}", rt.checking());
+        }
+    }
+}
+
+#[test]
+fn plain_rust_limits_match_the_references() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for run in [
+        limit::barrier_loop(&pool, &S),
+        limit::reduce(&pool, &reference::reduce_input(S.reduce)),
+        limit::scan(&pool, &reference::scan_input(S.scan)),
+        limit::sgemm(
+            &pool,
+            &reference::matrix(S.sgemm, 4),
+            &reference::matrix(S.sgemm, 5),
+            S.sgemm,
+        ),
+        limit::histogram(&pool, &reference::histogram_input(S.histogram)),
+        limit::message_passing(&pool, S.rounds),
+    ] {
+        assert_eq!(run.verified, Ok(()));
+    }
+}
+
+#[test]
+fn references_agree_with_brute_force() {
+    // The scan reference is the running sum; the histogram counts every byte.
+    let x = [3, -1, 4, 1, -5];
+    assert_eq!(reference::scan(&x), vec![3, 2, 6, 7, 2]);
+    let h = reference::histogram(&[0, 255, 255, 7]);
+    assert_eq!((h[0], h[7], h[255], h.iter().sum::<u32>()), (1, 1, 2, 4));
+    let m = reference::sgemm(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2);
+    assert_eq!(m, vec![19.0, 22.0, 43.0, 50.0]);
+}
+
+/// PoCL, where the feature is on and a device exists; otherwise the test
+/// says so and checks nothing else.
+#[cfg(feature = "pocl")]
+#[test]
+fn pocl_kernels_match_the_references() {
+    let cl = match clsync_bench::pocl::Pocl::new() {
+        Ok(cl) => cl,
+        Err(why) => {
+            eprintln!("no OpenCL device, PoCL side not tested: {why}");
+            return;
+        }
+    };
+    for run in [
+        cl.barrier_loop(&S),
+        cl.reduce(&reference::reduce_input(S.reduce)),
+        cl.scan(&reference::scan_input(S.scan)),
+        cl.sgemm(
+            &reference::matrix(S.sgemm, 4),
+            &reference::matrix(S.sgemm, 5),
+            S.sgemm,
+        ),
+        cl.histogram(&reference::histogram_input(S.histogram)),
+        cl.message_passing(S.rounds),
+    ] {
+        assert_eq!(run.verified, Ok(()));
+    }
+}

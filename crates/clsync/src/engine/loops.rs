@@ -1,0 +1,364 @@
+//! Group-level kernels: the code between two barriers runs as a loop over
+//! the work-items of a group, as PoCL's work-item loops and SYCL's
+//! hierarchical parallelism do, instead of one coroutine per work-item.
+//!
+//! A kernel is a closure called once per work-group with a [`Group`]. Work
+//! done per work-item is written as [`Group::for_each`]; values that live
+//! across a barrier are kept per work-item in ordinary vectors
+//! ([`Group::private`]); a barrier is [`Group::barrier`] between two loops.
+//! Every barrier is reached by the whole group by construction — control
+//! flow around barriers is the group's, so it is uniform, and divergence
+//! cannot be written. Kernels whose barriers sit in divergent control flow
+//! need the general engine ([`Runtime::launch`](crate::Runtime::launch)).
+//!
+//! A barrier here costs nothing at run time but its fences; the work-items'
+//! code runs back to back and can vectorize. The checker works as in the
+//! general engine: in a checked launch each iteration of `for_each` is its
+//! work-item, and each barrier synchronizes the group.
+//!
+//! ```
+//! use clsync::{Buffer, Launch, NdRange, Runtime};
+//! use clsync::sync::LOCAL;
+//!
+//! // A tree reduction per group of 256, one barrier per level.
+//! let input = Buffer::from_slice(&(1..=1024u32).collect::<Vec<_>>());
+//! let sums = Buffer::<u32>::new(4);
+//! let mut launch = Launch::new("reduce", NdRange::new([1024]).local([256]));
+//! let scratch = launch.local::<u32>(256);
+//! Runtime::new().launch_groups(&launch, |g| {
+//!     let s = g.local(scratch);
+//!     g.for_each(|it| s.set(it.local_linear_id, input.get(it.global_linear_id)));
+//!     let mut half = 128;
+//!     while half > 0 {
+//!         g.barrier(LOCAL);
+//!         g.for_each(|it| {
+//!             let l = it.local_linear_id;
+//!             if l < half {
+//!                 s.set(l, s.get(l) + s.get(l + half));
+//!             }
+//!         });
+//!         half /= 2;
+//!     }
+//!     sums.set(g.get_group_id(0), s.get(0));
+//! }).unwrap();
+//! assert_eq!(sums.get(0), 256 * 257 / 2);
+//! ```
+
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe, Location};
+
+use crate::checker::{GroupCheck, Running};
+use crate::engine::{GroupEnv, ItemFailure};
+use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
+use crate::geometry::{GroupItems, ItemIds};
+use crate::memory::{Element, LocalArena, LocalArg, LocalSlice};
+use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared};
+use crate::sync::{
+    fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
+    MemFlags, MemScope, Site,
+};
+
+/// One work-item as a group-level loop sees it: its ids, made by counting
+/// rather than dividing, so a loop over the group stays cheap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// `get_local_linear_id`.
+    pub local_linear_id: usize,
+    /// `get_global_linear_id`.
+    pub global_linear_id: usize,
+    /// `get_local_id`, per dimension.
+    pub local_id: [usize; 3],
+    /// `get_global_id`, per dimension (with the global offset).
+    pub global_id: [usize; 3],
+}
+
+/// One work-group of a group-level kernel.
+pub struct Group<'g> {
+    env: &'g GroupEnv<'g>,
+    len: usize,
+    check: Option<&'g GroupCheck>,
+    /// The work-item `for_each` is running, for panic reports.
+    current: Cell<Option<usize>>,
+    progress: RefCell<Progress<'g>>,
+}
+
+impl Group<'_> {
+    /// Work-items in this group.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the group has no work-items (never: ranges are not empty).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// All ids of the work-item with local linear id `l` (sub-group ids
+    /// included).
+    pub fn ids(&self, l: usize) -> ItemIds {
+        ItemIds::new(self.env.geometry, self.env.group_id, self.env.local_size, l)
+    }
+
+    /// Runs `f` once per work-item of the group, in local linear order.
+    #[inline]
+    pub fn for_each(&self, f: impl FnMut(&Item)) {
+        self.for_each_in(0..self.len, f)
+    }
+
+    /// Runs `f` for the work-items whose local linear ids are in `range`,
+    /// in order: `for_each` with `if range.contains(l)` around the body.
+    #[inline]
+    pub fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&Item)) {
+        let geo = self.env.geometry;
+        let ls = self.env.local_size;
+        let end = range.end.min(self.len);
+        let base: [usize; 3] =
+            std::array::from_fn(|d| self.env.group_id[d] * geo.local[d] + geo.offset[d]);
+        let g = geo.global;
+        let row = ls[0];
+        let plane = ls[0] * ls[1];
+        let mut l = range.start;
+        // Counting through z, y, x instead of dividing the linear id: the
+        // innermost loop is over x, unit-stride, as vector code wants.
+        while l < end {
+            let (z, rem) = (l / plane, l % plane);
+            let y = rem / row;
+            let x0 = rem % row;
+            let x_end = row.min(x0 + (end - l));
+            let (gy, gz) = (base[1] + y, base[2] + z);
+            let row_base = (gz - geo.offset[2]) * g[1] * g[0] + (gy - geo.offset[1]) * g[0];
+            for x in x0..x_end {
+                let gx = base[0] + x;
+                let item = Item {
+                    local_linear_id: l + (x - x0),
+                    global_linear_id: row_base + (gx - geo.offset[0]),
+                    local_id: [x, y, z],
+                    global_id: [gx, gy, gz],
+                };
+                self.current.set(Some(item.local_linear_id));
+                // One call site, so that `f` inlines into the loop.
+                let _running = self.check.map(|c| Running::enter(c, item.local_linear_id));
+                f(&item);
+            }
+            l += x_end - x0;
+        }
+        self.current.set(None);
+    }
+
+    /// A vector with one default value per work-item: private variables
+    /// that live across barriers.
+    pub fn private<T: Default + Clone>(&self) -> Vec<T> {
+        vec![T::default(); self.len]
+    }
+
+    /// `get_work_dim`.
+    pub fn get_work_dim(&self) -> u32 {
+        self.env.geometry.dims as u32
+    }
+    /// `get_group_id(dim)`.
+    pub fn get_group_id(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.group_id, 0)
+    }
+    /// `get_num_groups(dim)`.
+    pub fn get_num_groups(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.num_groups, 1)
+    }
+    /// `get_local_size(dim)`: this group's actual size.
+    pub fn get_local_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.local_size, 1)
+    }
+    /// `get_enqueued_local_size(dim)`.
+    pub fn get_enqueued_local_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.local, 1)
+    }
+    /// `get_global_size(dim)`.
+    pub fn get_global_size(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.global, 1)
+    }
+    /// `get_global_offset(dim)`.
+    pub fn get_global_offset(&self, dim: u32) -> usize {
+        self.dim_or(dim, self.env.geometry.offset, 0)
+    }
+
+    fn dim_or(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
+        if dim < self.env.geometry.dims as u32 {
+            v[dim as usize]
+        } else {
+            default
+        }
+    }
+
+    /// The group's slice for a local argument sized at launch.
+    pub fn local<T: Element>(&self, arg: LocalArg<T>) -> &LocalSlice<T> {
+        assert_eq!(
+            arg.launch, self.env.launch_id,
+            "LocalArg used with a launch other than the one that made it"
+        );
+        self.env.arena.arg(arg)
+    }
+
+    /// A local array declared in the kernel (`__local T name[len];`).
+    #[track_caller]
+    pub fn local_array<T: Element>(&self, len: usize) -> &LocalSlice<T> {
+        self.env.arena.declared(Site::caller(), len)
+    }
+}
+
+/// Barriers and fences (`003_2caebc1f01141481.txt`,
+/// `004_bfca21a36d7bd2da.txt`, `002_6c32435e912a3710.txt`,
+/// `000_96da91f170ff246f.txt`).
+///
+/// # Memory ordering
+///
+/// A barrier is the release fence of every work-item, then the acquire
+/// fence of every work-item, on the memory its flags name at its scope:
+/// the group runs on one thread, so within the group this is program order
+/// (and a compiler fence); at device scope it is a `std` fence pairing with
+/// other groups and host threads.
+impl Group<'_> {
+    /// `barrier(flags)`.
+    #[track_caller]
+    pub fn barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            MemScope::WorkGroup,
+            Location::caller(),
+        )
+    }
+    /// `work_group_barrier(flags, scope)`.
+    #[track_caller]
+    pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
+        self.wait(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            S::SCOPE,
+            Location::caller(),
+        )
+    }
+    /// `sub_group_barrier(flags)`. Running the whole group to this point
+    /// also brings every sub-group to it.
+    #[track_caller]
+    pub fn sub_group_barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait(
+            BarrierKind::SubGroup,
+            flags.mem_flags(),
+            MemScope::SubGroup,
+            Location::caller(),
+        )
+    }
+
+    /// `atomic_work_item_fence(flags, order, scope)` by the work-item
+    /// `for_each` is running.
+    #[track_caller]
+    pub fn atomic_work_item_fence<F: FenceFlags, O: FenceOrder, S: FenceScopeFor<F>>(
+        &self,
+        flags: F,
+        _order: O,
+        _scope: S,
+    ) {
+        hooks::poll(Location::caller());
+        fence_effect(flags.mem_flags(), O::ORDER, S::SCOPE);
+        crate::checker::fence(flags.mem_flags(), O::ORDER, S::SCOPE);
+    }
+
+    fn wait(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Location) {
+        assert!(
+            self.current.get().is_none(),
+            "a barrier inside for_each: barriers belong between the loops"
+        );
+        hooks::poll(at);
+        fence_effect(flags, crate::sync::MemOrder::AcqRel, scope);
+        if let Some(check) = self.check {
+            let wait = BarrierWait {
+                kind,
+                site: Site::from_location(at),
+                flags,
+                scope,
+            };
+            match kind {
+                BarrierKind::WorkGroup => check.release_group(wait),
+                BarrierKind::SubGroup => {
+                    let sg = self.env.geometry.sub_group_size;
+                    for first in (0..self.len).step_by(sg) {
+                        check.release_sub_group(first, (first + sg).min(self.len), wait);
+                    }
+                }
+            }
+        }
+        self.progress.borrow_mut().steps(self.len);
+    }
+}
+
+/// Runs a group-level kernel as the scheduler's group runner.
+pub(crate) struct Loops<'k, F>(pub(crate) &'k F);
+
+impl<F> GroupRunner for Loops<'_, F>
+where
+    F: Fn(&Group<'_>) + Sync,
+{
+    fn run_group(
+        &self,
+        shared: &Shared<'_>,
+        linear: usize,
+        progress: &mut Progress<'_>,
+    ) -> Result<(), GroupFailure> {
+        let plan = &shared.plan;
+        let geo = &plan.geometry;
+        let group_id = geo.group_id(linear);
+        let local_size = geo.local_size_of(group_id);
+        let env = GroupEnv {
+            geometry: geo,
+            group_id,
+            local_size,
+            arena: LocalArena::new(plan.locals, plan.check.is_some()),
+            launch_id: plan.id,
+            strict_images: plan.strict_images,
+        };
+        let len: usize = local_size.iter().product();
+        let check = plan.check.as_ref().map(|c| {
+            GroupCheck::new(
+                c.clone(),
+                linear,
+                GroupItems::new(geo, group_id, local_size),
+            )
+        });
+        let fork: Progress<'_> = progress.fork();
+        let group = Group {
+            env: &env,
+            len,
+            check: check.as_ref(),
+            current: Cell::new(None),
+            progress: RefCell::new(fork),
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));
+        let n = group.len;
+        progress.join(&group.progress.borrow(), n);
+        let Err(payload) = result else {
+            return Ok(());
+        };
+        let at = group.current.get();
+        let ids = group.ids(at.unwrap_or(0));
+        match hooks::failure_from_panic(payload) {
+            ItemFailure::Panic { message, site } => Err(GroupFailure::Error(LaunchError::Panic(
+                Box::new(KernelPanic {
+                    kernel: plan.kernel.clone(),
+                    dims: geo.dims,
+                    ids,
+                    message: match at {
+                        Some(_) => message,
+                        None => format!("{message} (in group-level code, outside for_each)"),
+                    },
+                    site,
+                }),
+            ))),
+            ItemFailure::Cancelled { site } => Err(GroupFailure::Cancelled(GroupStall {
+                group_id,
+                places: vec![PlaceRun {
+                    place: Place::Running(site),
+                    items: at.map_or_else(|| (0..n).collect(), |i| vec![i]),
+                }],
+            })),
+        }
+    }
+}
