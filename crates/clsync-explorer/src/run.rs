@@ -353,6 +353,16 @@ struct Exec<'w, 'a> {
 }
 
 impl Exec<'_, '_> {
+    /// Makes the litmus file's `span` the source location the checker
+    /// reports for what follows, until the guard drops.
+    fn at(&self, span: crate::syntax::Span) -> clsync::checker::SiteScope {
+        clsync::checker::SiteScope::enter(Site {
+            file: self.file,
+            line: span.line,
+            column: span.column,
+        })
+    }
+
     fn cell(&mut self, p: &LPtr) -> usize {
         let off = p.offset().map_or(0, |e| self.expr(e));
         let (base, len) = p.extent();
@@ -375,9 +385,10 @@ impl Exec<'_, '_> {
                 let v = self.expr(e);
                 self.regs[*r] = v;
             }
-            LStmt::Store(p, e, access, _) => {
+            LStmt::Store(p, e, access, span) => {
                 let v = self.expr(e);
                 let c = self.cell(p);
+                let _site = self.at(*span);
                 match access {
                     Access::Plain => on_cell!(&self.cells[c], a => a.plain_store(v)),
                     Access::Atomic(o, s) => {
@@ -387,7 +398,8 @@ impl Exec<'_, '_> {
                     }
                 }
             }
-            LStmt::Fence(flags, order, scope, _) => {
+            LStmt::Fence(flags, order, scope, span) => {
+                let _site = self.at(*span);
                 let scope = scope.map_or(MemScope::Device, |s| {
                     if s == Scope::WorkItem && *flags != crate::syntax::FLAG_IMAGE {
                         MemScope::SubGroup
@@ -436,7 +448,8 @@ impl Exec<'_, '_> {
         match e {
             LExpr::Const(v) => *v,
             LExpr::Reg(r) => self.regs[*r],
-            LExpr::Load(p, access, _) => {
+            LExpr::Load(p, access, span) => {
+                let _site = self.at(*span);
                 let c = self.cell(p);
                 match access {
                     Access::Plain => on_cell!(&self.cells[c], a => a.plain_load()),
@@ -453,9 +466,10 @@ impl Exec<'_, '_> {
                 operand,
                 order,
                 scope,
-                ..
+                span,
             } => {
                 let v = self.expr(operand);
+                let _site = self.at(*span);
                 let c = self.cell(loc);
                 let (o, sc) = (*order, mem_scope(*scope));
                 use crate::syntax::RmwOp as R;
@@ -477,9 +491,10 @@ impl Exec<'_, '_> {
                 desired,
                 order,
                 scope,
-                ..
+                span,
             } => {
                 let d = self.expr(desired);
+                let _site = self.at(*span);
                 let c = self.cell(loc);
                 let x = self.cell(expected);
                 let (o, sc) = (*order, mem_scope(*scope));

@@ -21,6 +21,58 @@ thread_local! {
     /// The group and work-item this thread is running under a checked
     /// launch, or null.
     static CURRENT: Cell<(*const GroupCheck, usize)> = const { Cell::new((ptr::null(), 0)) };
+    /// The interpreted program's source location, set by [`at_site`].
+    static SITE: Cell<Option<Site>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with `site` standing for the source location of every access,
+/// fence and argument check it makes on this thread. For interpreters
+/// (litmus tests, SPIR-V): their Rust call sites say nothing about the
+/// interpreted program, whose file, line and column reports should name.
+///
+/// ```
+/// use clsync::checker::{at_site, ReportKind};
+/// use clsync::sync::Site;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// let cell = Buffer::<u32>::new(1);
+/// let site = Site { file: "prog.cl", line: 7, column: 3 };
+/// let reports = Runtime::with_threads(1)
+///     .check(&Launch::new("interp", NdRange::new([2])), |_wi| {
+///         at_site(site, || cell.set(0, 1));
+///     })
+///     .unwrap();
+/// assert_eq!(reports[0].kind, ReportKind::DataRace);
+/// assert_eq!(reports[0].site, site);
+/// ```
+pub fn at_site<R>(site: Site, f: impl FnOnce() -> R) -> R {
+    let _scope = SiteScope::enter(site);
+    f()
+}
+
+/// [`at_site`] as a guard: `site` stands for the source location until the
+/// guard is dropped, when the previous one (if any) is back.
+#[must_use = "the site applies only while the guard lives"]
+pub struct SiteScope(Option<Site>);
+
+impl SiteScope {
+    /// Makes `site` the current interpreted source location.
+    pub fn enter(site: Site) -> SiteScope {
+        SiteScope(SITE.with(|s| s.replace(Some(site))))
+    }
+}
+
+impl Drop for SiteScope {
+    fn drop(&mut self) {
+        SITE.with(|s| s.set(self.0));
+    }
+}
+
+/// The site to report for a Rust call at `at`: the interpreted program's,
+/// if an interpreter set one.
+fn site_of(at: &'static Location<'static>) -> Site {
+    SITE.with(|s| s.get())
+        .unwrap_or_else(|| Site::from_location(at))
 }
 
 /// Whether any checked launch is running. A hint: `false` means no access
@@ -96,11 +148,7 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
     let kind = if write { Kind::Write } else { Kind::Read };
-    with_current(|g, i| {
-        g.access(i, addr, space, kind, Site::from_location(at), || {
-            ((), write)
-        })
-    });
+    with_current(|g, i| g.access(i, addr, space, kind, site_of(at), || ((), write)));
 }
 
 /// An atomic operation: `f` performs it and says whether it wrote. Outside a
@@ -134,14 +182,7 @@ pub(crate) fn atomic<R>(
     let mut f = Some(f);
     let checked = with_current(|g, i| {
         let f = f.take().expect("called once");
-        g.access(
-            i,
-            addr,
-            space,
-            Kind::Atomic(access),
-            Site::from_location(at),
-            f,
-        )
+        g.access(i, addr, space, Kind::Atomic(access), site_of(at), f)
     });
     match checked {
         Some(r) => r,
@@ -174,7 +215,7 @@ pub(crate) fn out_of_bounds(
         return false;
     }
     with_current(|g, i| {
-        let site = Site::from_location(at);
+        let site = site_of(at);
         let item = g.items[i].borrow().ids;
         g.launch.report(
             ReportKind::OutOfBounds,
@@ -266,7 +307,8 @@ pub(crate) fn argument<T>(
     site: impl Into<Site>,
 ) -> Result<T, SyncError> {
     if let Err(e) = &checked {
-        invalid_argument(op, e, site.into());
+        let site = SITE.with(|s| s.get()).unwrap_or(site.into());
+        invalid_argument(op, e, site);
     }
     checked
 }

@@ -58,6 +58,7 @@ mod shadow;
 mod state;
 mod storage;
 
+pub use context::{at_site, SiteScope};
 pub use report::{to_json, Access, AccessOp, MemoryRef, Report, ReportKind, Space};
 
 pub(crate) use context::{
