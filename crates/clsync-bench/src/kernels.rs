@@ -66,6 +66,28 @@ pub fn barrier_loop_general(rt: &Runtime, s: &Sizes) -> Run {
     }
 }
 
+/// The barrier loop on the async engine: one future per work-item.
+pub fn barrier_loop_async(rt: &Runtime, s: &Sizes) -> Run {
+    let (n, local, barriers) = s.barrier;
+    let out = Buffer::<u32>::new(n);
+    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+    let time = timed(|| {
+        rt.launch_async(&launch, async |wi| {
+            let mut acc = wi.get_local_id(0) as u32;
+            for _ in 0..barriers {
+                wi.barrier_async(LOCAL).await;
+                acc = acc.wrapping_mul(3).wrapping_add(1);
+            }
+            out.set(wi.get_global_id(0), acc);
+        })
+        .expect("barrier loop");
+    });
+    Run {
+        time,
+        verified: verify_barrier_loop(&out, local, barriers),
+    }
+}
+
 fn verify_barrier_loop(out: &Buffer<u32>, local: usize, barriers: usize) -> Result<(), String> {
     let want: Vec<u32> = (0..out.len())
         .map(|g| reference::barrier_loop(g % local, barriers))

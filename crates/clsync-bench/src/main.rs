@@ -151,22 +151,29 @@ fn main() {
             goal
         );
         if w == Workload::BarrierLoop {
-            let g = median(
-                (0..args.reps)
-                    .map(|_| checked(w, "general engine", kernels::barrier_loop_general(&rt, &s)))
-                    .collect(),
-            );
-            let (n, _, b) = s.barrier;
-            println!(
-                "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine)",
-                "  general engine",
-                g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
-                "",
-                "",
-                "",
-                "",
-                "<=3"
-            );
+            type General = fn(&Runtime, &Sizes) -> Run;
+            let engines: [(&str, General); 2] = [
+                ("  coroutines", kernels::barrier_loop_general),
+                ("  async", kernels::barrier_loop_async),
+            ];
+            for (name, run) in engines {
+                let g = median(
+                    (0..args.reps)
+                        .map(|_| checked(w, name, run(&rt, &s)))
+                        .collect(),
+                );
+                let (n, _, b) = s.barrier;
+                println!(
+                    "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine)",
+                    name,
+                    g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
+                    "",
+                    "",
+                    "",
+                    "",
+                    "<=3"
+                );
+            }
         }
     }
 }

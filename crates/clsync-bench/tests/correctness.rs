@@ -28,6 +28,7 @@ fn clsync_kernels_match_the_references_checked_and_unchecked() {
         for run in [
             kernels::barrier_loop(&rt, &S),
             kernels::barrier_loop_general(&rt, &S),
+            kernels::barrier_loop_async(&rt, &S),
             kernels::reduce(&rt, &reduce),
             kernels::scan(&rt, &scan),
             kernels::sgemm(&rt, &a, &b, S.sgemm),

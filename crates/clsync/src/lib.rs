@@ -44,7 +44,7 @@
 //! | [`memory`] | global buffers, local memory, images, and how they map onto Rust atomics |
 //! | [`sync`] | fence flags, memory orders and scopes, as types and as values; fences |
 //! | [`atomics`] | `atomic_int` … `atomic_flag`, in global and local memory |
-//! | [`engine`] | what runs a work-item: the Rust coroutine engine, and the trait another engine implements |
+//! | [`engine`] | what runs a work-item: the Rust coroutine engine, group-level loops, the async engine, and the trait another engine implements |
 //! | [`scheduler`](crate::Runtime) | groups over threads, barriers, divergence, the watchdog |
 //! | [`checker`] | checked launches: races, divergence, scopes, bounds, as reports |
 //! | [`trace`] | recording which synchronization operations code performs |

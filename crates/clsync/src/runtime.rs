@@ -140,6 +140,17 @@ impl Runtime {
         self.run(launch, engine, false)
     }
 
+    /// Runs an async kernel on the async engine
+    /// ([`engine::asynchronous`](crate::engine::asynchronous)): barriers are
+    /// awaited (`wi.barrier_async(flags).await`).
+    pub fn launch_async<F>(&self, launch: &Launch, kernel: F) -> Result<LaunchSummary, LaunchError>
+    where
+        F: AsyncFn(&WorkItem<'_>) + Sync,
+    {
+        let engine = crate::engine::asynchronous::AsyncEngine::new(&kernel);
+        self.launch_engine(launch, &engine)
+    }
+
     /// Runs a group-level kernel: `kernel` is called once per work-group,
     /// and runs its work-items' code between barriers as loops (see
     /// [`engine::loops`](crate::engine::loops)).

@@ -10,6 +10,7 @@
 //!
 //! [`RustEngine`] runs Rust closures, each work-item a stackful coroutine.
 
+pub mod asynchronous;
 pub mod loops;
 pub mod rust;
 

@@ -46,7 +46,9 @@ use crate::trace::{self, SyncEvent};
 pub struct WorkItem<'g> {
     pub(crate) ids: ItemIds,
     pub(crate) env: &'g GroupEnv<'g>,
-    pub(crate) yielder: &'g Yielder<Resume, Suspend>,
+    /// The coroutine to suspend at a barrier; `None` on the async engine,
+    /// whose barriers are awaited.
+    pub(crate) yielder: Option<&'g Yielder<Resume, Suspend>>,
     /// Image writes not yet fenced (strict image mode and checked
     /// launches).
     pub(crate) image_pending: RefCell<Vec<PendingImageWrite>>,
@@ -278,10 +280,75 @@ impl WorkItem<'_> {
             scope,
         };
         trace::note(|| SyncEvent::Barrier(wait));
-        match self.yielder.suspend(Suspend::Barrier(wait)) {
+        let Some(yielder) = self.yielder else {
+            panic!("{wait}: a kernel on the async engine awaits its barriers (`barrier_async(…).await`)");
+        };
+        match yielder.suspend(Suspend::Barrier(wait)) {
             Resume::Continue => {}
             Resume::Cancel => hooks::cancel_unwind(Some(site)),
         }
+        // Acquire half.
+        fence_effect(flags, MemOrder::Acquire, scope);
+    }
+}
+
+/// Barriers of the async engine ([`crate::engine::asynchronous`]): the same
+/// barriers, awaited. The work-item's future returns `Pending` at each one,
+/// which is how the scheduler learns it waits.
+impl WorkItem<'_> {
+    /// `barrier(flags)`, awaited.
+    #[track_caller]
+    pub fn barrier_async<F: FenceFlags>(
+        &self,
+        flags: F,
+    ) -> impl std::future::Future<Output = ()> + '_ {
+        self.wait_async(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            MemScope::WorkGroup,
+            Site::caller(),
+        )
+    }
+    /// `work_group_barrier(flags, scope)`, awaited.
+    #[track_caller]
+    pub fn work_group_barrier_scope_async<F: FenceFlags, S: BarrierScope>(
+        &self,
+        flags: F,
+        _scope: S,
+    ) -> impl std::future::Future<Output = ()> + '_ {
+        self.wait_async(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            S::SCOPE,
+            Site::caller(),
+        )
+    }
+    /// `sub_group_barrier(flags)`, awaited.
+    #[track_caller]
+    pub fn sub_group_barrier_async<F: FenceFlags>(
+        &self,
+        flags: F,
+    ) -> impl std::future::Future<Output = ()> + '_ {
+        self.wait_async(
+            BarrierKind::SubGroup,
+            flags.mem_flags(),
+            MemScope::SubGroup,
+            Site::caller(),
+        )
+    }
+
+    async fn wait_async(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
+        // Release half of the barrier's fence.
+        fence_effect(flags, MemOrder::Release, scope);
+        self.image_fence(flags, MemOrder::AcqRel);
+        let wait = BarrierWait {
+            kind,
+            site,
+            flags,
+            scope,
+        };
+        trace::note(|| SyncEvent::Barrier(wait));
+        crate::engine::asynchronous::Arrive::new(wait).await;
         // Acquire half.
         fence_effect(flags, MemOrder::Acquire, scope);
     }

@@ -73,7 +73,7 @@ where
             let wi = WorkItem {
                 ids,
                 env,
-                yielder,
+                yielder: Some(yielder),
                 image_pending: RefCell::new(Vec::new()),
             };
             match catch_unwind(AssertUnwindSafe(|| kernel(&wi))) {
