@@ -264,9 +264,55 @@ pub(crate) struct AtomicShadow {
     pub(crate) sync: Vec<SyncEntry>,
 }
 
-/// The checker's memory of one location: 80 bytes, most of it inline.
+/// The checker's memory of one location, as stored: 40 bytes. Most
+/// locations are read once, or written and not read since (a buffer of
+/// input, a buffer of output); only the others hold a boxed [`Full`].
 #[derive(Debug, Default)]
-pub(crate) struct Shadow {
+pub(crate) enum Shadow {
+    #[default]
+    Untouched,
+    /// One read, no write.
+    Read(Rec),
+    /// A plain write, no read since, no atomic history.
+    Written(Rec),
+    /// Anything else.
+    Full(Box<Full>),
+}
+
+impl Shadow {
+    /// Runs `f` on the full form of this shadow, and stores the result back
+    /// in the smallest form that holds it.
+    #[inline]
+    pub(crate) fn with_full<R>(&mut self, f: impl FnOnce(&mut Full) -> R) -> R {
+        if let Shadow::Full(full) = self {
+            return f(full);
+        }
+        let mut full = match std::mem::take(self) {
+            Shadow::Untouched => Full::default(),
+            Shadow::Read(r) => Full {
+                reads: Reads::One(r),
+                ..Full::default()
+            },
+            Shadow::Written(w) => Full {
+                write: Some(w),
+                ..Full::default()
+            },
+            Shadow::Full(_) => unreachable!("handled above"),
+        };
+        let r = f(&mut full);
+        *self = match (&full.write, &full.reads, &full.atomic) {
+            (None, Reads::None, None) => Shadow::Untouched,
+            (None, Reads::One(r), None) => Shadow::Read(*r),
+            (Some(w), Reads::None, None) if !w.op.is_atomic() => Shadow::Written(*w),
+            _ => Shadow::Full(Box::new(full)),
+        };
+        r
+    }
+}
+
+/// Everything the checker remembers about a location.
+#[derive(Debug, Default)]
+pub(crate) struct Full {
     /// The last write (plain or atomic).
     pub(crate) write: Option<Rec>,
     /// Reads since that write.
@@ -275,7 +321,7 @@ pub(crate) struct Shadow {
     pub(crate) atomic: Option<Box<AtomicShadow>>,
 }
 
-impl Shadow {
+impl Full {
     /// The atomic writes since the last plain write.
     pub(crate) fn atomic_writes(&self) -> &[Rec] {
         self.atomic.as_ref().map_or(&[], |a| &a.writes)

@@ -33,7 +33,7 @@ use super::intern;
 use super::objects;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
-    join_opt, merge_entries, PackedOp, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
+    join_opt, merge_entries, Full, PackedOp, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
 use super::storage::{to_front, DenseShadow, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
@@ -338,22 +338,22 @@ impl GroupCheck {
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let mut item = self.items[i].borrow_mut();
+        let run = |shadow: &mut Shadow| {
+            shadow.with_full(|full| self.on_shadow(&mut item, full, addr, space, kind, site, f))
+        };
         if space == Space::Local && self.local_first(addr) {
             let mut local = self.local_dense.borrow_mut();
-            let shadow = local[0].cell(addr);
-            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+            run(local[0].cell(addr))
         } else if space == Space::Local {
             let mut local = self.local.borrow_mut();
-            let shadow = local.entry(addr).or_default();
-            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+            run(local.entry(addr).or_default())
         } else if self.dense_first(addr) {
             let cache = self.dense.borrow();
             let mut cell = cache[0].cell(addr).expect("the object holds the address");
-            self.on_shadow(&mut item, &mut cell, addr, space, kind, site, f)
+            run(&mut cell)
         } else {
             let mut shard = self.launch.shard(addr);
-            let shadow = shard.entry(addr).or_default();
-            self.on_shadow(&mut item, shadow, addr, space, kind, site, f)
+            run(shard.entry(addr).or_default())
         }
     }
 
@@ -361,7 +361,7 @@ impl GroupCheck {
     fn on_shadow<R>(
         &self,
         item: &mut ItemState,
-        shadow: &mut Shadow,
+        shadow: &mut Full,
         addr: usize,
         space: Space,
         kind: Kind,
@@ -471,7 +471,7 @@ impl GroupCheck {
     fn synchronize(
         &self,
         item: &mut ItemState,
-        shadow: &mut Shadow,
+        shadow: &mut Full,
         s: usize,
         a: AtomicAccess,
         op: AccessOp,
