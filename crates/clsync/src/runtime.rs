@@ -300,7 +300,8 @@ impl Launch {
     /// [`local`](Launch::local), with a name for reports.
     pub fn local_named<T: Element>(&mut self, name: impl Into<String>, len: usize) -> LocalArg<T> {
         let index = self.locals.len();
-        self.locals.push(LocalDecl::new::<T>(len, name.into()));
+        self.locals
+            .push(LocalDecl::new::<T>(len, name.into().into()));
         LocalArg::new(index, self.id)
     }
 

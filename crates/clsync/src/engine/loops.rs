@@ -311,7 +311,7 @@ where
             geometry: geo,
             group_id,
             local_size,
-            arena: LocalArena::new(plan.locals, plan.check.is_some()),
+            arena: arena_for(plan.id, plan.locals, plan.check.is_some()),
             launch_id: plan.id,
             strict_images: plan.strict_images,
         };
@@ -334,11 +334,14 @@ where
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));
         let n = group.len;
         progress.join(&group.progress.borrow(), n);
+        let at = group.current.get();
+        let ids = group.ids(at.unwrap_or(0));
+        if plan.check.is_none() && result.is_ok() {
+            keep_arena(plan.id, env.arena);
+        }
         let Err(payload) = result else {
             return Ok(());
         };
-        let at = group.current.get();
-        let ids = group.ids(at.unwrap_or(0));
         match hooks::failure_from_panic(payload) {
             ItemFailure::Panic { message, site } => Err(GroupFailure::Error(LaunchError::Panic(
                 Box::new(KernelPanic {
@@ -361,4 +364,29 @@ where
             })),
         }
     }
+}
+
+thread_local! {
+    /// The local memory of the last group this worker ran unchecked, with
+    /// its launch's id: the next group of that launch takes it over.
+    static SPARE_ARENA: RefCell<Option<(u64, LocalArena)>> = const { RefCell::new(None) };
+}
+
+/// Local memory for a group of launch `id`: the previous group's, when this
+/// worker just ran one of the same launch unchecked (OpenCL leaves local
+/// memory's contents unspecified when a group starts, so reuse is allowed,
+/// and it saves an allocation and a clearing per group), else a fresh one.
+fn arena_for(id: u64, decls: &[crate::memory::LocalDecl], checked: bool) -> LocalArena {
+    if !checked {
+        if let Some((spare_id, arena)) = SPARE_ARENA.with(|s| s.borrow_mut().take()) {
+            if spare_id == id {
+                return arena;
+            }
+        }
+    }
+    LocalArena::new(decls, checked)
+}
+
+fn keep_arena(id: u64, arena: LocalArena) {
+    SPARE_ARENA.with(|s| *s.borrow_mut() = Some((id, arena)));
 }

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::Location;
+use std::sync::Arc;
 
 use super::buffer::out_of_bounds;
 use super::scalar::{Element, RawAtomic, Scalar};
@@ -19,12 +20,14 @@ use crate::AtomicValue;
 ///
 /// `!Send` and `!Sync`: only the worker thread running the group can reach
 /// it, which is what lets local atomics skip locked instructions. Its contents
-/// at the start of a group are unspecified, as in OpenCL (here: zero).
+/// at the start of a group are unspecified, as in OpenCL (here: zero, except
+/// that a group-level kernel's group may inherit the previous group's on the
+/// same worker).
 pub struct LocalSlice<T: Element> {
     /// The elements, then the scratch element of out-of-bounds accesses in
     /// checked launches.
     slots: Box<[T::LocalSlot]>,
-    name: String,
+    name: Arc<str>,
     /// Whether its launch is checked: accesses then report to the checker.
     /// A field rather than a global, so a loop over local memory can test
     /// it once (the compiler hoists the test) and vectorize.
@@ -35,7 +38,7 @@ pub struct LocalSlice<T: Element> {
 }
 
 impl<T: Element> LocalSlice<T> {
-    fn new(len: usize, name: String, checked: bool) -> Self {
+    fn new(len: usize, name: Arc<str>, checked: bool) -> Self {
         let slots: Box<[T::LocalSlot]> = (0..=len).map(|_| T::zero_local_slot()).collect();
         // Only checked launches name local arrays in reports; the registry
         // is not worth a lock per group otherwise.
@@ -193,13 +196,13 @@ impl<T: Element> Copy for LocalArg<T> {}
 
 /// A launch-time description of one local argument.
 pub(crate) struct LocalDecl {
-    pub(crate) make: fn(usize, String, bool) -> Box<dyn Any>,
+    pub(crate) make: fn(usize, Arc<str>, bool) -> Box<dyn Any>,
     pub(crate) len: usize,
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
 }
 
 impl LocalDecl {
-    pub(crate) fn new<T: Element>(len: usize, name: String) -> Self {
+    pub(crate) fn new<T: Element>(len: usize, name: Arc<str>) -> Self {
         LocalDecl {
             make: |len, name, checked| Box::new(LocalSlice::<T>::new(len, name, checked)),
             len,
@@ -263,7 +266,7 @@ impl LocalArena {
                     .expect("keyed by type")
             }
             None => {
-                let name = format!("local array at {site}");
+                let name: Arc<str> = format!("local array at {site}").into();
                 let slice = Box::new(LocalSlice::<T>::new(len, name, self.checked));
                 let ptr: *const LocalSlice<T> = &*slice;
                 declared.push((key, len, slice));
