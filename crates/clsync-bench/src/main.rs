@@ -121,7 +121,9 @@ fn main() {
                     0 => c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs))),
                     1 => {
                         if let Ok(cl) = &cl {
-                            p.push(checked(w, "PoCL", run_pocl(w, cl, &s, &inputs)));
+                            if pocl_can_run(w, cl) {
+                                p.push(checked(w, "PoCL", run_pocl(w, cl, &s, &inputs)));
+                            }
                         }
                     }
                     _ => l.push(checked(w, "limit", run_limit(w, &pool, &s, &inputs))),
@@ -205,6 +207,18 @@ fn run_limit(w: Workload, pool: &rayon::ThreadPool, s: &Sizes, i: &Inputs) -> Ru
         Workload::Histogram => limit::histogram(pool, &i.bytes),
         Workload::MessagePassing => limit::message_passing(pool, s.rounds),
     }
+}
+
+/// Whether the OpenCL device can run `w` (the ping-pong needs two
+/// compute units, or it would never end).
+#[cfg(feature = "pocl")]
+fn pocl_can_run(w: Workload, cl: &clsync_bench::pocl::Pocl) -> bool {
+    w != Workload::MessagePassing || cl.compute_units >= 2
+}
+
+#[cfg(not(feature = "pocl"))]
+fn pocl_can_run(_: Workload, _: &NoPocl) -> bool {
+    false
 }
 
 #[cfg(feature = "pocl")]

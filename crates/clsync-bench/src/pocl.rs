@@ -21,6 +21,9 @@ const SOURCE: &str = include_str!("kernels.cl");
 pub struct Pocl {
     /// The device's name and version, for the table's header.
     pub description: String,
+    /// Its compute units: the ping-pong needs two work-groups running at
+    /// once, so at least two.
+    pub compute_units: u32,
     context: Context,
     queue: CommandQueue,
     program: Program,
@@ -39,11 +42,11 @@ impl Pocl {
             .first()
             .ok_or("no OpenCL CPU device; install pocl-opencl-icd")?;
         let device = Device::new(id);
+        let compute_units = device.max_compute_units().unwrap_or(0);
         let description = format!(
-            "{} ({}, {} compute units)",
+            "{} ({}, {compute_units} compute units)",
             device.name().unwrap_or_default(),
             device.version().unwrap_or_default(),
-            device.max_compute_units().unwrap_or(0)
         );
         let context = Context::from_device(&device).map_err(|e| format!("context: {e}"))?;
         #[allow(deprecated)]
@@ -52,6 +55,7 @@ impl Pocl {
             .map_err(|e| format!("building kernels.cl: {e}"))?;
         Ok(Pocl {
             description,
+            compute_units,
             context,
             queue,
             program,
@@ -262,8 +266,15 @@ impl Pocl {
         }
     }
 
-    /// Release/acquire ping-pong between two work-groups.
+    /// Release/acquire ping-pong between two work-groups. The device must
+    /// have two compute units (see [`Pocl::compute_units`]), or the two
+    /// groups may never run at once and the kernel never ends.
     pub fn message_passing(&self, rounds: usize) -> Run {
+        assert!(
+            self.compute_units >= 2,
+            "the ping-pong needs two compute units; this device has {}",
+            self.compute_units
+        );
         let turn = self.buffer(&[0 as cl_uint]);
         let msg = self.buffer(&[0 as cl_uint; 2]);
         let k = self.kernel("ping_pong");

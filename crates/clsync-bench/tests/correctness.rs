@@ -86,6 +86,11 @@ fn pocl_kernels_match_the_references() {
             return;
         }
     };
+    if cl.compute_units >= 2 {
+        assert_eq!(cl.message_passing(S.rounds).verified, Ok(()));
+    } else {
+        eprintln!("one compute unit: the PoCL ping-pong is not run (it would never end)");
+    }
     for run in [
         cl.barrier_loop(&S),
         cl.reduce(&reference::reduce_input(S.reduce)),
@@ -96,7 +101,6 @@ fn pocl_kernels_match_the_references() {
             S.sgemm,
         ),
         cl.histogram(&reference::histogram_input(S.histogram)),
-        cl.message_passing(S.rounds),
     ] {
         assert_eq!(run.verified, Ok(()));
     }
