@@ -1,17 +1,15 @@
 //! Inputs, built from a fixed seed, and the sequential results every
 //! implementation is compared with.
 
+pub use clsync_samples::compare;
+use clsync_samples::SplitMix;
+
 use crate::{GROUP, HIST_PER_ITEM};
 
-/// A deterministic input sequence (xorshift), the same for every engine.
+/// A deterministic input sequence, the same for every engine.
 fn sequence(n: usize, seed: u64) -> impl Iterator<Item = u64> {
-    let mut x = seed | 1;
-    (0..n).map(move |_| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    })
+    let mut g = SplitMix(seed);
+    (0..n).map(move |_| g.next_u64())
 }
 
 /// Reduce input: small whole numbers as floats, so every sum is exact.
@@ -94,25 +92,13 @@ pub fn barrier_loop(l: usize, barriers: usize) -> u32 {
     acc
 }
 
-/// Checks `got` against `want` and names the first difference.
-pub fn compare<T: PartialEq + std::fmt::Debug>(
-    what: &str,
-    got: &[T],
-    want: &[T],
-) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!(
-            "{what}: {} values instead of {}",
-            got.len(),
-            want.len()
-        ));
-    }
-    match got.iter().zip(want).position(|(g, w)| g != w) {
-        None => Ok(()),
-        Some(i) => Err(format!(
-            "{what}[{i}] = {:?}, expected {:?}",
-            got[i], want[i]
-        )),
+/// Checks a reduction's total against the sequential sum of `input`.
+pub fn check_sum(total: f64, input: &[f32]) -> Result<(), String> {
+    let want = reduce_sum(input);
+    if total == want {
+        Ok(())
+    } else {
+        Err(format!("sum {total}, expected {want}"))
     }
 }
 

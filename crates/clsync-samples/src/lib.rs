@@ -67,11 +67,13 @@ pub fn all() -> Vec<Box<dyn Sample>> {
 }
 
 /// A deterministic pseudo-random sequence (SplitMix64), so inputs are the
-/// same on every run without a dependency.
-pub(crate) struct SplitMix(pub u64);
+/// same on every run without a dependency. The benchmark suite draws its
+/// inputs from it too.
+pub struct SplitMix(pub u64);
 
 impl SplitMix {
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    /// The next value.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -81,11 +83,7 @@ impl SplitMix {
 }
 
 /// Compares `got` with `want` and names the first difference.
-pub(crate) fn compare<T: PartialEq + fmt::Debug>(
-    what: &str,
-    got: &[T],
-    want: &[T],
-) -> Result<(), String> {
+pub fn compare<T: PartialEq + fmt::Debug>(what: &str, got: &[T], want: &[T]) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!(
             "{what}: length {} instead of {}",

@@ -91,11 +91,7 @@ impl Runtime {
         F: Fn(&WorkItem<'_>) + Sync,
     {
         let engine = RustEngine::new(&kernel, launch.stack_size);
-        match self.run(launch, &engine, true) {
-            Ok(_) => Ok(Vec::new()),
-            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
-            Err(e) => Err(e),
-        }
+        reports_of(self.run(launch, &engine, true))
     }
 
     /// Number of worker threads.
@@ -123,11 +119,7 @@ impl Runtime {
         launch: &Launch,
         engine: &E,
     ) -> Result<Vec<Report>, LaunchError> {
-        match self.run(launch, engine, true) {
-            Ok(_) => Ok(Vec::new()),
-            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
-            Err(e) => Err(e),
-        }
+        reports_of(self.run(launch, engine, true))
     }
 
     /// Runs a launch with any [`Engine`], such as an interpreter of another
@@ -166,11 +158,7 @@ impl Runtime {
     where
         F: Fn(&Group<'_>) + Sync,
     {
-        match self.run_with(launch, &Loops(&kernel), true) {
-            Ok(_) => Ok(Vec::new()),
-            Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
-            Err(e) => Err(e),
-        }
+        reports_of(self.run_with(launch, &Loops(&kernel), true))
     }
 
     fn run<E: Engine>(
@@ -370,5 +358,15 @@ fn findings(
             reports,
             error: error.map(Box::new),
         }))),
+    }
+}
+
+/// A checked launch's outcome as its reports: none when it completed, the
+/// reports when findings ended it, the error when something else did.
+fn reports_of(result: Result<LaunchSummary, LaunchError>) -> Result<Vec<Report>, LaunchError> {
+    match result {
+        Ok(_) => Ok(Vec::new()),
+        Err(LaunchError::Reported(r)) if r.error.is_none() => Ok(r.reports),
+        Err(e) => Err(e),
     }
 }

@@ -374,6 +374,24 @@ fn image_write_fence_read_own_pixel() {
 }
 
 #[test]
+fn image_fence_combined_with_the_global_flag_still_fences_images() {
+    // `000_96da91f170ff246f.txt`: IMAGE ORed with GLOBAL is the image fence
+    // and the global fence, one after the other.
+    let img = std::sync::Arc::new(Image2d::<[u32; 4]>::new(4, 1));
+    let i2 = img.clone();
+    let launch = Launch::new("img_and_global", NdRange::new([4]).local([4]));
+    let r = check(launch, move |wi| {
+        let c = [wi.get_global_id(0) as i32, 0];
+        i2.write(wi, c, [9; 4]);
+        wi.atomic_work_item_fence(IMAGE | GLOBAL, AcqRel, WorkGroupScope);
+        let p = i2.read(wi, c);
+        i2.write(wi, c, [p[0] + 1; 4]);
+    });
+    expect_none(&r);
+    assert_eq!(img.get([3, 0]), [10; 4]);
+}
+
+#[test]
 fn image_barrier_then_neighbour_pixel() {
     let img = std::sync::Arc::new(Image2d::<[f32; 4]>::new(16, 1));
     let out = std::sync::Arc::new(Buffer::<f32>::new(16));

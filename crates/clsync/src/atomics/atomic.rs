@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::space::{Global, Local, Space};
-use crate::checker::{self, Space as MemSpace};
+use crate::checker::{self, OpKind, Space as MemSpace};
 use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -95,7 +95,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         hooks::poll(at);
         self.note("atomic_load", order, None, scope);
-        self.checked("atomic_load", order, None, scope, at, || {
+        self.checked("atomic_load", OpKind::Load, order, None, scope, at, || {
             let v = if S::LOCAL {
                 // Relaxed: local memory is reached only by this group's
                 // thread; see the type's "Memory ordering" section.
@@ -113,16 +113,24 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     fn op_store(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         hooks::poll(at);
         self.note("atomic_store", order, None, scope);
-        self.checked("atomic_store", order, None, scope, at, || {
-            if S::LOCAL {
-                // Relaxed: see `op_load`.
-                self.raw.store(v.to_raw(), Ordering::Relaxed)
-            } else {
-                // The user's order.
-                self.raw.store(v.to_raw(), order.to_std())
-            }
-            ((), true)
-        })
+        self.checked(
+            "atomic_store",
+            OpKind::Store,
+            order,
+            None,
+            scope,
+            at,
+            || {
+                if S::LOCAL {
+                    // Relaxed: see `op_load`.
+                    self.raw.store(v.to_raw(), Ordering::Relaxed)
+                } else {
+                    // The user's order.
+                    self.raw.store(v.to_raw(), order.to_std())
+                }
+                ((), true)
+            },
+        )
     }
 
     #[inline(always)]
@@ -135,19 +143,27 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     ) -> T {
         hooks::poll(at);
         self.note("atomic_exchange", order, None, scope);
-        self.checked("atomic_exchange", order, None, scope, at, || {
-            let old = if S::LOCAL {
-                // Relaxed: see `op_load`. No work-item switch can come
-                // between the load and the store, so the pair is indivisible.
-                let old = self.raw.load(Ordering::Relaxed);
-                self.raw.store(v.to_raw(), Ordering::Relaxed);
-                old
-            } else {
-                // The user's order.
-                self.raw.swap(v.to_raw(), order.to_std())
-            };
-            (T::from_raw(old), true)
-        })
+        self.checked(
+            "atomic_exchange",
+            OpKind::Rmw,
+            order,
+            None,
+            scope,
+            at,
+            || {
+                let old = if S::LOCAL {
+                    // Relaxed: see `op_load`. No work-item switch can come
+                    // between the load and the store, so the pair is indivisible.
+                    let old = self.raw.load(Ordering::Relaxed);
+                    self.raw.store(v.to_raw(), Ordering::Relaxed);
+                    old
+                } else {
+                    // The user's order.
+                    self.raw.swap(v.to_raw(), order.to_std())
+                };
+                (T::from_raw(old), true)
+            },
+        )
     }
 
     #[inline(always)]
@@ -170,7 +186,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         };
         self.note(op, success, Some(failure), scope);
         let want = expected.to_raw();
-        let result = self.checked(op, success, Some(failure), scope, at, || {
+        let result = self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, || {
             let r = self.cas_raw(want, desired, success, failure, weak);
             let ok = r.is_ok();
             (r, ok)
@@ -216,9 +232,11 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     /// Runs an operation under the checker (a no-op wrapper when no checked
     /// launch runs).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn checked<R>(
         &self,
         op: &'static str,
+        kind: OpKind,
         order: MemOrder,
         failure: Option<MemOrder>,
         scope: MemScope,
@@ -226,7 +244,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let addr = self as *const Self as usize;
-        checker::atomic(addr, S::LOCAL, op, order, failure, scope, at, f)
+        checker::atomic(addr, S::LOCAL, op, kind, order, failure, scope, at, f)
     }
 
     #[inline(always)]
@@ -489,7 +507,7 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
     ) -> T {
         hooks::poll(at);
         self.note(op.name(), order, None, scope);
-        self.checked(op.name(), order, None, scope, at, || {
+        self.checked(op.name(), OpKind::Rmw, order, None, scope, at, || {
             let old = if S::LOCAL {
                 // Relaxed: see `op_exchange`.
                 let old = self.raw.load(Ordering::Relaxed);

@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::space::{Global, Local, Space};
-use crate::checker;
+use crate::checker::{self, OpKind};
 use crate::memory::Element;
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -63,7 +63,7 @@ impl<S: Space> AtomicFlag<S> {
             (old != 0, true)
         };
         let name = "atomic_flag_test_and_set";
-        checker::atomic(addr, S::LOCAL, name, order, None, scope, at, f)
+        checker::atomic(addr, S::LOCAL, name, OpKind::Rmw, order, None, scope, at, f)
     }
 
     #[inline(always)]
@@ -86,6 +86,7 @@ impl<S: Space> AtomicFlag<S> {
             addr,
             S::LOCAL,
             "atomic_flag_clear",
+            OpKind::Store,
             order,
             None,
             scope,

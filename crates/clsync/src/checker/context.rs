@@ -11,7 +11,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::report::{Access, AccessOp, ReportKind, Space};
-use super::state::{AtomicAccess, GroupCheck, Kind};
+use super::state::{AtomicAccess, GroupCheck, Kind, OpKind};
 use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
 
 /// Checked launches running now, in any runtime.
@@ -159,6 +159,7 @@ pub(crate) fn atomic<R>(
     addr: usize,
     local: bool,
     op: &'static str,
+    kind: OpKind,
     order: MemOrder,
     failure: Option<MemOrder>,
     scope: MemScope,
@@ -168,15 +169,12 @@ pub(crate) fn atomic<R>(
     if !active() {
         return f().0;
     }
-    let reads = op != "atomic_store" && op != "atomic_flag_clear";
-    let rmw = reads && op != "atomic_load";
     let access = AtomicAccess {
         op,
+        kind,
         order,
         failure,
         scope,
-        reads,
-        rmw,
     };
     let space = if local { Space::Local } else { Space::Global };
     let mut f = Some(f);

@@ -58,8 +58,10 @@ const SCOPES: [MemScope; 5] = [
 
 impl PackedOp {
     pub(crate) fn pack(op: AccessOp) -> Self {
-        let index = |o: MemOrder| ORDERS.iter().position(|x| *x == o).unwrap_or(0) as u32;
-        let sindex = |s: MemScope| SCOPES.iter().position(|x| *x == s).unwrap_or(0) as u32;
+        // The discriminants are the indices into ORDERS and SCOPES (same
+        // declaration order; `unpack` and the unit test below rely on it).
+        let index = |o: MemOrder| o as u32;
+        let sindex = |s: MemScope| s as u32;
         PackedOp(match op {
             AccessOp::Read => 0,
             AccessOp::Write => 1 | 1 << 2,
@@ -377,6 +379,36 @@ impl Full {
             a.writes.clear();
             a.summary = None;
             a.prune_at = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every atomic access survives packing: the tables match the enums.
+    #[test]
+    fn packed_ops_unpack_to_themselves() {
+        for order in ORDERS {
+            for scope in SCOPES {
+                for writes in [false, true] {
+                    let op = AccessOp::Atomic {
+                        op: "atomic_fetch_add",
+                        order,
+                        scope,
+                        writes,
+                    };
+                    assert_eq!(PackedOp::pack(op).unpack(), op);
+                }
+            }
+        }
+        for op in [
+            AccessOp::Read,
+            AccessOp::Write,
+            AccessOp::Call("atomic_work_item_fence"),
+        ] {
+            assert_eq!(PackedOp::pack(op).unpack(), op);
         }
     }
 }

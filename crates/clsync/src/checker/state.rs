@@ -250,18 +250,33 @@ fn spaces_of(flags: MemFlags) -> Vec<usize> {
     .collect()
 }
 
+/// What an atomic operation does to its object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    /// Reads it (`atomic_load`).
+    Load,
+    /// Writes it (`atomic_store`, `atomic_flag_clear`).
+    Store,
+    /// Reads and writes it in one step: it continues a release sequence.
+    Rmw,
+}
+
 /// An atomic operation as the checker sees it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AtomicAccess {
     pub(crate) op: &'static str,
+    pub(crate) kind: OpKind,
     pub(crate) order: MemOrder,
     /// A compare-exchange's failure order.
     pub(crate) failure: Option<MemOrder>,
     pub(crate) scope: MemScope,
+}
+
+impl AtomicAccess {
     /// Whether it reads (everything but a store).
-    pub(crate) reads: bool,
-    /// Whether it is a read-modify-write (continues a release sequence).
-    pub(crate) rmw: bool,
+    fn reads(&self) -> bool {
+        self.kind != OpKind::Store
+    }
 }
 
 /// What an access is: plain read or write, or atomic.
@@ -375,7 +390,7 @@ impl GroupCheck {
             Kind::Write => AccessOp::Write,
             Kind::Atomic(a) => AccessOp::Atomic {
                 op: a.op,
-                order: if wrote || !a.reads {
+                order: if wrote || !a.reads() {
                     a.order
                 } else {
                     a.failure.unwrap_or(a.order)
@@ -480,7 +495,7 @@ impl GroupCheck {
         let AccessOp::Atomic { order, scope, .. } = op else {
             return;
         };
-        if a.reads && !shadow.sync().is_empty() {
+        if a.reads() && !shadow.sync().is_empty() {
             let who = item.who;
             let read: Vec<SyncEntry> = shadow
                 .sync()
@@ -518,7 +533,7 @@ impl GroupCheck {
             published.push(entry(scope, clocks));
             item.step += 1;
         }
-        if a.rmw {
+        if a.kind == OpKind::Rmw {
             // A read-modify-write continues the release sequence.
             if !published.is_empty() {
                 merge_entries(&mut shadow.atomic_mut().sync, &published);

@@ -50,7 +50,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe, Location};
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
-use crate::geometry::{GroupItems, ItemIds};
+use crate::geometry::ItemIds;
 use crate::memory::{Element, LocalArena, LocalArg, LocalSlice};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared};
 use crate::sync::{
@@ -157,35 +157,29 @@ impl Group<'_> {
     }
     /// `get_group_id(dim)`.
     pub fn get_group_id(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.group_id, 0)
+        self.env.geometry.in_dim(dim, self.env.group_id, 0)
     }
     /// `get_num_groups(dim)`.
     pub fn get_num_groups(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.num_groups, 1)
+        self.env
+            .geometry
+            .in_dim(dim, self.env.geometry.num_groups, 1)
     }
     /// `get_local_size(dim)`: this group's actual size.
     pub fn get_local_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.local_size, 1)
+        self.env.geometry.in_dim(dim, self.env.local_size, 1)
     }
     /// `get_enqueued_local_size(dim)`.
     pub fn get_enqueued_local_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.local, 1)
+        self.env.geometry.in_dim(dim, self.env.geometry.local, 1)
     }
     /// `get_global_size(dim)`.
     pub fn get_global_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.global, 1)
+        self.env.geometry.in_dim(dim, self.env.geometry.global, 1)
     }
     /// `get_global_offset(dim)`.
     pub fn get_global_offset(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.offset, 0)
-    }
-
-    fn dim_or(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
-        if dim < self.env.geometry.dims as u32 {
-            v[dim as usize]
-        } else {
-            default
-        }
+        self.env.geometry.in_dim(dim, self.env.geometry.offset, 0)
     }
 
     /// The group's slice for a local argument sized at launch.
@@ -305,24 +299,9 @@ where
     ) -> Result<(), GroupFailure> {
         let plan = &shared.plan;
         let geo = &plan.geometry;
-        let group_id = geo.group_id(linear);
-        let local_size = geo.local_size_of(group_id);
-        let env = GroupEnv {
-            geometry: geo,
-            group_id,
-            local_size,
-            arena: arena_for(plan.id, plan.locals, plan.check.is_some()),
-            launch_id: plan.id,
-            strict_images: plan.strict_images,
-        };
-        let len: usize = local_size.iter().product();
-        let check = plan.check.as_ref().map(|c| {
-            GroupCheck::new(
-                c.clone(),
-                linear,
-                GroupItems::new(geo, group_id, local_size),
-            )
-        });
+        let arena = arena_for(plan.id, plan.locals, plan.check.is_some());
+        let (env, check) = GroupEnv::for_group(plan, linear, arena);
+        let (group_id, len) = (env.group_id, env.len());
         let fork: Progress<'_> = progress.fork();
         let group = Group {
             env: &env,

@@ -17,8 +17,10 @@ pub mod rust;
 pub use loops::{Group, Item};
 pub use rust::{RustEngine, WorkItem};
 
-use crate::geometry::{Geometry, ItemIds};
+use crate::checker::GroupCheck;
+use crate::geometry::{Geometry, GroupItems, ItemIds};
 use crate::memory::LocalArena;
+use crate::scheduler::Plan;
 use crate::sync::{BarrierWait, Site};
 
 /// How the scheduler resumes a task.
@@ -77,6 +79,42 @@ pub struct GroupEnv<'l> {
     pub(crate) arena: LocalArena,
     pub(crate) launch_id: u64,
     pub(crate) strict_images: bool,
+}
+
+impl<'l> GroupEnv<'l> {
+    /// The environment of group `linear` of `plan`, with `arena` as its
+    /// local memory, and the checker's state for the group if the launch is
+    /// checked.
+    pub(crate) fn for_group(
+        plan: &'l Plan<'_>,
+        linear: usize,
+        arena: LocalArena,
+    ) -> (Self, Option<GroupCheck>) {
+        let geometry = &plan.geometry;
+        let group_id = geometry.group_id(linear);
+        let local_size = geometry.local_size_of(group_id);
+        let check = plan.check.as_ref().map(|c| {
+            GroupCheck::new(
+                c.clone(),
+                linear,
+                GroupItems::new(geometry, group_id, local_size),
+            )
+        });
+        let env = GroupEnv {
+            geometry,
+            group_id,
+            local_size,
+            arena,
+            launch_id: plan.id,
+            strict_images: plan.strict_images,
+        };
+        (env, check)
+    }
+
+    /// Work-items in the group.
+    pub(crate) fn len(&self) -> usize {
+        self.local_size.iter().product()
+    }
 }
 
 impl GroupEnv<'_> {

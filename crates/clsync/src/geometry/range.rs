@@ -321,6 +321,18 @@ impl Geometry {
     pub fn group_count(&self) -> usize {
         self.num_groups.iter().product()
     }
+
+    /// `v[dim]` for a dimension in use, else `default`: what OpenCL C's
+    /// work-item functions return for a dimension beyond `get_work_dim()`
+    /// (1 for sizes, 0 for ids and offsets).
+    #[inline]
+    pub(crate) fn in_dim(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
+        if dim < self.dims as u32 {
+            v[dim as usize]
+        } else {
+            default
+        }
+    }
     /// Total number of work-items.
     pub fn item_count(&self) -> usize {
         self.global.iter().product()

@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global};
 use crate::checker::{self, Space};
-use crate::sync::Site;
 
 /// A buffer in global memory, shared by every work-group of a launch and by
 /// host threads.
@@ -94,9 +93,7 @@ impl<T: Element> Buffer<T> {
         self.len() == 0
     }
 
-    /// Element `index`; out of bounds, a panic, or in a checked launch a
-    /// report and the scratch element. `write` says what the access is, for
-    /// the report.
+    /// Element `index` (see [`super::element`]).
     #[inline]
     pub(crate) fn slot_at(
         &self,
@@ -104,23 +101,7 @@ impl<T: Element> Buffer<T> {
         write: bool,
         at: &'static Location<'static>,
     ) -> &T::Slot {
-        if index < self.len() {
-            // SAFETY: `index < self.len() == self.slots.len() - 1`, so it is
-            // in bounds; one comparison instead of two on this hot path.
-            unsafe { self.slots.get_unchecked(index) }
-        } else {
-            self.out_of_bounds(index, write, at)
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn out_of_bounds(&self, index: usize, write: bool, at: &'static Location<'static>) -> &T::Slot {
-        let len = self.len();
-        if checker::out_of_bounds(Space::Global, &self.name, &index, len, write, at) {
-            return &self.slots[len];
-        }
-        out_of_bounds("global buffer", &self.name, index, len, at)
+        super::element(&self.slots, Space::Global, &self.name, index, write, at)
     }
 }
 
@@ -128,21 +109,6 @@ impl<T: Element> Drop for Buffer<T> {
     fn drop(&mut self) {
         checker::unregister(self.slots.as_ptr() as usize);
     }
-}
-
-#[cold]
-#[inline(never)]
-pub(crate) fn out_of_bounds(
-    space: &str,
-    name: &str,
-    index: usize,
-    len: usize,
-    at: &'static Location<'static>,
-) -> ! {
-    panic!(
-        "out-of-bounds access to {space} `{name}`: index {index}, length {len}, at {}",
-        Site::from_location(at)
-    )
 }
 
 impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 
 use super::scalar::{AtomicInteger, Element, RawAtomic, RmwOp, Scalar};
 use super::{Buffer, LocalSlice};
-use crate::checker;
+use crate::checker::{self, OpKind};
 use crate::scheduler::hooks;
 use crate::sync::{MemOrder, MemScope};
 use crate::trace::{self, SyncEvent};
@@ -105,7 +105,17 @@ fn checked<T: Scalar, C: Cells<T>, R>(
         MemScope::Device
     };
     let addr = cell as *const T::Raw as usize;
-    checker::atomic(addr, C::LOCAL, name, MemOrder::Relaxed, None, scope, at, f)
+    checker::atomic(
+        addr,
+        C::LOCAL,
+        name,
+        OpKind::Rmw,
+        MemOrder::Relaxed,
+        None,
+        scope,
+        at,
+        f,
+    )
 }
 
 #[inline]

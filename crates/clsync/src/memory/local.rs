@@ -9,7 +9,6 @@ use std::marker::PhantomData;
 use std::panic::Location;
 use std::sync::Arc;
 
-use super::buffer::out_of_bounds;
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global, Local};
 use crate::checker::{self, Space};
@@ -32,8 +31,6 @@ pub struct LocalSlice<T: Element> {
     /// A field rather than a global, so a loop over local memory can test
     /// it once (the compiler hoists the test) and vectorize.
     checked: bool,
-    /// Whether the checker's object registry knows it.
-    registered: bool,
     _not_sync: PhantomData<*const ()>,
 }
 
@@ -42,8 +39,7 @@ impl<T: Element> LocalSlice<T> {
         let slots: Box<[T::LocalSlot]> = (0..=len).map(|_| T::zero_local_slot()).collect();
         // Only checked launches name local arrays in reports; the registry
         // is not worth a lock per group otherwise.
-        let registered = checked;
-        if registered {
+        if checked {
             let stride = std::mem::size_of::<T::LocalSlot>();
             checker::register(slots.as_ptr() as usize, len, stride, Space::Local, &name);
         }
@@ -51,7 +47,6 @@ impl<T: Element> LocalSlice<T> {
             slots,
             name,
             checked,
-            registered,
             _not_sync: PhantomData,
         }
     }
@@ -67,8 +62,7 @@ impl<T: Element> LocalSlice<T> {
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// Element `index`; out of bounds, a panic, or in a checked launch a
-    /// report and the scratch element.
+    /// Element `index` (see [`super::element`]).
     #[inline]
     pub(crate) fn slot_at(
         &self,
@@ -76,34 +70,13 @@ impl<T: Element> LocalSlice<T> {
         write: bool,
         at: &'static Location<'static>,
     ) -> &T::LocalSlot {
-        if index < self.len() {
-            // SAFETY: `index < self.len() == self.slots.len() - 1`, so it is
-            // in bounds; one comparison instead of two on this hot path.
-            unsafe { self.slots.get_unchecked(index) }
-        } else {
-            self.out_of_bounds(index, write, at)
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn out_of_bounds(
-        &self,
-        index: usize,
-        write: bool,
-        at: &'static Location<'static>,
-    ) -> &T::LocalSlot {
-        let len = self.len();
-        if checker::out_of_bounds(Space::Local, &self.name, &index, len, write, at) {
-            return &self.slots[len];
-        }
-        out_of_bounds("local memory", &self.name, index, len, at)
+        super::element(&self.slots, Space::Local, &self.name, index, write, at)
     }
 }
 
 impl<T: Element> Drop for LocalSlice<T> {
     fn drop(&mut self) {
-        if self.registered {
+        if self.checked {
             checker::unregister(self.slots.as_ptr() as usize);
         }
     }

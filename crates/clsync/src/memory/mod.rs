@@ -40,3 +40,50 @@ pub(crate) fn next_object_id() -> u64 {
     // Relaxed: only uniqueness matters; the id orders nothing.
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
+
+/// Element `index` of `slots`, whose last element is a scratch one that no
+/// index reaches. Out of bounds, a checked work-item gets a report and the
+/// scratch element (so the kernel runs on); anything else panics naming the
+/// object, the index and the length. `write` says what the access is, for
+/// the report.
+#[inline]
+pub(crate) fn element<'a, S>(
+    slots: &'a [S],
+    space: crate::checker::Space,
+    name: &str,
+    index: usize,
+    write: bool,
+    at: &'static std::panic::Location<'static>,
+) -> &'a S {
+    if index < slots.len() - 1 {
+        // SAFETY: `index < slots.len() - 1`, so it is in bounds; one
+        // comparison instead of two on this hot path.
+        unsafe { slots.get_unchecked(index) }
+    } else {
+        beyond(slots, space, name, index, write, at)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn beyond<'a, S>(
+    slots: &'a [S],
+    space: crate::checker::Space,
+    name: &str,
+    index: usize,
+    write: bool,
+    at: &'static std::panic::Location<'static>,
+) -> &'a S {
+    let len = slots.len() - 1;
+    if crate::checker::out_of_bounds(space, name, &index, len, write, at) {
+        return &slots[len];
+    }
+    let what = match space {
+        crate::checker::Space::Local => "local memory",
+        _ => "global buffer",
+    };
+    panic!(
+        "out-of-bounds access to {what} `{name}`: index {index}, length {len}, at {}",
+        crate::sync::Site::from_location(at)
+    )
+}

@@ -99,29 +99,13 @@ pub(crate) fn run_group<E: Engine>(
     progress: &mut Progress<'_>,
 ) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
-    let geo = &plan.geometry;
-    let group_id = geo.group_id(linear);
-    let local_size = geo.local_size_of(group_id);
-    let n: usize = local_size.iter().product();
-    let env = GroupEnv {
-        geometry: geo,
-        group_id,
-        local_size,
-        arena: LocalArena::new(plan.locals, plan.check.is_some()),
-        launch_id: plan.id,
-        strict_images: plan.strict_images,
-    };
-    let check = plan.check.as_ref().map(|c| {
-        GroupCheck::new(
-            c.clone(),
-            linear,
-            GroupItems::new(geo, group_id, local_size),
-        )
-    });
+    let arena = LocalArena::new(plan.locals, plan.check.is_some());
+    let (env, check) = GroupEnv::for_group(plan, linear, arena);
+    let n = env.len();
     let mut tasks = Vec::with_capacity(n);
     let mut slots = vec![Slot::Ready; n];
     let mut result = Ok(());
-    for ids in GroupItems::new(geo, group_id, local_size) {
+    for ids in GroupItems::new(&plan.geometry, env.group_id, env.local_size) {
         match engine.spawn(&env, ids) {
             Ok(t) => tasks.push(t),
             Err(message) => {

@@ -83,40 +83,42 @@ impl WorkItem<'_> {
     }
     /// `get_global_size(dim)`.
     pub fn get_global_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.global, 1)
+        self.env.geometry.in_dim(dim, self.env.geometry.global, 1)
     }
     /// `get_global_id(dim)`.
     #[inline]
     pub fn get_global_id(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.ids.global_id, 0)
+        self.env.geometry.in_dim(dim, self.ids.global_id, 0)
     }
     /// `get_global_offset(dim)`.
     pub fn get_global_offset(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.offset, 0)
+        self.env.geometry.in_dim(dim, self.env.geometry.offset, 0)
     }
     /// `get_local_size(dim)`: this group's actual size, smaller than the
     /// enqueued size in the last group of a non-uniform dimension.
     pub fn get_local_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.ids.local_size, 1)
+        self.env.geometry.in_dim(dim, self.ids.local_size, 1)
     }
     /// `get_enqueued_local_size(dim)`: the local size the range was
     /// launched with.
     pub fn get_enqueued_local_size(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.local, 1)
+        self.env.geometry.in_dim(dim, self.env.geometry.local, 1)
     }
     /// `get_local_id(dim)`.
     #[inline]
     pub fn get_local_id(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.ids.local_id, 0)
+        self.env.geometry.in_dim(dim, self.ids.local_id, 0)
     }
     /// `get_num_groups(dim)`.
     pub fn get_num_groups(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.env.geometry.num_groups, 1)
+        self.env
+            .geometry
+            .in_dim(dim, self.env.geometry.num_groups, 1)
     }
     /// `get_group_id(dim)`.
     #[inline]
     pub fn get_group_id(&self, dim: u32) -> usize {
-        self.dim_or(dim, self.ids.group_id, 0)
+        self.env.geometry.in_dim(dim, self.ids.group_id, 0)
     }
     /// `get_global_linear_id`.
     pub fn get_global_linear_id(&self) -> usize {
@@ -150,15 +152,6 @@ impl WorkItem<'_> {
     /// `get_sub_group_local_id`.
     pub fn get_sub_group_local_id(&self) -> u32 {
         self.ids.sub_group_local_id as u32
-    }
-
-    #[inline]
-    fn dim_or(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
-        if dim < self.env.geometry.dims as u32 {
-            v[dim as usize]
-        } else {
-            default
-        }
     }
 }
 
@@ -268,9 +261,16 @@ impl WorkItem<'_> {
         Ok(())
     }
 
+    /// What every barrier does before it waits: the release half of its
+    /// fence, the image fence, the trace. Returns the wait to hand over.
     #[inline]
-    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
-        // Release half of the barrier's fence.
+    fn arrive(
+        &self,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        site: Site,
+    ) -> BarrierWait {
         fence_effect(flags, MemOrder::Release, scope);
         self.image_fence(flags, MemOrder::AcqRel);
         let wait = BarrierWait {
@@ -280,6 +280,12 @@ impl WorkItem<'_> {
             scope,
         };
         trace::note(|| SyncEvent::Barrier(wait));
+        wait
+    }
+
+    #[inline]
+    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
+        let wait = self.arrive(kind, flags, scope, site);
         let Some(yielder) = self.yielder else {
             panic!("{wait}: a kernel on the async engine awaits its barriers (`barrier_async(…).await`)");
         };
@@ -338,16 +344,7 @@ impl WorkItem<'_> {
     }
 
     async fn wait_async(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
-        // Release half of the barrier's fence.
-        fence_effect(flags, MemOrder::Release, scope);
-        self.image_fence(flags, MemOrder::AcqRel);
-        let wait = BarrierWait {
-            kind,
-            site,
-            flags,
-            scope,
-        };
-        trace::note(|| SyncEvent::Barrier(wait));
+        let wait = self.arrive(kind, flags, scope, site);
         crate::engine::asynchronous::Arrive::new(wait).await;
         // Acquire half.
         fence_effect(flags, MemOrder::Acquire, scope);
