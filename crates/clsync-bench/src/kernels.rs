@@ -105,15 +105,17 @@ pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
     let mut total = 0.0;
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
+            let data = g.global(&data);
             let s = g.local(scratch);
-            g.for_each(|it| s.set(it.local_linear_id, data.get(it.global_linear_id)));
+            g.for_each(move |it| s.set(it.local_linear_id, data.get(it.global_linear_id)));
             let mut half = GROUP / 2;
             while half > 0 {
                 g.barrier(LOCAL);
                 // The work-items with l < half: `if (l < half)` in OpenCL C.
-                g.for_each_in(0..half, |it| {
+                g.for_each_in(0..half, move |it| {
                     let l = it.local_linear_id;
-                    s.set(l, s.get(l) + s.get(l + half));
+                    // SAFETY: l < half, so l + half < GROUP, the length.
+                    unsafe { s.set_unchecked(l, s.get_unchecked(l) + s.get_unchecked(l + half)) };
                 });
                 half /= 2;
             }
@@ -141,25 +143,36 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
     let add = Launch::new("scan_add", NdRange::new([n]).local([GROUP]));
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
+            let data = g.global(&data);
             let (mut src, mut dst) = (g.local(a), g.local(b));
-            g.for_each(|it| src.set(it.local_linear_id, data.get(it.global_linear_id)));
+            // `move` closures: the views are `Copy`, and a copy stays in
+            // registers through the loop.
+            g.for_each(move |it| src.set(it.local_linear_id, data.get(it.global_linear_id)));
             let mut step = 1;
             while step < GROUP {
                 g.barrier(LOCAL);
-                g.for_each(|it| {
+                // `l >= step ? src[l] + src[l - step] : src[l]`, the two
+                // sides of the test as two ranges of work-items.
+                g.for_each_in(0..step, move |it| {
                     let l = it.local_linear_id;
-                    let v = if l >= step {
-                        src.get(l).wrapping_add(src.get(l - step))
-                    } else {
-                        src.get(l)
-                    };
-                    dst.set(l, v);
+                    // SAFETY: l < step < GROUP, the length of both arrays.
+                    unsafe { dst.set_unchecked(l, src.get_unchecked(l)) };
+                });
+                g.for_each_in(step..GROUP, move |it| {
+                    let l = it.local_linear_id;
+                    // SAFETY: step <= l < GROUP, the length of both arrays.
+                    unsafe {
+                        let v = src
+                            .get_unchecked(l)
+                            .wrapping_add(src.get_unchecked(l - step));
+                        dst.set_unchecked(l, v);
+                    }
                 });
                 std::mem::swap(&mut src, &mut dst);
                 step *= 2;
             }
             g.barrier(LOCAL);
-            g.for_each(|it| data.set(it.global_linear_id, src.get(it.local_linear_id)));
+            g.for_each(move |it| data.set(it.global_linear_id, src.get(it.local_linear_id)));
             sums.set(g.get_group_id(0), src.get(GROUP - 1));
         })
         .expect("scan groups");
@@ -177,7 +190,8 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
         sums.copy_from_slice(&offsets);
         rt.launch_groups(&add, |g| {
             let off = sums.get(g.get_group_id(0));
-            g.for_each(|it| {
+            let data = g.global(&data);
+            g.for_each(move |it| {
                 let i = it.global_linear_id;
                 data.set(i, data.get(i).wrapping_add(off));
             });
@@ -201,9 +215,10 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
             let (ta, tb) = (g.local(ta), g.local(tb));
+            let (ab, bb) = (g.global(&ab), g.global(&bb));
             let mut acc = g.private::<f32>();
             for t in 0..n / TILE {
-                g.for_each(|it| {
+                g.for_each(move |it| {
                     let (tx, ty) = (it.local_id[0], it.local_id[1]);
                     let (col, row) = (it.global_id[0], it.global_id[1]);
                     ta.set(ty * TILE + tx, ab.get(row * n + t * TILE + tx));
@@ -214,9 +229,12 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
                 // work-items (no work-item reads another's values here), so
                 // the inner loop runs across a row of the tile.
                 for k in 0..TILE {
-                    g.for_each(|it| {
+                    g.for_each_mut(&mut acc, move |it, acc| {
                         let (tx, ty) = (it.local_id[0], it.local_id[1]);
-                        acc[it.local_linear_id] += ta.get(ty * TILE + k) * tb.get(k * TILE + tx);
+                        // SAFETY: tx, ty, k < TILE, so both indices are below TILE * TILE.
+                        *acc += unsafe {
+                            ta.get_unchecked(ty * TILE + k) * tb.get_unchecked(k * TILE + tx)
+                        };
                     });
                 }
                 g.barrier(LOCAL);
@@ -248,12 +266,13 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
             let lb = g.local(local_bins);
-            g.for_each(|it| {
+            let (data, bins) = (g.global(&data), g.global(&bins));
+            g.for_each(move |it| {
                 lb.at(it.local_linear_id)
                     .store_explicit_scope(0, Relaxed, WorkGroupScope)
             });
             g.barrier(LOCAL);
-            g.for_each(|it| {
+            g.for_each(move |it| {
                 let base = it.global_linear_id * HIST_PER_ITEM;
                 for k in 0..HIST_PER_ITEM {
                     let v = data.get(base + k) as usize;
@@ -262,7 +281,7 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
                 }
             });
             g.barrier(LOCAL);
-            g.for_each(|it| {
+            g.for_each(move |it| {
                 let l = it.local_linear_id;
                 let v = lb.at(l).load_explicit_scope(Relaxed, WorkGroupScope);
                 if v != 0 {

@@ -78,9 +78,9 @@ pub use error::{
     Divergence, GroupStall, KernelPanic, LaunchError, Place, PlaceRun, Reported, Stall,
 };
 pub use geometry::{
-    Geometry, ItemIds, NdRange, RangeError, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
+    Geometry, ItemIds, NdRange, RangeError, MAX_GROUPS, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
 };
-pub use memory::{AtomicValue, Buffer, Image2d, LocalArg, LocalSlice};
+pub use memory::{AtomicValue, Buffer, BufferView, Image2d, LocalArg, LocalSlice, LocalView};
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
 pub use scheduler::Schedule;
 

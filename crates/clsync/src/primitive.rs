@@ -9,11 +9,11 @@
 //! explorer rather than by loom.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex};

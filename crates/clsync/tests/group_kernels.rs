@@ -7,7 +7,7 @@ mod common;
 
 use clsync::checker::{Report, ReportKind};
 use clsync::sync::{FenceFlags, GLOBAL, LOCAL};
-use clsync::{Buffer, Launch, LaunchError, NdRange};
+use clsync::{Buffer, Group, Launch, LaunchError, NdRange};
 
 #[test]
 fn for_each_ids_match_the_work_item_functions() {
@@ -84,4 +84,105 @@ fn a_panic_names_its_work_item() {
             other => panic!("expected a panic error, got {other}"),
         }
     });
+}
+
+/// Views (`Group::global`, `Group::local`) and `for_each_mut` compute what
+/// a sequential loop does: each group reverses its elements through local
+/// memory, and each work-item sums, in a private variable, its reversed
+/// element over four rounds. Unchecked and checked (with no reports).
+#[test]
+fn views_and_private_vectors_match_a_sequential_loop() {
+    let (n, local, rounds) = (96usize, 32usize, 4u32);
+    let input: Vec<u32> = (0..n as u32).map(|i| i * 7 + 3).collect();
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            let (g, l) = (i / local, i % local);
+            rounds * input[g * local + local - 1 - l] + (0..rounds).sum::<u32>()
+        })
+        .collect();
+    let kernel = move |data: &Buffer<u32>, out: &Buffer<u32>, tile, g: &Group<'_>| {
+        let (data, out) = (g.global(data), g.global(out));
+        let t = g.local(tile);
+        let mut acc = g.private::<u32>();
+        g.for_each(move |it| t.set(it.local_linear_id, data.get(it.global_linear_id)));
+        for r in 0..rounds {
+            g.barrier(LOCAL);
+            g.for_each_mut(&mut acc, move |it, a| {
+                // SAFETY: local_linear_id < local, the tile's length.
+                *a += unsafe { t.get_unchecked(local - 1 - it.local_linear_id) } + r;
+            });
+        }
+        g.for_each_mut(&mut acc, move |it, a| out.set(it.global_linear_id, *a));
+    };
+    for checked in [false, true] {
+        let (data, out) = (Buffer::from_slice(&input), Buffer::<u32>::new(n));
+        let mut launch = Launch::new("views", NdRange::new([n]).local([local]));
+        let tile = launch.local::<u32>(local);
+        let want = want.clone();
+        let reports = common::within(60, move || {
+            let rt = common::rt();
+            let reports = if checked {
+                rt.check_groups(&launch, |g| kernel(&data, &out, tile, g))
+                    .unwrap()
+            } else {
+                rt.launch_groups(&launch, |g| kernel(&data, &out, tile, g))
+                    .unwrap();
+                Vec::new()
+            };
+            assert_eq!(out.to_vec(), want, "checked: {checked}");
+            reports
+        });
+        assert!(reports.is_empty(), "{reports:?}");
+    }
+}
+
+/// In a checked launch, `get_unchecked` past the end is an out-of-bounds
+/// report at its line, not undefined behaviour, and the kernel runs on.
+#[test]
+fn unchecked_access_out_of_bounds_is_reported_in_checked_launches() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let out = Buffer::<u32>::new(8);
+    let mut launch = Launch::new("past_the_end", NdRange::new([8]).local([8]));
+    let tile = launch.local::<u32>(8);
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let (t, out) = (g.local(tile), g.global(&out));
+                g.for_each(move |it| t.set(it.local_linear_id, 1));
+                g.barrier(LOCAL);
+                g.for_each(move |it| {
+                    // SAFETY: not met for the last work-item; the launch is
+                    // checked, so its read is a report.
+                    let v = unsafe { t.get_unchecked(it.local_linear_id + 1) }; //~ oob
+                    out.set(it.global_linear_id, v);
+                });
+            })
+            .unwrap()
+    });
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.kind, ReportKind::OutOfBounds);
+    assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "oob"));
+    let second = r.second.as_ref().expect("the access");
+    assert_eq!(second.item.local_linear_id, 7, "{r}");
+}
+
+/// A panic in `for_each_mut` names its work-item, unchecked and checked.
+#[test]
+fn a_panic_in_for_each_mut_names_its_work_item() {
+    for checked in [false, true] {
+        let launch = Launch::new("boom", NdRange::new([64]).local([16])).checked(checked);
+        let e = common::within(60, move || {
+            common::rt()
+                .launch_groups(&launch, |g| {
+                    let mut p = g.private::<u32>();
+                    g.for_each_mut(&mut p, |it, _| assert_ne!(it.global_linear_id, 21));
+                })
+                .unwrap_err()
+        });
+        match e {
+            LaunchError::Panic(p) => assert_eq!(p.ids.global_id[0], 21, "checked: {checked}"),
+            other => panic!("expected a panic error, got {other}"),
+        }
+    }
 }

@@ -22,6 +22,15 @@ fn range_error(range: NdRange) -> RangeError {
 
 #[test]
 fn bad_ranges_are_rejected_before_anything_runs() {
+    // 2^20 × 2^20 groups of one: more than the scheduler numbers.
+    let err = range_error(NdRange::new([1 << 20, 1 << 20]).local([1, 1]));
+    assert_eq!(
+        err,
+        RangeError::TooManyGroups {
+            groups: vec![1 << 20, 1 << 20]
+        }
+    );
+    assert!(err.to_string().contains("[1048576, 1048576] work-groups"));
     assert_eq!(
         range_error(NdRange::new([4, 0])),
         RangeError::ZeroGlobal { dim: 1 }

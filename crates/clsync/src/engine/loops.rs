@@ -16,6 +16,24 @@
 //! general engine: in a checked launch each iteration of `for_each` is its
 //! work-item, and each barrier synchronizes the group.
 //!
+//! # Writing loops that vectorize
+//!
+//! * Reach memory through views: [`Group::global`] and [`Group::local`]
+//!   give [`BufferView`]s and [`LocalView`]s, `Copy` handles that a `move`
+//!   closure holds in registers (through a reference, every store would
+//!   force a reload of the pointer, length and mode, and the loop would stay
+//!   scalar).
+//! * Keep private variables that live across barriers in
+//!   [`Group::private`] vectors and update them with
+//!   [`Group::for_each_mut`], which hands each work-item its element with no
+//!   index to check.
+//! * Where an index is in bounds by construction, [`LocalView::get_unchecked`]
+//!   and [`LocalView::set_unchecked`] drop the bounds check, as OpenCL C has
+//!   none; checked launches still check them and report an index out of
+//!   bounds.
+//! * Write `if (l < n)` as [`Group::for_each_in`]`(0..n, …)`, and a branch on
+//!   the id as two ranges, so the loop body has no branch.
+//!
 //! ```
 //! use clsync::{Buffer, Launch, NdRange, Runtime};
 //! use clsync::sync::LOCAL;
@@ -26,16 +44,14 @@
 //! let mut launch = Launch::new("reduce", NdRange::new([1024]).local([256]));
 //! let scratch = launch.local::<u32>(256);
 //! Runtime::new().launch_groups(&launch, |g| {
-//!     let s = g.local(scratch);
-//!     g.for_each(|it| s.set(it.local_linear_id, input.get(it.global_linear_id)));
+//!     let (s, input) = (g.local(scratch), g.global(&input));
+//!     g.for_each(move |it| s.set(it.local_linear_id, input.get(it.global_linear_id)));
 //!     let mut half = 128;
 //!     while half > 0 {
 //!         g.barrier(LOCAL);
-//!         g.for_each(|it| {
+//!         g.for_each_in(0..half, move |it| {
 //!             let l = it.local_linear_id;
-//!             if l < half {
-//!                 s.set(l, s.get(l) + s.get(l + half));
-//!             }
+//!             s.set(l, s.get(l) + s.get(l + half));
 //!         });
 //!         half /= 2;
 //!     }
@@ -51,7 +67,7 @@ use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
-use crate::memory::{Element, LocalArena, LocalArg, LocalSlice};
+use crate::memory::{Buffer, BufferView, Element, LocalArena, LocalArg, LocalView};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared};
 use crate::sync::{
     fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
@@ -79,6 +95,8 @@ pub struct Group<'g> {
     check: Option<&'g GroupCheck>,
     /// The work-item `for_each` is running, for panic reports.
     current: Cell<Option<usize>>,
+    /// Whether `for_each` is running (a barrier inside it is a mistake).
+    in_loop: Cell<bool>,
     progress: RefCell<Progress<'g>>,
 }
 
@@ -109,6 +127,35 @@ impl Group<'_> {
     /// in order: `for_each` with `if range.contains(l)` around the body.
     #[inline]
     pub fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&Item)) {
+        // Which work-item panicked, written only while unwinding: a store
+        // per work-item would keep the loop from vectorizing.
+        let mut marker = Marker {
+            current: &self.current,
+            at: range.start,
+        };
+        self.in_loop.set(true);
+        match self.check {
+            // Two copies of the loop, so that the unchecked one has nothing
+            // in it but `f`.
+            None => self.rows(range, |item| {
+                marker.at = item.local_linear_id;
+                f(item)
+            }),
+            Some(check) => self.rows(range, |item| {
+                marker.at = item.local_linear_id;
+                let _running = Running::enter(check, item.local_linear_id);
+                f(item)
+            }),
+        }
+        std::mem::forget(marker);
+        self.in_loop.set(false);
+    }
+
+    /// The loop of `for_each_in`: counting through z, y, x instead of
+    /// dividing the linear id, so that the innermost loop is over x,
+    /// unit-stride, as vector code wants.
+    #[inline(always)]
+    fn rows(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&Item)) {
         let geo = self.env.geometry;
         let ls = self.env.local_size;
         let end = range.end.min(self.len);
@@ -118,31 +165,62 @@ impl Group<'_> {
         let row = ls[0];
         let plane = ls[0] * ls[1];
         let mut l = range.start;
-        // Counting through z, y, x instead of dividing the linear id: the
-        // innermost loop is over x, unit-stride, as vector code wants.
-        while l < end {
-            let (z, rem) = (l / plane, l % plane);
-            let y = rem / row;
-            let x0 = rem % row;
+        if l >= end {
+            return;
+        }
+        // Divide once, for where the range starts; then count.
+        let (mut z, rem) = (l / plane, l % plane);
+        let (mut y, mut x0) = (rem / row, rem % row);
+        loop {
             let x_end = row.min(x0 + (end - l));
             let (gy, gz) = (base[1] + y, base[2] + z);
             let row_base = (gz - geo.offset[2]) * g[1] * g[0] + (gy - geo.offset[1]) * g[0];
             for x in x0..x_end {
                 let gx = base[0] + x;
-                let item = Item {
+                f(&Item {
                     local_linear_id: l + (x - x0),
                     global_linear_id: row_base + (gx - geo.offset[0]),
                     local_id: [x, y, z],
                     global_id: [gx, gy, gz],
-                };
-                self.current.set(Some(item.local_linear_id));
-                // One call site, so that `f` inlines into the loop.
-                let _running = self.check.map(|c| Running::enter(c, item.local_linear_id));
-                f(&item);
+                });
             }
             l += x_end - x0;
+            if l >= end {
+                return;
+            }
+            x0 = 0;
+            y += 1;
+            if y == ls[1] {
+                y = 0;
+                z += 1;
+            }
         }
-        self.current.set(None);
+    }
+
+    /// Runs `f` once per work-item with the work-item's element of
+    /// `private`, the group's vector of a private variable that lives
+    /// across barriers (see [`Group::private`]): `acc[l] += …` without an
+    /// index, so without a bounds check per work-item.
+    ///
+    /// # Panics
+    ///
+    /// If `private` does not have one element per work-item.
+    #[inline]
+    pub fn for_each_mut<T>(&self, private: &mut [T], mut f: impl FnMut(&Item, &mut T)) {
+        assert_eq!(
+            private.len(),
+            self.len,
+            "for_each_mut: the private vector needs one element per work-item"
+        );
+        let base = private.as_mut_ptr();
+        self.for_each(|it| {
+            // SAFETY: `for_each` makes its items itself, each with a
+            // distinct `local_linear_id < self.len == private.len()`, so
+            // this is an element of `private`, and no other reference to it
+            // lives: each is handed out once, for one call of `f`, while
+            // `private` is mutably borrowed by this function.
+            f(it, unsafe { &mut *base.add(it.local_linear_id) })
+        })
     }
 
     /// A vector with one default value per work-item: private variables
@@ -182,19 +260,26 @@ impl Group<'_> {
         self.env.geometry.in_dim(dim, self.env.geometry.offset, 0)
     }
 
-    /// The group's slice for a local argument sized at launch.
-    pub fn local<T: Element>(&self, arg: LocalArg<T>) -> &LocalSlice<T> {
+    /// A view of `buffer` for this group's loops (see [`BufferView`]).
+    #[inline]
+    pub fn global<'b, T: Element>(&self, buffer: &'b Buffer<T>) -> BufferView<'b, T> {
+        BufferView::new(buffer, self.check.is_some())
+    }
+
+    /// A view of the group's slice for a local argument sized at launch
+    /// (see [`LocalView`]).
+    pub fn local<T: Element>(&self, arg: LocalArg<T>) -> LocalView<'_, T> {
         assert_eq!(
             arg.launch, self.env.launch_id,
             "LocalArg used with a launch other than the one that made it"
         );
-        self.env.arena.arg(arg)
+        self.env.arena.arg(arg).view()
     }
 
     /// A local array declared in the kernel (`__local T name[len];`).
     #[track_caller]
-    pub fn local_array<T: Element>(&self, len: usize) -> &LocalSlice<T> {
-        self.env.arena.declared(Site::caller(), len)
+    pub fn local_array<T: Element>(&self, len: usize) -> LocalView<'_, T> {
+        self.env.arena.declared(Site::caller(), len).view()
     }
 }
 
@@ -258,7 +343,7 @@ impl Group<'_> {
 
     fn wait(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Location) {
         assert!(
-            self.current.get().is_none(),
+            !self.in_loop.get(),
             "a barrier inside for_each: barriers belong between the loops"
         );
         hooks::poll(at);
@@ -281,6 +366,20 @@ impl Group<'_> {
             }
         }
         self.progress.borrow_mut().steps(self.len);
+    }
+}
+
+/// Records, when dropped by unwinding out of an unchecked `for_each`, the
+/// work-item that was running (a normal exit forgets it). Kept in a
+/// register until then, unlike a store per work-item.
+struct Marker<'a> {
+    current: &'a Cell<Option<usize>>,
+    at: usize,
+}
+
+impl Drop for Marker<'_> {
+    fn drop(&mut self) {
+        self.current.set(Some(self.at));
     }
 }
 
@@ -308,6 +407,7 @@ where
             len,
             check: check.as_ref(),
             current: Cell::new(None),
+            in_loop: Cell::new(false),
             progress: RefCell::new(fork),
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));

@@ -10,5 +10,6 @@ mod range;
 pub(crate) use ids::GroupItems;
 pub use ids::ItemIds;
 pub use range::{
-    Geometry, NdRange, RangeError, DEFAULT_SUB_GROUP_SIZE, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
+    Geometry, NdRange, RangeError, DEFAULT_SUB_GROUP_SIZE, MAX_GROUPS, MAX_SUB_GROUP_SIZE,
+    MAX_WORK_GROUP_SIZE,
 };

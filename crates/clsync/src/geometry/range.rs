@@ -11,6 +11,11 @@ use std::fmt;
 /// of which only the touched pages are committed.
 pub const MAX_WORK_GROUP_SIZE: usize = 4096;
 
+/// The most work-groups a launch may have: the scheduler numbers them in 32
+/// bits (a device's `CL_DEVICE_MAX_WORK_ITEM_SIZES` bounds real ranges far
+/// below this).
+pub const MAX_GROUPS: usize = u32::MAX as usize;
+
 /// The largest sub-group size a launch may ask for.
 pub const MAX_SUB_GROUP_SIZE: usize = 64;
 
@@ -187,6 +192,15 @@ impl NdRange {
         for d in 0..3 {
             num_groups[d] = self.global[d].div_ceil(local[d]);
         }
+        let groups = num_groups
+            .iter()
+            .try_fold(1usize, |acc, &g| acc.checked_mul(g))
+            .unwrap_or(usize::MAX);
+        if groups > MAX_GROUPS {
+            return Err(RangeError::TooManyGroups {
+                groups: num_groups[..dims].to_vec(),
+            });
+        }
         Ok(Geometry {
             dims,
             global: self.global,
@@ -271,6 +285,12 @@ pub enum RangeError {
         global: usize,
         /// Local size there.
         local: usize,
+    },
+    /// The range has more than [`MAX_GROUPS`] work-groups.
+    #[error("the range has {groups:?} work-groups per dimension, more than {max} in all", max = MAX_GROUPS)]
+    TooManyGroups {
+        /// Work-groups in each dimension.
+        groups: Vec<usize>,
     },
     /// The sub-group size is outside 1..=[`MAX_SUB_GROUP_SIZE`].
     #[error("sub-group size {size} is outside 1..={max}", max = MAX_SUB_GROUP_SIZE)]

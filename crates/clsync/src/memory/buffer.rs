@@ -93,6 +93,11 @@ impl<T: Element> Buffer<T> {
         self.len() == 0
     }
 
+    /// Its elements (the scratch one not included).
+    pub(crate) fn raw_parts(&self) -> (*const T::Slot, usize) {
+        (self.slots.as_ptr(), self.len())
+    }
+
     /// Element `index` (see [`super::element`]).
     #[inline]
     pub(crate) fn slot_at(

@@ -62,6 +62,11 @@ impl<T: Element> LocalSlice<T> {
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// Its elements (the scratch one not included) and whether its launch
+    /// is checked.
+    pub(crate) fn raw_parts(&self) -> (*const T::LocalSlot, usize, bool) {
+        (self.slots.as_ptr(), self.len(), self.checked)
+    }
     /// Element `index` (see [`super::element`]).
     #[inline]
     pub(crate) fn slot_at(
@@ -89,7 +94,9 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalSlice<T> {
     pub fn get(&self, index: usize) -> T {
         let at = Location::caller();
         let slot = self.slot_at(index, false, at);
-        if self.checked {
+        // Out of bounds, the access was reported as such and went to the
+        // scratch element, which is not the checker's business.
+        if self.checked && index < self.len() {
             checker::plain(slot as *const _ as usize, Space::Local, false, at);
         }
         // SAFETY: the pointer is to a live, aligned, initialized cell of this
@@ -105,7 +112,7 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalSlice<T> {
     pub fn set(&self, index: usize, value: T) {
         let at = Location::caller();
         let slot = self.slot_at(index, true, at);
-        if self.checked {
+        if self.checked && index < self.len() {
             checker::plain(slot as *const _ as usize, Space::Local, true, at);
         }
         // SAFETY: as in `get`: only this thread reaches the cell.

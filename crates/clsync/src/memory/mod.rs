@@ -25,11 +25,13 @@ mod image;
 mod legacy;
 mod local;
 mod scalar;
+mod view;
 
 pub use buffer::Buffer;
 pub use image::{Image2d, Pixel};
 pub use local::{LocalArg, LocalSlice};
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
+pub use view::{BufferView, LocalView};
 
 pub(crate) use local::{LocalArena, LocalDecl};
 

@@ -10,29 +10,45 @@ use loom::thread;
 use super::dispenser::Dispenser;
 use super::latch::Latch;
 
+/// Runs `workers` threads claiming from a dispenser of `total` groups
+/// until it is empty; asserts that every group was claimed exactly once.
+fn claim_all(total: usize, workers: usize) {
+    let d = Arc::new(Dispenser::new(total, workers));
+    let claimed: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..total).map(|_| AtomicUsize::new(0)).collect());
+    let threads: Vec<_> = (0..workers)
+        .map(|w| {
+            let (d, claimed) = (d.clone(), claimed.clone());
+            thread::spawn(move || {
+                while let Some(i) = d.claim(w) {
+                    claimed[i].fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    for c in claimed.iter() {
+        assert_eq!(c.load(Ordering::Relaxed), 1);
+    }
+}
+
 /// Every group is handed out exactly once, however the claims interleave.
+/// Shares 0..1 and 1..3: the first worker is done after one group and
+/// steals from the second, which may be claiming at the same time.
 #[test]
 fn loom_dispenser_hands_out_each_group_once() {
-    loom::model(|| {
-        let d = Arc::new(Dispenser::new(3));
-        let claimed: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                let (d, claimed) = (d.clone(), claimed.clone());
-                thread::spawn(move || {
-                    while let Some(i) = d.claim() {
-                        claimed[i].fetch_add(1, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            w.join().unwrap();
-        }
-        for c in claimed.iter() {
-            assert_eq!(c.load(Ordering::Relaxed), 1);
-        }
-    });
+    loom::model(|| claim_all(3, 2));
+}
+
+/// Two workers with two groups each: either may finish first and steal
+/// from the other while it claims, and then be robbed of what it stole.
+#[test]
+fn loom_dispenser_steals_both_ways() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| claim_all(4, 2));
 }
 
 /// After a cancel that a worker has observed, it claims nothing more, and
@@ -40,7 +56,7 @@ fn loom_dispenser_hands_out_each_group_once() {
 #[test]
 fn loom_dispenser_stops_after_cancel() {
     loom::model(|| {
-        let d = Arc::new(Dispenser::new(4));
+        let d = Arc::new(Dispenser::new(4, 1));
         let claimed: Arc<[AtomicUsize; 4]> = Arc::new(Default::default());
         let canceller = {
             let d = d.clone();
@@ -49,10 +65,10 @@ fn loom_dispenser_stops_after_cancel() {
         let worker = {
             let (d, claimed) = (d.clone(), claimed.clone());
             thread::spawn(move || {
-                while let Some(i) = d.claim() {
+                while let Some(i) = d.claim(0) {
                     claimed[i].fetch_add(1, Ordering::Relaxed);
                     if d.is_cancelled() {
-                        assert!(d.claim().is_none());
+                        assert!(d.claim(0).is_none());
                         break;
                     }
                 }
@@ -60,7 +76,7 @@ fn loom_dispenser_stops_after_cancel() {
         };
         canceller.join().unwrap();
         worker.join().unwrap();
-        assert!(d.claim().is_none());
+        assert!(d.claim(0).is_none());
         assert!(claimed.iter().all(|c| c.load(Ordering::Relaxed) <= 1));
     });
 }

@@ -155,7 +155,7 @@ pub(crate) fn run<R: GroupRunner>(
     let watchdog = plan.watchdog;
     let workers = pool.current_num_threads().min(total).max(1);
     let shared = Shared {
-        dispenser: Dispenser::new(total),
+        dispenser: Dispenser::new(total, workers),
         progress: (0..workers)
             .map(|_| CachePadded::new(AtomicU64::new(0)))
             .collect(),
@@ -164,7 +164,6 @@ pub(crate) fn run<R: GroupRunner>(
         group_order: plan.schedule.group_order(total),
         plan,
     };
-    let workers = pool.current_num_threads().min(total).max(1);
     let latch = Latch::new(workers);
     let start = Instant::now();
     let mut stalled = false;
@@ -243,7 +242,7 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
         count: 0,
         slot: &shared.progress[index],
     };
-    while let Some(claimed) = shared.dispenser.claim() {
+    while let Some(claimed) = shared.dispenser.claim(index) {
         let linear = shared.group_order.as_ref().map_or(claimed, |o| o[claimed]);
         match engine.run_group(shared, linear, &mut progress) {
             Ok(()) => {

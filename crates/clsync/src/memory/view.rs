@@ -1,0 +1,292 @@
+//! Views for group-level loops ([`Group`](crate::Group)): `Copy` handles on
+//! a buffer or a local slice that a loop over the work-items keeps in
+//! registers.
+//!
+//! Through a reference, a loop must reload a slice's pointer, length and
+//! mode after every store to memory, since the store might have changed
+//! them; that reload, a test and a branch per access is what kept the
+//! loops of group-level kernels from vectorizing. A view is a copy of those
+//! fields, made once per group: captured by a `move` closure, it lives in
+//! registers, the test of the mode is made once per loop, and only the
+//! bounds check is left (none at all in the `_unchecked` accesses to local
+//! memory, OpenCL C's own).
+//!
+//! Checked launches take the same paths as [`Buffer`] and [`LocalSlice`],
+//! out of line: every access reports to the checker.
+
+use std::sync::atomic::Ordering;
+
+use super::buffer::Buffer;
+use super::local::LocalSlice;
+use super::scalar::{Element, RawAtomic, Scalar};
+use crate::atomics::{Atomic, AtomicFlag, Global, Local};
+use crate::AtomicValue;
+
+impl<T: Element> LocalSlice<T> {
+    /// A [`LocalView`] of the slice: what group-level kernels use.
+    #[inline]
+    pub fn view(&self) -> LocalView<'_, T> {
+        let (base, len, checked) = self.raw_parts();
+        LocalView {
+            base,
+            len,
+            checked,
+            slice: self,
+        }
+    }
+}
+
+/// A group-level kernel's handle on a [`LocalSlice`]: `Copy`, so that a
+/// loop over the group keeps its pointer, length and mode in registers
+/// instead of reloading them after every store (as it must through a
+/// reference, which the stores might alias).
+///
+/// Besides the checked [`get`](LocalView::get) and [`set`](LocalView::set),
+/// it has [`get_unchecked`](LocalView::get_unchecked) and
+/// [`set_unchecked`](LocalView::set_unchecked): OpenCL C's own access, with
+/// no bounds check outside checked launches, so that a loop of them can
+/// vectorize. In a checked launch they are checked like the rest: an index
+/// out of bounds is a report.
+///
+/// ```
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+/// use clsync::sync::LOCAL;
+///
+/// // Reverse each group of 64 through local memory.
+/// let data = Buffer::from_slice(&(0..256u32).collect::<Vec<_>>());
+/// let mut launch = Launch::new("reverse", NdRange::new([256]).local([64]));
+/// let tile = launch.local::<u32>(64);
+/// Runtime::new().launch_groups(&launch, |g| {
+///     let t = g.local(tile);
+///     g.for_each(|it| t.set(it.local_linear_id, data.get(it.global_linear_id)));
+///     g.barrier(LOCAL);
+///     g.for_each(|it| data.set(it.global_linear_id, t.get(63 - it.local_linear_id)));
+/// }).unwrap();
+/// assert_eq!(data.get(0), 63);
+/// ```
+pub struct LocalView<'a, T: Element> {
+    base: *const T::LocalSlot,
+    len: usize,
+    checked: bool,
+    slice: &'a LocalSlice<T>,
+}
+
+impl<T: Element> Clone for LocalView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for LocalView<'_, T> {}
+
+impl<T: Element> LocalView<'_, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Its name in reports.
+    pub fn name(&self) -> &str {
+        self.slice.name()
+    }
+}
+
+impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
+    /// Reads element `index`; out of bounds, as [`LocalSlice::get`].
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, index: usize) -> T {
+        if self.checked || index >= self.len {
+            return Self::slow_get(self.slice, index);
+        }
+        // SAFETY: `index < len`, the slice's length, and the slice is
+        // borrowed for `'a`, so the cell is live; only this thread reaches
+        // it (see `LocalSlice::get`).
+        T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
+    }
+    /// Writes element `index`; out of bounds, as [`LocalSlice::set`].
+    #[inline]
+    #[track_caller]
+    pub fn set(&self, index: usize, value: T) {
+        if self.checked || index >= self.len {
+            return Self::slow_set(self.slice, index, value);
+        }
+        // SAFETY: as in `get`.
+        unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
+    }
+    /// Reads element `index` with no bounds check outside checked launches.
+    ///
+    /// # Safety
+    ///
+    /// `index < self.len()`, unless the launch is checked (where an index out
+    /// of bounds is reported, as with [`get`](Self::get)).
+    #[inline]
+    #[track_caller]
+    pub unsafe fn get_unchecked(&self, index: usize) -> T {
+        if self.checked {
+            return Self::slow_get(self.slice, index);
+        }
+        // SAFETY: the caller promises `index < len`; the rest as in `get`.
+        T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
+    }
+    /// Writes element `index` with no bounds check outside checked launches.
+    ///
+    /// # Safety
+    ///
+    /// As [`get_unchecked`](Self::get_unchecked).
+    #[inline]
+    #[track_caller]
+    pub unsafe fn set_unchecked(&self, index: usize, value: T) {
+        if self.checked {
+            return Self::slow_set(self.slice, index, value);
+        }
+        // SAFETY: the caller promises `index < len`; the rest as in `get`.
+        unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
+    }
+}
+
+impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
+    /// A checked access, or one out of bounds: kept out of line, so that
+    /// the loops calling `get` stay small enough to inline and vectorize,
+    /// and given the slice rather than the view, so that the view's
+    /// address never escapes and it stays in registers.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_get(slice: &LocalSlice<T>, index: usize) -> T {
+        slice.get(index)
+    }
+    /// As `slow_get`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_set(slice: &LocalSlice<T>, index: usize, value: T) {
+        slice.set(index, value)
+    }
+}
+
+impl<T: AtomicValue> LocalView<'_, Atomic<T, Global>> {
+    /// The local atomic object at `index`.
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &Atomic<T, Local> {
+        self.slice.at(index)
+    }
+}
+
+impl LocalView<'_, AtomicFlag<Global>> {
+    /// The local atomic flag at `index`.
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &AtomicFlag<Local> {
+        self.slice.at(index)
+    }
+}
+
+/// A group-level kernel's handle on a [`Buffer`], from
+/// [`Group::global`](crate::Group::global): `Copy`, held in registers
+/// through a loop (see the [module docs](self)). Accesses are those of the
+/// buffer: plain ones are relaxed atomics, bounds-checked.
+///
+/// ```
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// let data = Buffer::from_slice(&[1u32; 512]);
+/// let launch = Launch::new("double", NdRange::new([512]).local([128]));
+/// Runtime::new().launch_groups(&launch, |g| {
+///     let d = g.global(&data);
+///     g.for_each(move |it| d.set(it.global_linear_id, 2 * d.get(it.global_linear_id)));
+/// }).unwrap();
+/// assert_eq!(data.to_vec(), vec![2; 512]);
+/// ```
+pub struct BufferView<'a, T: Element> {
+    base: *const T::Slot,
+    len: usize,
+    checked: bool,
+    buffer: &'a Buffer<T>,
+}
+
+impl<T: Element> Clone for BufferView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for BufferView<'_, T> {}
+
+impl<'a, T: Element> BufferView<'a, T> {
+    pub(crate) fn new(buffer: &'a Buffer<T>, checked: bool) -> Self {
+        let (base, len) = buffer.raw_parts();
+        BufferView {
+            base,
+            len,
+            checked,
+            buffer,
+        }
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The buffer.
+    pub fn buffer(&self) -> &'a Buffer<T> {
+        self.buffer
+    }
+}
+
+impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
+    /// Reads element `index`, as [`Buffer::get`].
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, index: usize) -> T {
+        if self.checked || index >= self.len {
+            return Self::slow_get(self.buffer, index);
+        }
+        // SAFETY: `index < len`, the buffer's length, and the buffer is
+        // borrowed for `'a`, so the element is live.
+        let slot = unsafe { &*self.base.add(index) };
+        // Relaxed: a plain OpenCL access, as in `Buffer::get`.
+        T::from_raw(slot.load(Ordering::Relaxed))
+    }
+    /// Writes element `index`, as [`Buffer::set`].
+    #[inline]
+    #[track_caller]
+    pub fn set(&self, index: usize, value: T) {
+        if self.checked || index >= self.len {
+            return Self::slow_set(self.buffer, index, value);
+        }
+        // SAFETY: as in `get`.
+        let slot = unsafe { &*self.base.add(index) };
+        // Relaxed: a plain OpenCL access, as in `Buffer::set`.
+        slot.store(value.to_raw(), Ordering::Relaxed)
+    }
+    /// A checked access, or one out of bounds, out of line (see
+    /// `LocalView::slow_get`).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_get(buffer: &Buffer<T>, index: usize) -> T {
+        buffer.get(index)
+    }
+    /// As `slow_get`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_set(buffer: &Buffer<T>, index: usize, value: T) {
+        buffer.set(index, value)
+    }
+}
+
+impl<T: AtomicValue> BufferView<'_, Atomic<T, Global>> {
+    /// The atomic object at `index`, as [`Buffer::at`].
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &Atomic<T, Global> {
+        self.buffer.at(index)
+    }
+}
