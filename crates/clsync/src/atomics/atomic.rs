@@ -95,18 +95,26 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         hooks::poll(at);
         self.note("atomic_load", order, None, scope);
-        self.checked("atomic_load", OpKind::Load, order, None, scope, at, || {
-            let v = if S::LOCAL {
-                // Relaxed: local memory is reached only by this group's
-                // thread; see the type's "Memory ordering" section.
-                self.raw.load(Ordering::Relaxed)
-            } else {
-                // The user's order; it pairs with whatever release store or
-                // fence the kernel pairs it with.
-                self.raw.load(order.to_std())
-            };
-            (T::from_raw(v), false)
-        })
+        self.checked(
+            "atomic_load",
+            OpKind::Load,
+            order,
+            None,
+            scope,
+            at,
+            move || {
+                let v = if S::LOCAL {
+                    // Relaxed: local memory is reached only by this group's
+                    // thread; see the type's "Memory ordering" section.
+                    self.raw.load(Ordering::Relaxed)
+                } else {
+                    // The user's order; it pairs with whatever release store or
+                    // fence the kernel pairs it with.
+                    self.raw.load(order.to_std())
+                };
+                (T::from_raw(v), false)
+            },
+        )
     }
 
     #[inline(always)]
@@ -120,7 +128,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
             None,
             scope,
             at,
-            || {
+            move || {
                 if S::LOCAL {
                     // Relaxed: see `op_load`.
                     self.raw.store(v.to_raw(), Ordering::Relaxed)
@@ -150,7 +158,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
             None,
             scope,
             at,
-            || {
+            move || {
                 let old = if S::LOCAL {
                     // Relaxed: see `op_load`. No work-item switch can come
                     // between the load and the store, so the pair is indivisible.
@@ -186,11 +194,19 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         };
         self.note(op, success, Some(failure), scope);
         let want = expected.to_raw();
-        let result = self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, || {
-            let r = self.cas_raw(want, desired, success, failure, weak);
-            let ok = r.is_ok();
-            (r, ok)
-        });
+        let result = self.checked(
+            op,
+            OpKind::Rmw,
+            success,
+            Some(failure),
+            scope,
+            at,
+            move || {
+                let r = self.cas_raw(want, desired, success, failure, weak);
+                let ok = r.is_ok();
+                (r, ok)
+            },
+        );
         match result {
             Ok(_) => true,
             Err(cur) => {
@@ -507,7 +523,7 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
     ) -> T {
         hooks::poll(at);
         self.note(op.name(), order, None, scope);
-        self.checked(op.name(), OpKind::Rmw, order, None, scope, at, || {
+        self.checked(op.name(), OpKind::Rmw, order, None, scope, at, move || {
             let old = if S::LOCAL {
                 // Relaxed: see `op_exchange`.
                 let old = self.raw.load(Ordering::Relaxed);

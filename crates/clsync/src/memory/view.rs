@@ -167,12 +167,25 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     }
 }
 
-impl<T: AtomicValue> LocalView<'_, Atomic<T, Global>> {
-    /// The local atomic object at `index`.
+impl<'a, T: AtomicValue> LocalView<'a, Atomic<T, Global>> {
+    /// The local atomic object at `index`; out of bounds, as
+    /// [`LocalSlice::at`].
     #[inline]
     #[track_caller]
-    pub fn at(&self, index: usize) -> &Atomic<T, Local> {
-        self.slice.at(index)
+    pub fn at(&self, index: usize) -> &'a Atomic<T, Local> {
+        if self.checked || index >= self.len {
+            return Self::slow_at(self.slice, index);
+        }
+        // SAFETY: `index < len`, the slice's length, and the slice is
+        // borrowed for `'a`, so the element is live.
+        unsafe { &*self.base.add(index) }
+    }
+    /// As `LocalView::slow_get`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_at(slice: &'a LocalSlice<Atomic<T, Global>>, index: usize) -> &'a Atomic<T, Local> {
+        slice.at(index)
     }
 }
 
