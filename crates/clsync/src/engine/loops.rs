@@ -156,12 +156,13 @@ impl Group<'_> {
     /// unit-stride, as vector code wants.
     #[inline(always)]
     fn rows(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&Item)) {
+        // Copies of the geometry, so that the loop keeps them in registers
+        // (stores in `f` might alias the geometry behind a reference).
         let geo = self.env.geometry;
-        let ls = self.env.local_size;
+        let (offset, g, ls) = (geo.offset, geo.global, self.env.local_size);
         let end = range.end.min(self.len);
         let base: [usize; 3] =
-            std::array::from_fn(|d| self.env.group_id[d] * geo.local[d] + geo.offset[d]);
-        let g = geo.global;
+            std::array::from_fn(|d| self.env.group_id[d] * geo.local[d] + offset[d]);
         let row = ls[0];
         let plane = ls[0] * ls[1];
         let mut l = range.start;
@@ -174,14 +175,15 @@ impl Group<'_> {
         loop {
             let x_end = row.min(x0 + (end - l));
             let (gy, gz) = (base[1] + y, base[2] + z);
-            let row_base = (gz - geo.offset[2]) * g[1] * g[0] + (gy - geo.offset[1]) * g[0];
+            // The global linear id of the row's x = 0 (without the offset).
+            let row_base =
+                (gz - offset[2]) * g[1] * g[0] + (gy - offset[1]) * g[0] + base[0] - offset[0];
             for x in x0..x_end {
-                let gx = base[0] + x;
                 f(&Item {
                     local_linear_id: l + (x - x0),
-                    global_linear_id: row_base + (gx - geo.offset[0]),
+                    global_linear_id: row_base + x,
                     local_id: [x, y, z],
-                    global_id: [gx, gy, gz],
+                    global_id: [base[0] + x, gy, gz],
                 });
             }
             l += x_end - x0;
