@@ -169,9 +169,15 @@ impl Group<'_> {
         if l >= end {
             return;
         }
-        // Divide once, for where the range starts; then count.
-        let (mut z, rem) = (l / plane, l % plane);
-        let (mut y, mut x0) = (rem / row, rem % row);
+        // Where the range starts: by dividing only for a range that starts
+        // inside a 2-D or 3-D group (a division costs as much as a short
+        // row of work-items); then count.
+        let (mut z, mut y, mut x0) = if row == self.len || l == 0 {
+            (0, 0, l)
+        } else {
+            let (z, rem) = (l / plane, l % plane);
+            (z, rem / row, rem % row)
+        };
         loop {
             let x_end = row.min(x0 + (end - l));
             let (gy, gz) = (base[1] + y, base[2] + z);
