@@ -1,8 +1,10 @@
 //! The workloads as clsync kernels, group-level
 //! ([`Runtime::launch_groups`]): each work-item's code between barriers is
-//! a [`Group::for_each`](clsync::Group::for_each) loop. The barrier loop
-//! also runs on the general engine ([`barrier_loop_general`]), whose cost per
-//! barrier is its own figure.
+//! a [`Group::for_each`](clsync::Group::for_each) loop over `Copy` views of
+//! the buffers and local memory, in `move` closures, so that the loops
+//! vectorize (see `clsync::engine::loops`). The barrier loop also runs on
+//! the general engine ([`barrier_loop_general`]), whose cost per barrier is
+//! its own figure.
 
 use std::hint::spin_loop;
 use std::time::Instant;

@@ -242,13 +242,13 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
         count: 0,
         slot: &shared.progress[index],
     };
+    // Counted here and added once: a shared counter bumped per group would
+    // move one cache line between every worker for every group.
+    let mut finished = 0;
     while let Some(claimed) = shared.dispenser.claim(index) {
         let linear = shared.group_order.as_ref().map_or(claimed, |o| o[claimed]);
         match engine.run_group(shared, linear, &mut progress) {
-            Ok(()) => {
-                // Relaxed: a counter read after the latch; see `run`.
-                shared.finished.fetch_add(1, Ordering::Relaxed);
-            }
+            Ok(()) => finished += 1,
             Err(GroupFailure::Error(e)) => {
                 let mut out = shared.outcome.lock().unwrap_or_else(|e| e.into_inner());
                 // Keep the error of the lowest group, so the report does not
@@ -265,4 +265,6 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
             }
         }
     }
+    // Relaxed: a counter read after the latch; see `run`.
+    shared.finished.fetch_add(finished, Ordering::Relaxed);
 }
