@@ -133,7 +133,7 @@ impl Group<'_> {
             current: &self.current,
             at: range.start,
         };
-        self.in_loop.set(true);
+        let outer = self.in_loop.replace(true);
         match self.check {
             // Two copies of the loop, so that the unchecked one has nothing
             // in it but `f`.
@@ -148,7 +148,7 @@ impl Group<'_> {
             }),
         }
         std::mem::forget(marker);
-        self.in_loop.set(false);
+        self.in_loop.set(outer);
     }
 
     /// The loop of `for_each_in`: counting through z, y, x instead of
