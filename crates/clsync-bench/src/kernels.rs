@@ -149,7 +149,10 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             let (mut src, mut dst) = (g.local(a), g.local(b));
             // `move` closures: the views are `Copy`, and a copy stays in
             // registers through the loop.
-            g.for_each(move |it| src.set(it.local_linear_id, data.get(it.global_linear_id)));
+            g.for_each(move |it| {
+                // SAFETY: local_linear_id < GROUP, the array's length.
+                unsafe { src.set_unchecked(it.local_linear_id, data.get(it.global_linear_id)) }
+            });
             let mut step = 1;
             while step < GROUP {
                 g.barrier(LOCAL);
@@ -174,7 +177,12 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
                 step *= 2;
             }
             g.barrier(LOCAL);
-            g.for_each(move |it| data.set(it.global_linear_id, src.get(it.local_linear_id)));
+            g.for_each(move |it| {
+                // SAFETY: local_linear_id < GROUP, the array's length.
+                data.set(it.global_linear_id, unsafe {
+                    src.get_unchecked(it.local_linear_id)
+                })
+            });
             sums.set(g.get_group_id(0), src.get(GROUP - 1));
         })
         .expect("scan groups");
