@@ -200,7 +200,7 @@ impl LocalView<'_, AtomicFlag<Global>> {
 
 /// A group-level kernel's handle on a [`Buffer`], from
 /// [`Group::global`](crate::Group::global): `Copy`, held in registers
-/// through a loop (see the [module docs](self)). Accesses are those of the
+/// through a loop (see [`engine::loops`](crate::engine::loops)). Accesses are those of the
 /// buffer: plain ones are relaxed atomics, bounds-checked.
 ///
 /// ```
