@@ -7,7 +7,7 @@ mod common;
 
 use clsync::checker::{Report, ReportKind};
 use clsync::sync::{FenceFlags, GLOBAL, LOCAL};
-use clsync::{Buffer, Group, Launch, LaunchError, NdRange};
+use clsync::{Buffer, Group, KernelPanic, Launch, LaunchError, NdRange};
 
 #[test]
 fn for_each_ids_match_the_work_item_functions() {
@@ -63,6 +63,14 @@ fn a_global_barrier_orders_it() {
     assert!(reports.is_empty(), "{reports:?}");
 }
 
+/// The kernel panic a failed launch reports; any other error fails the test.
+fn kernel_panic(e: LaunchError) -> Box<KernelPanic> {
+    match e {
+        LaunchError::Panic(p) => p,
+        other => panic!("expected a panic error, got {other}"),
+    }
+}
+
 #[test]
 fn a_panic_names_its_work_item() {
     common::within(60, || {
@@ -76,13 +84,9 @@ fn a_panic_names_its_work_item() {
                 })
             })
             .unwrap_err();
-        match e {
-            LaunchError::Panic(p) => {
-                assert_eq!(p.ids.global_id[0], 37);
-                assert!(p.message.contains("gives up"));
-            }
-            other => panic!("expected a panic error, got {other}"),
-        }
+        let p = kernel_panic(e);
+        assert_eq!(p.ids.global_id[0], 37);
+        assert!(p.message.contains("gives up"));
     });
 }
 
@@ -180,10 +184,7 @@ fn a_panic_in_for_each_mut_names_its_work_item() {
                 })
                 .unwrap_err()
         });
-        match e {
-            LaunchError::Panic(p) => assert_eq!(p.ids.global_id[0], 21, "checked: {checked}"),
-            other => panic!("expected a panic error, got {other}"),
-        }
+        assert_eq!(kernel_panic(e).ids.global_id[0], 21, "checked: {checked}");
     }
 }
 
@@ -201,16 +202,41 @@ fn a_barrier_inside_for_each_is_an_error() {
                 })
             })
             .unwrap_err();
-        match e {
-            LaunchError::Panic(p) => {
-                assert!(
-                    p.message.contains("barriers belong between the loops"),
-                    "{}",
-                    p.message
-                );
-                assert_eq!(p.ids.local_linear_id, 0);
-            }
-            other => panic!("expected a panic error, got {other}"),
-        }
+        let p = kernel_panic(e);
+        assert!(
+            p.message.contains("barriers belong between the loops"),
+            "{}",
+            p.message
+        );
+        assert_eq!(p.ids.local_linear_id, 0);
     });
+}
+
+/// `sub_group_barrier` in a group-level kernel orders its own sub-group
+/// only (`002_6c32435e912a3710.txt`): reading a neighbour in the same
+/// sub-group of 8 after it is race-free; reading across sub-groups races.
+#[test]
+fn a_sub_group_barrier_orders_its_sub_group_only() {
+    let reports_for = |partner: fn(usize) -> usize| {
+        let mut launch = Launch::new("sg", NdRange::new([16]).local([16]).sub_group_size(8));
+        let s = launch.local::<u32>(16);
+        common::within(60, move || {
+            common::rt()
+                .check_groups(&launch, |g| {
+                    let s = g.local(s);
+                    g.for_each(move |it| s.set(it.local_linear_id, 1));
+                    g.sub_group_barrier(LOCAL);
+                    g.for_each(move |it| {
+                        let _ = s.get(partner(it.local_linear_id));
+                    });
+                })
+                .unwrap()
+        })
+    };
+    // The other end of the same sub-group: 0..8 and 8..16 stay apart.
+    let same = reports_for(|l| (l / 8) * 8 + 7 - l % 8);
+    assert!(same.is_empty(), "{same:?}");
+    let across = reports_for(|l| 15 - l);
+    assert_eq!(across.len(), 1, "{across:?}");
+    assert_eq!(across[0].kind, ReportKind::DataRace);
 }

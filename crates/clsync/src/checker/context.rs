@@ -169,25 +169,6 @@ pub(crate) fn atomic<R>(
     if !active() {
         return f().0;
     }
-    atomic_slow(addr, local, op, kind, order, failure, scope, at, f)
-}
-
-/// The checked side of `atomic`, out of line, so that an unchecked atomic
-/// inlines to the operation and a test.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn atomic_slow<R>(
-    addr: usize,
-    local: bool,
-    op: &'static str,
-    kind: OpKind,
-    order: MemOrder,
-    failure: Option<MemOrder>,
-    scope: MemScope,
-    at: &'static Location<'static>,
-    f: impl FnOnce() -> (R, bool),
-) -> R {
     let access = AtomicAccess {
         op,
         kind,
@@ -195,6 +176,20 @@ fn atomic_slow<R>(
         failure,
         scope,
     };
+    atomic_slow(addr, local, access, at, f)
+}
+
+/// The checked side of `atomic`, out of line, so that an unchecked atomic
+/// inlines to the operation and a test.
+#[cold]
+#[inline(never)]
+fn atomic_slow<R>(
+    addr: usize,
+    local: bool,
+    access: AtomicAccess,
+    at: &'static Location<'static>,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
     let space = if local { Space::Local } else { Space::Global };
     let mut f = Some(f);
     let checked = with_current(|g, i| {

@@ -166,10 +166,7 @@ impl NdRange {
             }
             None => auto_local(&self.global, dims),
         };
-        let total: usize = local
-            .iter()
-            .try_fold(1usize, |acc, &l| acc.checked_mul(l))
-            .unwrap_or(usize::MAX);
+        let total = product(&local);
         if total > MAX_WORK_GROUP_SIZE {
             return Err(RangeError::LocalTooLarge {
                 local: local[..dims].to_vec(),
@@ -192,11 +189,7 @@ impl NdRange {
         for d in 0..3 {
             num_groups[d] = self.global[d].div_ceil(local[d]);
         }
-        let groups = num_groups
-            .iter()
-            .try_fold(1usize, |acc, &g| acc.checked_mul(g))
-            .unwrap_or(usize::MAX);
-        if groups > MAX_GROUPS {
+        if product(&num_groups) > MAX_GROUPS {
             return Err(RangeError::TooManyGroups {
                 groups: num_groups[..dims].to_vec(),
             });
@@ -210,6 +203,15 @@ impl NdRange {
             sub_group_size: sg,
         })
     }
+}
+
+/// The product of `sizes`, saturating at `usize::MAX` (which every limit
+/// it is compared with rejects).
+fn product(sizes: &[usize; 3]) -> usize {
+    sizes
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .unwrap_or(usize::MAX)
 }
 
 /// Chooses a local size: in each dimension in turn, the largest divisor of
