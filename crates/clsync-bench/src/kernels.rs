@@ -10,7 +10,7 @@ use std::hint::spin_loop;
 use std::time::Instant;
 
 use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
-use clsync::{AtomicUint, Buffer, Launch, NdRange, Runtime};
+use clsync::{kernel, AtomicUint, Buffer, Launch, NdRange, Runtime, WorkItem};
 
 use crate::reference::{self, compare};
 use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
@@ -46,21 +46,42 @@ pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
     }
 }
 
-/// The barrier loop on the general engine: one coroutine per work-item.
+/// The barrier loop written per work-item, as the OpenCL C kernel is:
+/// `#[kernel]` lifts it into group-level loops ([`barrier_loop_lifted`]),
+/// and the general engine runs it as it is ([`barrier_loop_general`]).
+#[kernel(groups)]
+pub fn barrier_loop_item(wi: &WorkItem, out: &Buffer<u32>, barriers: usize) {
+    let mut acc = wi.get_local_id(0) as u32;
+    for _ in 0..barriers {
+        wi.barrier(LOCAL);
+        acc = acc.wrapping_mul(3).wrapping_add(1);
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
+/// [`barrier_loop_item`] lifted by `#[kernel]`.
+pub fn barrier_loop_lifted(rt: &Runtime, s: &Sizes) -> Run {
+    let (n, local, barriers) = s.barrier;
+    let out = Buffer::<u32>::new(n);
+    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+    let time = timed(|| {
+        barrier_loop_item_launch(rt, &launch, &out, barriers).expect("barrier loop");
+    });
+    Run {
+        time,
+        verified: verify_barrier_loop(&out, local, barriers),
+    }
+}
+
+/// [`barrier_loop_item`] on the general engine: one coroutine per
+/// work-item.
 pub fn barrier_loop_general(rt: &Runtime, s: &Sizes) -> Run {
     let (n, local, barriers) = s.barrier;
     let out = Buffer::<u32>::new(n);
     let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
     let time = timed(|| {
-        rt.launch(&launch, |wi| {
-            let mut acc = wi.get_local_id(0) as u32;
-            for _ in 0..barriers {
-                wi.barrier(LOCAL);
-                acc = acc.wrapping_mul(3).wrapping_add(1);
-            }
-            out.set(wi.get_global_id(0), acc);
-        })
-        .expect("barrier loop");
+        rt.launch(&launch, |wi| barrier_loop_item(wi, &out, barriers))
+            .expect("barrier loop");
     });
     Run {
         time,
@@ -109,7 +130,13 @@ pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
         rt.launch_groups(&launch, |g| {
             let data = g.global(&data);
             let s = g.local(scratch);
-            g.for_each(move |it| s.set(it.local_linear_id, data.get(it.global_linear_id)));
+            g.for_each(move |it| {
+                // SAFETY: global_linear_id < n, the buffer's length (the
+                // range is n), and no one writes `data` during the launch.
+                let v = unsafe { data.get_unchecked(it.global_linear_id) };
+                // SAFETY: local_linear_id < GROUP, the array's length.
+                unsafe { s.set_unchecked(it.local_linear_id, v) };
+            });
             let mut half = GROUP / 2;
             while half > 0 {
                 g.barrier(LOCAL);
@@ -150,8 +177,13 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             // `move` closures: the views are `Copy`, and a copy stays in
             // registers through the loop.
             g.for_each(move |it| {
-                // SAFETY: local_linear_id < GROUP, the array's length.
-                unsafe { src.set_unchecked(it.local_linear_id, data.get(it.global_linear_id)) }
+                // SAFETY: local_linear_id < GROUP, the array's length, and
+                // global_linear_id < n, the buffer's; each element of `data`
+                // is read and then written by its own work-item only.
+                unsafe {
+                    let v = data.get_unchecked(it.global_linear_id);
+                    src.set_unchecked(it.local_linear_id, v)
+                }
             });
             let mut step = 1;
             while step < GROUP {
@@ -178,10 +210,11 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             }
             g.barrier(LOCAL);
             g.for_each(move |it| {
-                // SAFETY: local_linear_id < GROUP, the array's length.
-                data.set(it.global_linear_id, unsafe {
-                    src.get_unchecked(it.local_linear_id)
-                })
+                // SAFETY: as in the first loop.
+                unsafe {
+                    let v = src.get_unchecked(it.local_linear_id);
+                    data.set_unchecked(it.global_linear_id, v)
+                }
             });
             sums.set(g.get_group_id(0), src.get(GROUP - 1));
         })
@@ -203,7 +236,9 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             let data = g.global(&data);
             g.for_each(move |it| {
                 let i = it.global_linear_id;
-                data.set(i, data.get(i).wrapping_add(off));
+                // SAFETY: i < n, the buffer's length, and element i is
+                // reached by work-item i only.
+                unsafe { data.set_unchecked(i, data.get_unchecked(i).wrapping_add(off)) };
             });
         })
         .expect("scan add");
@@ -231,8 +266,20 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
                 g.for_each(move |it| {
                     let (tx, ty) = (it.local_id[0], it.local_id[1]);
                     let (col, row) = (it.global_id[0], it.global_id[1]);
-                    ta.set(ty * TILE + tx, ab.get(row * n + t * TILE + tx));
-                    tb.set(ty * TILE + tx, bb.get((t * TILE + ty) * n + col));
+                    // SAFETY: row, col < n and t * TILE + tx, t * TILE + ty
+                    // < n, so both indices are below n * n, the length of
+                    // `a` and `b`, which no one writes during the launch.
+                    let (va, vb) = unsafe {
+                        (
+                            ab.get_unchecked(row * n + t * TILE + tx),
+                            bb.get_unchecked((t * TILE + ty) * n + col),
+                        )
+                    };
+                    // SAFETY: tx, ty < TILE, so the index is below TILE * TILE.
+                    unsafe {
+                        ta.set_unchecked(ty * TILE + tx, va);
+                        tb.set_unchecked(ty * TILE + tx, vb);
+                    }
                 });
                 g.barrier(LOCAL);
                 // Each work-item's k loop, interchanged with the loop over
@@ -285,7 +332,9 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
             g.for_each(move |it| {
                 let base = it.global_linear_id * HIST_PER_ITEM;
                 for k in 0..HIST_PER_ITEM {
-                    let v = data.get(base + k) as usize;
+                    // SAFETY: base + k < items * HIST_PER_ITEM, at most the
+                    // input's length, and no one writes `data` during the launch.
+                    let v = unsafe { data.get_unchecked(base + k) } as usize;
                     lb.at(v)
                         .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
                 }

@@ -114,11 +114,19 @@ fn main() {
             continue;
         }
         let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        // The barrier loop written per work-item and lifted by `#[kernel]`.
+        let mut lifted = Vec::new();
         for rep in 0..args.reps {
             // Rotate who goes first, so no side always meets a warm cache.
             for side in 0..3 {
                 match (side + rep) % 3 {
-                    0 => c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs))),
+                    0 => {
+                        c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs)));
+                        if w == Workload::BarrierLoop {
+                            let r = kernels::barrier_loop_lifted(&rt, &s);
+                            lifted.push(checked(w, "#[kernel]", r));
+                        }
+                    }
                     1 => {
                         if let Ok(cl) = &cl {
                             if pocl_can_run(w, cl) {
@@ -153,6 +161,17 @@ fn main() {
             goal
         );
         if w == Workload::BarrierLoop {
+            let k = median(lifted);
+            println!(
+                "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12.2} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
+                "  #[kernel]",
+                figure(w, &s, k).0,
+                "",
+                "",
+                p.map_or("-".to_string(), |p| format!("{:.2}", k.as_secs_f64() / p.as_secs_f64())),
+                k.as_secs_f64() / l.as_secs_f64(),
+                goal
+            );
             type General = fn(&Runtime, &Sizes) -> Run;
             let engines: [(&str, General); 2] = [
                 ("  coroutines", kernels::barrier_loop_general),

@@ -61,6 +61,15 @@ pub enum Place {
     Running(Option<Site>),
     /// Released from a barrier or not yet started, waiting for its turn.
     Runnable,
+    /// In a kernel lifted by [`#[kernel]`](crate::kernel): evaluated the
+    /// condition of a loop or `if` that contains a barrier, at `site`, to
+    /// `value` (other work-items of the group got another value).
+    Decided {
+        /// The condition.
+        site: Site,
+        /// Its value, as `Debug` writes it.
+        value: String,
+    },
 }
 
 impl fmt::Display for Place {
@@ -71,6 +80,9 @@ impl fmt::Display for Place {
             Place::Running(Some(s)) => write!(f, "were running, last at {s}"),
             Place::Running(None) => f.write_str("were running"),
             Place::Runnable => f.write_str("were ready to run"),
+            Place::Decided { site, value } => {
+                write!(f, "evaluated the condition at {site} to {value}")
+            }
         }
     }
 }

@@ -61,6 +61,7 @@ pub mod atomics;
 pub mod checker;
 pub mod engine;
 mod error;
+mod gate;
 pub mod geometry;
 pub mod memory;
 mod primitive;
@@ -83,6 +84,101 @@ pub use geometry::{
 pub use memory::{AtomicValue, Buffer, BufferView, Image2d, LocalArg, LocalSlice, LocalView};
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
 pub use scheduler::Schedule;
+
+// The code `#[kernel]` writes names this crate `::clsync`, inside it too.
+extern crate self as clsync;
+
+/// A kernel written per work-item, as in OpenCL C, that runs as group-level
+/// loops (PoCL's work-item loops) when its barriers sit in control flow the
+/// whole group takes together, and on the general engine otherwise.
+///
+/// On `fn name(wi: &WorkItem, params…)` it keeps the function as it is (the
+/// general engine's form, for [`Runtime::launch`]) and adds:
+///
+/// * `name_groups(g: &Group, params…)`, the group-level form, when the
+///   kernel can be lifted: the code between two barriers becomes one
+///   [`Group::for_each`] loop, with `wi` a [`Lane`](engine::Lane) (the same
+///   ids, fences and local memory), and every variable that lives across a
+///   barrier is kept per work-item ([`engine::lifted`]);
+/// * `name_launch(rt, launch, params…)`, which runs the group-level form if
+///   there is one, else the general engine.
+///
+/// `#[kernel(groups)]` makes a kernel that cannot be lifted a compile
+/// error naming the reason, instead of a silent fall-back.
+///
+/// # What can be lifted
+///
+/// Barriers (`barrier`, `work_group_barrier`, `sub_group_barrier` and their
+/// `_scope` forms) as statements, at the top of the body or inside `for`,
+/// `while` and `if` statements and blocks, themselves nested that way. The
+/// condition of each such statement is evaluated by every work-item and
+/// must come out the same for all (`003_2caebc1f01141481.txt`: "If barrier
+/// is inside a loop, all work-items must execute the barrier for each
+/// iteration of the loop before any are allowed to continue execution
+/// beyond the barrier"); when it does not, the launch fails with a
+/// [`Divergence`] (checked: a barrier divergence report), as on the general
+/// engine. Its type needs `PartialEq` and `Debug` (a `bool`, a range).
+///
+/// A kernel stays on the general engine when a barrier sits anywhere else
+/// (a `match`, a `loop`, a closure, an argument), when code between
+/// barriers can leave the work-item's path (`return`, `?`, a `break` out of
+/// a loop that holds a barrier), or when `wi` is used other than to call a
+/// function [`Lane`](engine::Lane) also has (passed to an image read, say).
+///
+/// Parameters must be `Copy` (references, numbers, [`LocalArg`]s): each
+/// group gets them by value. Variables that live across a barrier must be
+/// `Copy` too, as OpenCL C's private scalars and vectors are.
+///
+/// ```
+/// use clsync::sync::LOCAL;
+/// use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
+///
+/// // The crate docs' tree reduction, written per work-item.
+/// #[kernel(groups)]
+/// fn reduce(wi: &WorkItem, input: &Buffer<u32>, total: &Buffer<AtomicUint>, scratch: LocalArg<u32>) {
+///     let l = wi.get_local_id(0);
+///     let s = wi.local(scratch);
+///     s.set(l, input.get(wi.get_global_id(0)));
+///     let mut half = 128;
+///     while half > 0 {
+///         wi.barrier(LOCAL);
+///         if l < half {
+///             s.set(l, s.get(l) + s.get(l + half));
+///         }
+///         half /= 2;
+///     }
+///     if l == 0 {
+///         total.at(0).fetch_add(s.get(0));
+///     }
+/// }
+///
+/// let input = Buffer::from_slice(&(1..=4096).collect::<Vec<u32>>());
+/// let total: Buffer<AtomicUint> = Buffer::new(1);
+/// let mut launch = Launch::new("reduce", NdRange::new([4096]).local([256]));
+/// let scratch = launch.local::<u32>(256);
+/// let rt = Runtime::new();
+/// reduce_launch(&rt, &launch, &input, &total, scratch).unwrap();
+/// // The same kernel on the general engine: the same sum.
+/// rt.launch(&launch, |wi| reduce(wi, &input, &total, scratch)).unwrap();
+/// assert_eq!(total.at(0).load(), 2 * (4096 * 4097 / 2));
+/// ```
+///
+/// A barrier in a `match` keeps a kernel on the general engine; with
+/// `groups` that is an error:
+///
+/// ```compile_fail
+/// use clsync::{kernel, WorkItem};
+/// use clsync::sync::LOCAL;
+///
+/// #[kernel(groups)]
+/// fn k(wi: &WorkItem, n: u32) {
+///     match n {
+///         0 => wi.barrier(LOCAL),
+///         _ => {}
+///     }
+/// }
+/// ```
+pub use clsync_macros::kernel;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

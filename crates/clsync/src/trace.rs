@@ -81,10 +81,12 @@ pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<SyncEvent>) {
             // Relaxed: a hint that some thread captures; each thread's
             // events are in its own thread-local.
             CAPTURING.fetch_sub(1, Ordering::Relaxed);
+            crate::gate::lower();
         }
     }
     // Relaxed: see `Guard::drop`.
     CAPTURING.fetch_add(1, Ordering::Relaxed);
+    crate::gate::raise();
     let outer = EVENTS.with(|e| e.borrow_mut().replace(Vec::new()));
     let guard = Guard(outer);
     let r = f();

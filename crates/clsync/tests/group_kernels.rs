@@ -240,3 +240,109 @@ fn a_sub_group_barrier_orders_its_sub_group_only() {
     assert_eq!(across.len(), 1, "{across:?}");
     assert_eq!(across[0].kind, ReportKind::DataRace);
 }
+
+/// `BufferView::get_unchecked` / `set_unchecked` (non-atomic outside checked
+/// launches) give what a sequential loop gives: each group of 32 reversed
+/// through local memory, plus one. Checked, the same kernel has no report
+/// (a report would fail the launch).
+#[test]
+fn buffer_unchecked_accesses_equal_a_sequential_loop() {
+    const N: usize = 32 * 12;
+    let input: Vec<u32> = (0..N as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let want: Vec<u32> = input
+        .chunks(32)
+        .flat_map(|c| c.iter().rev().map(|v| v.wrapping_add(1)))
+        .collect();
+    for checked in [false, true] {
+        let src = Buffer::from_slice(&input);
+        let mut launch = Launch::new("reverse", NdRange::new([N]).local([32])).checked(checked);
+        let tile = launch.local::<u32>(32);
+        let got = common::within(60, move || {
+            let dst = Buffer::<u32>::new(N);
+            common::rt()
+                .launch_groups(&launch, |g| {
+                    let (t, src, dst) = (g.local(tile), g.global(&src), g.global(&dst));
+                    g.for_each(move |it| {
+                        // SAFETY: global_linear_id < N, both buffers' length;
+                        // local_linear_id < 32, the tile's. `src` is only read.
+                        unsafe {
+                            t.set_unchecked(
+                                it.local_linear_id,
+                                src.get_unchecked(it.global_linear_id),
+                            )
+                        };
+                    });
+                    g.barrier(LOCAL);
+                    g.for_each(move |it| {
+                        let l = it.local_linear_id;
+                        // SAFETY: as above; element i of `dst` is written by
+                        // work-item i only.
+                        unsafe {
+                            let v = t.get_unchecked(31 - l).wrapping_add(1);
+                            dst.set_unchecked(it.global_linear_id, v);
+                        }
+                    });
+                })
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            dst.to_vec()
+        });
+        assert_eq!(got, want, "checked: {checked}");
+    }
+}
+
+/// In a checked launch, a race through `BufferView::set_unchecked` (every
+/// group writes element 0, unordered) is a data-race report at its line, and
+/// `get_unchecked` past the end is an out-of-bounds report: not undefined
+/// behaviour.
+#[test]
+fn buffer_unchecked_races_and_bounds_are_reports_in_checked_launches() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let out = Buffer::<u32>::new(4);
+    let launch = Launch::new("racy", NdRange::new([8]).local([4]));
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let out = g.global(&out);
+                let group = g.get_group_id(0) as u32;
+                g.for_each_in(0..1, move |_| {
+                    // SAFETY: not met: the two groups race; the launch is
+                    // checked, so the race is a report.
+                    unsafe { out.set_unchecked(0, group) }; //~ race
+                });
+                if group == 0 {
+                    g.for_each_in(1..2, move |it| {
+                        // SAFETY: not met for index 4; the launch is checked.
+                        let v = unsafe { out.get_unchecked(it.global_linear_id + 3) }; //~ beyond
+                        std::hint::black_box(v);
+                    });
+                }
+            })
+            .unwrap()
+    });
+    let race = reports
+        .iter()
+        .find(|r| r.kind == ReportKind::DataRace)
+        .unwrap_or_else(|| panic!("a data race: {reports:?}"));
+    assert_eq!(Some(race.site.line), common::check::line_of(SOURCE, "race"));
+    let beyond: Vec<_> = reports
+        .iter()
+        .filter(|r| r.kind == ReportKind::OutOfBounds)
+        .collect();
+    assert_eq!(beyond.len(), 1, "{reports:?}");
+    assert_eq!(
+        Some(beyond[0].site.line),
+        common::check::line_of(SOURCE, "beyond")
+    );
+    assert_eq!(
+        beyond[0]
+            .second
+            .as_ref()
+            .expect("the access")
+            .item
+            .global_linear_id,
+        1
+    );
+    assert_eq!(reports.len(), 2, "{reports:?}");
+}

@@ -14,7 +14,6 @@ use crate::sync::{
     validate, AtomicScope, FailureOrderFor, LoadOrder, MemOrder, MemScope, RmwOrder, StoreOrder,
     SyncError,
 };
-use crate::trace::{self, SyncEvent};
 
 /// An OpenCL C atomic object holding a `T`, in address space `S`.
 ///
@@ -93,8 +92,6 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
 
     #[inline(always)]
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
-        hooks::poll(at);
-        self.note("atomic_load", order, None, scope);
         self.checked(
             "atomic_load",
             OpKind::Load,
@@ -119,8 +116,6 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
 
     #[inline(always)]
     fn op_store(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
-        hooks::poll(at);
-        self.note("atomic_store", order, None, scope);
         self.checked(
             "atomic_store",
             OpKind::Store,
@@ -149,8 +144,6 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> T {
-        hooks::poll(at);
-        self.note("atomic_exchange", order, None, scope);
         self.checked(
             "atomic_exchange",
             OpKind::Rmw,
@@ -186,13 +179,11 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> bool {
-        hooks::poll(at);
         let op = if weak {
             "atomic_compare_exchange_weak"
         } else {
             "atomic_compare_exchange_strong"
         };
-        self.note(op, success, Some(failure), scope);
         let want = expected.to_raw();
         let result = self.checked(
             op,
@@ -245,8 +236,8 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         }
     }
 
-    /// Runs an operation under the checker (a no-op wrapper when no checked
-    /// launch runs).
+    /// Performs an operation: cancellation poll, trace and checker behind
+    /// one test (see `atomics::perform`).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn checked<R>(
@@ -260,18 +251,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let addr = self as *const Self as usize;
-        checker::atomic(addr, S::LOCAL, op, kind, order, failure, scope, at, f)
-    }
-
-    #[inline(always)]
-    fn note(&self, op: &'static str, order: MemOrder, failure: Option<MemOrder>, scope: MemScope) {
-        trace::note(|| SyncEvent::Atomic {
-            op,
-            order,
-            failure,
-            scope,
-            local: S::LOCAL,
-        });
+        super::perform(addr, S::LOCAL, op, kind, order, failure, scope, at, f)
     }
 
     /// `atomic_init`: a non-atomic initialization of the object.
@@ -521,8 +501,6 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> T {
-        hooks::poll(at);
-        self.note(op.name(), order, None, scope);
         self.checked(op.name(), OpKind::Rmw, order, None, scope, at, move || {
             let old = if S::LOCAL {
                 // Relaxed: see `op_exchange`.

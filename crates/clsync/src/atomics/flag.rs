@@ -8,10 +8,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::space::{Global, Local, Space};
 use crate::checker::{self, OpKind};
 use crate::memory::Element;
-use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
 use crate::sync::{validate, AtomicScope, MemOrder, MemScope, RmwOrder, StoreOrder, SyncError};
-use crate::trace::{self, SyncEvent};
 
 /// `atomic_flag`: a boolean with `test_and_set` and `clear`, in address
 /// space `S`. Like every atomic, it lives only in a buffer or local memory.
@@ -44,8 +42,6 @@ impl<S: Space> AtomicFlag<S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> bool {
-        hooks::poll(at);
-        note("atomic_flag_test_and_set", order, scope, S::LOCAL);
         let addr = self as *const Self as usize;
         let f = || {
             let old = if S::LOCAL {
@@ -63,13 +59,11 @@ impl<S: Space> AtomicFlag<S> {
             (old != 0, true)
         };
         let name = "atomic_flag_test_and_set";
-        checker::atomic(addr, S::LOCAL, name, OpKind::Rmw, order, None, scope, at, f)
+        super::perform(addr, S::LOCAL, name, OpKind::Rmw, order, None, scope, at, f)
     }
 
     #[inline(always)]
     fn op_clear(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
-        hooks::poll(at);
-        note("atomic_flag_clear", order, scope, S::LOCAL);
         let addr = self as *const Self as usize;
         let f = || {
             if S::LOCAL {
@@ -82,7 +76,7 @@ impl<S: Space> AtomicFlag<S> {
             }
             ((), true)
         };
-        checker::atomic(
+        super::perform(
             addr,
             S::LOCAL,
             "atomic_flag_clear",
@@ -165,17 +159,6 @@ impl<S: Space> AtomicFlag<S> {
         self.op_clear(order, scope, Location::caller());
         Ok(())
     }
-}
-
-#[inline(always)]
-fn note(op: &'static str, order: MemOrder, scope: MemScope, local: bool) {
-    trace::note(|| SyncEvent::Atomic {
-        op,
-        order,
-        failure: None,
-        scope,
-        local,
-    });
 }
 
 impl<S: Space> fmt::Debug for AtomicFlag<S> {

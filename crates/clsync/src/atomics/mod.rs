@@ -50,7 +50,10 @@
 
 mod atomic;
 mod flag;
+mod perform;
 mod space;
+
+pub(crate) use perform::perform;
 
 pub use atomic::{
     Atomic, AtomicDouble, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong, AtomicPtrdiff,

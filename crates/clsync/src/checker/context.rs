@@ -11,7 +11,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::report::{Access, AccessOp, ReportKind, Space};
-use super::state::{AtomicAccess, GroupCheck, Kind, OpKind};
+use super::state::{AtomicAccess, GroupCheck, Kind};
 use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
 
 /// Checked launches running now, in any runtime.
@@ -92,6 +92,7 @@ impl ActiveLaunch {
     pub(crate) fn start() -> Self {
         // Relaxed: see `active`.
         ACTIVE.fetch_add(1, Ordering::Relaxed);
+        crate::gate::raise();
         ActiveLaunch(())
     }
 }
@@ -100,6 +101,7 @@ impl Drop for ActiveLaunch {
     fn drop(&mut self) {
         // Relaxed: see `active`.
         ACTIVE.fetch_sub(1, Ordering::Relaxed);
+        crate::gate::lower();
     }
 }
 
@@ -151,39 +153,10 @@ fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'sta
     with_current(|g, i| g.access(i, addr, space, kind, site_of(at), || ((), write)));
 }
 
-/// An atomic operation: `f` performs it and says whether it wrote. Outside a
-/// checked work-item, just `f`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
+/// An atomic operation by the current work-item: `f` performs it and says
+/// whether it wrote; a checked work-item reports it first. Reached only
+/// behind the gate (`atomics::perform`), out of line.
 pub(crate) fn atomic<R>(
-    addr: usize,
-    local: bool,
-    op: &'static str,
-    kind: OpKind,
-    order: MemOrder,
-    failure: Option<MemOrder>,
-    scope: MemScope,
-    at: &'static Location<'static>,
-    f: impl FnOnce() -> (R, bool),
-) -> R {
-    if !active() {
-        return f().0;
-    }
-    let access = AtomicAccess {
-        op,
-        kind,
-        order,
-        failure,
-        scope,
-    };
-    atomic_slow(addr, local, access, at, f)
-}
-
-/// The checked side of `atomic`, out of line, so that an unchecked atomic
-/// inlines to the operation and a test.
-#[cold]
-#[inline(never)]
-fn atomic_slow<R>(
     addr: usize,
     local: bool,
     access: AtomicAccess,

@@ -66,7 +66,7 @@ pub(crate) use context::{
     ActiveLaunch, Running,
 };
 pub(crate) use objects::{register, unregister};
-pub(crate) use state::{GroupCheck, LaunchCheck, OpKind};
+pub(crate) use state::{AtomicAccess, GroupCheck, LaunchCheck, OpKind};
 
 /// Whether the environment turns checking on for every launch:
 /// `CLSYNC_CHECK` set to anything but empty or `0`. Read once.

@@ -63,6 +63,7 @@
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe, Location};
 
+use super::lifted::Disagreement;
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
@@ -267,6 +268,17 @@ impl Group<'_> {
     pub fn get_global_offset(&self, dim: u32) -> usize {
         self.env.geometry.in_dim(dim, self.env.geometry.offset, 0)
     }
+    /// `v[dim]` for a dimension of the range, else `default`.
+    #[inline]
+    pub(super) fn in_dim(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
+        self.env.geometry.in_dim(dim, v, default)
+    }
+    pub(super) fn max_sub_group_size(&self) -> usize {
+        self.env.geometry.max_sub_group_size()
+    }
+    pub(super) fn enqueued_num_sub_groups(&self) -> usize {
+        self.env.geometry.enqueued_num_sub_groups()
+    }
 
     /// A view of `buffer` for this group's loops (see [`BufferView`]).
     #[inline]
@@ -313,6 +325,16 @@ impl Group<'_> {
             Location::caller(),
         )
     }
+    /// `work_group_barrier(flags)`: work-group scope.
+    #[track_caller]
+    pub fn work_group_barrier<F: FenceFlags>(&self, flags: F) {
+        self.wait(
+            BarrierKind::WorkGroup,
+            flags.mem_flags(),
+            MemScope::WorkGroup,
+            Location::caller(),
+        )
+    }
     /// `work_group_barrier(flags, scope)`.
     #[track_caller]
     pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
@@ -331,6 +353,17 @@ impl Group<'_> {
             BarrierKind::SubGroup,
             flags.mem_flags(),
             MemScope::SubGroup,
+            Location::caller(),
+        )
+    }
+
+    /// `sub_group_barrier(flags, scope)`.
+    #[track_caller]
+    pub fn sub_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
+        self.wait(
+            BarrierKind::SubGroup,
+            flags.mem_flags(),
+            S::SCOPE,
             Location::caller(),
         )
     }
@@ -428,6 +461,13 @@ where
         }
         let Err(payload) = result else {
             return Ok(());
+        };
+        let payload = match payload.downcast::<Disagreement>() {
+            Ok(d) => {
+                let d = d.into_divergence(&plan.kernel, group_id, geo.dims);
+                return Err(GroupFailure::Error(LaunchError::Divergence(Box::new(d))));
+            }
+            Err(other) => other,
         };
         match hooks::failure_from_panic(payload) {
             ItemFailure::Panic { message, site } => Err(GroupFailure::Error(LaunchError::Panic(

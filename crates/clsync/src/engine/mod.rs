@@ -11,9 +11,11 @@
 //! [`RustEngine`] runs Rust closures, each work-item a stackful coroutine.
 
 pub mod asynchronous;
+pub mod lifted;
 pub mod loops;
 pub mod rust;
 
+pub use lifted::Lane;
 pub use loops::{Group, Item};
 pub use rust::{RustEngine, WorkItem};
 

@@ -22,10 +22,8 @@ use std::sync::atomic::Ordering;
 
 use super::scalar::{AtomicInteger, Element, RawAtomic, RmwOp, Scalar};
 use super::{Buffer, LocalSlice};
-use crate::checker::{self, OpKind};
-use crate::scheduler::hooks;
+use crate::checker::OpKind;
 use crate::sync::{MemOrder, MemScope};
-use crate::trace::{self, SyncEvent};
 
 /// Where a legacy atomic runs: a global element (hardware atomic) or a local
 /// one (load/store pair: only the group's thread reaches it).
@@ -48,20 +46,6 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> Cells<T> for LocalSlic
     }
 }
 
-fn note(op: &'static str, local: bool) {
-    trace::note(|| SyncEvent::Atomic {
-        op,
-        order: MemOrder::Relaxed,
-        failure: None,
-        scope: if local {
-            MemScope::WorkGroup
-        } else {
-            MemScope::Device
-        },
-        local,
-    });
-}
-
 /// A legacy read-modify-write: returns the old value.
 #[inline]
 fn rmw<T: AtomicInteger, C: Cells<T>>(
@@ -73,8 +57,6 @@ fn rmw<T: AtomicInteger, C: Cells<T>>(
     at: &'static Location<'static>,
 ) -> T {
     let cell = c.cell(index, at);
-    hooks::poll(at);
-    note(name, C::LOCAL);
     checked::<T, C, _>(cell, name, at, || {
         let old = if C::LOCAL {
             // Relaxed: local memory is reached only by its group's thread,
@@ -105,7 +87,7 @@ fn checked<T: Scalar, C: Cells<T>, R>(
         MemScope::Device
     };
     let addr = cell as *const T::Raw as usize;
-    checker::atomic(
+    crate::atomics::perform(
         addr,
         C::LOCAL,
         name,
@@ -121,8 +103,6 @@ fn checked<T: Scalar, C: Cells<T>, R>(
 #[inline]
 fn xchg<T: Scalar, C: Cells<T>>(c: &C, index: usize, v: T, at: &'static Location<'static>) -> T {
     let cell = c.cell(index, at);
-    hooks::poll(at);
-    note("atomic_xchg", C::LOCAL);
     checked::<T, C, _>(cell, "atomic_xchg", at, || {
         let old = if C::LOCAL {
             // Relaxed: as in `rmw`.
@@ -146,8 +126,6 @@ fn cmpxchg<T: AtomicInteger, C: Cells<T>>(
     at: &'static Location<'static>,
 ) -> T {
     let cell = c.cell(index, at);
-    hooks::poll(at);
-    note("atomic_cmpxchg", C::LOCAL);
     checked::<T, C, _>(cell, "atomic_cmpxchg", at, || {
         let old = if C::LOCAL {
             // Relaxed: as in `rmw`.

@@ -14,6 +14,13 @@
 //! atomics map to Rust atomics with the same C11 order; fences map to
 //! `std::sync::atomic::fence` (see [`crate::sync::fence_effect`]).
 //!
+//! The one exception is opt-in and `unsafe`: a group-level kernel's
+//! [`BufferView::get_unchecked`] and [`BufferView::set_unchecked`] are
+//! non-atomic accesses, as OpenCL C's are, so that loops of them vectorize.
+//! Their contract is OpenCL's own rule, no data race (and an index in
+//! bounds); a checked launch performs them as the safe accesses and reports
+//! any race.
+//!
 //! Local memory is only reachable from the worker thread that runs its
 //! work-group: its types are `!Send` and `!Sync`, and a kernel only ever gets
 //! a borrow of it that ends with the work-item. Its atomics therefore need

@@ -8,8 +8,9 @@
 //! loops of group-level kernels from vectorizing. A view is a copy of those
 //! fields, made once per group: captured by a `move` closure, it lives in
 //! registers, the test of the mode is made once per loop, and only the
-//! bounds check is left (none at all in the `_unchecked` accesses to local
-//! memory, OpenCL C's own).
+//! bounds check is left. The `unsafe` `_unchecked` accesses are OpenCL C's
+//! own: no bounds check, and for buffers a non-atomic access, so that a
+//! loop copying between global and local memory vectorizes.
 //!
 //! Checked launches take the same paths as [`Buffer`] and [`LocalSlice`],
 //! out of line: every access reports to the checker.
@@ -200,8 +201,15 @@ impl LocalView<'_, AtomicFlag<Global>> {
 
 /// A group-level kernel's handle on a [`Buffer`], from
 /// [`Group::global`](crate::Group::global): `Copy`, held in registers
-/// through a loop (see [`engine::loops`](crate::engine::loops)). Accesses are those of the
-/// buffer: plain ones are relaxed atomics, bounds-checked.
+/// through a loop (see [`engine::loops`](crate::engine::loops)).
+///
+/// [`get`](BufferView::get) and [`set`](BufferView::set) are those of the
+/// buffer: relaxed atomics, bounds-checked, safe whatever the kernel does.
+/// [`get_unchecked`](BufferView::get_unchecked) and
+/// [`set_unchecked`](BufferView::set_unchecked) are OpenCL C's own: no
+/// bounds check and a non-atomic access, which vectorizes; they are
+/// `unsafe`, since an index out of bounds or a data race would be undefined
+/// behaviour (in a checked launch both are reports instead).
 ///
 /// ```
 /// use clsync::{Buffer, Launch, NdRange, Runtime};
@@ -277,6 +285,49 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
         let slot = unsafe { &*self.base.add(index) };
         // Relaxed: a plain OpenCL access, as in `Buffer::set`.
         slot.store(value.to_raw(), Ordering::Relaxed)
+    }
+    /// Reads element `index` as OpenCL C does: no bounds check and a
+    /// non-atomic load, so that a loop of them can vectorize (a relaxed
+    /// atomic load, what [`get`](Self::get) does, never does). In a checked
+    /// launch it is [`get`](Self::get): checked and reported.
+    ///
+    /// # Safety
+    ///
+    /// Outside checked launches: `index < self.len()`, and no data race on
+    /// the element, that is, nothing writes it while this reads it (no other
+    /// work-item unordered with this one by a barrier, fence or atomic, and
+    /// no host thread). That is the rule of the OpenCL memory model too,
+    /// where a racy program has undefined behaviour; a checked launch of the
+    /// same kernel reports any race instead.
+    #[inline]
+    #[track_caller]
+    pub unsafe fn get_unchecked(&self, index: usize) -> T {
+        if self.checked {
+            return Self::slow_get(self.buffer, index);
+        }
+        // SAFETY: the caller promises `index < len`, so the element is live
+        // (the buffer is borrowed for `'a`), and that no write races with
+        // this read, so a non-atomic read of the atomic's storage is not a
+        // data race in Rust's model either.
+        T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
+    }
+    /// Writes element `index` as OpenCL C does: no bounds check and a
+    /// non-atomic store. In a checked launch it is [`set`](Self::set).
+    ///
+    /// # Safety
+    ///
+    /// Outside checked launches: `index < self.len()`, and no data race on
+    /// the element, that is, nothing reads or writes it while this writes it
+    /// (as [`get_unchecked`](Self::get_unchecked)).
+    #[inline]
+    #[track_caller]
+    pub unsafe fn set_unchecked(&self, index: usize, value: T) {
+        if self.checked {
+            return Self::slow_set(self.buffer, index, value);
+        }
+        // SAFETY: the caller promises `index < len` and that no access races
+        // with this write; as in `get_unchecked`.
+        unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
     }
     /// A checked access, or one out of bounds, out of line (see
     /// `LocalView::slow_get`).

@@ -136,10 +136,15 @@ impl Dispenser {
         }
     }
 
-    /// Stops handing out groups.
+    /// Stops handing out groups, and (the first time) raises the
+    /// [`gate`](crate::gate) until the launch ends, so that kernel code
+    /// polls the flag.
     pub(crate) fn cancel(&self) {
-        // Relaxed: pairs with the relaxed load in `claim`; see there.
-        self.cancelled.store(true, Ordering::Relaxed);
+        // Relaxed: pairs with the relaxed load in `claim`; see there. The
+        // swap makes only the first cancel raise the gate.
+        if !self.cancelled.swap(true, Ordering::Relaxed) {
+            crate::gate::raise();
+        }
     }
 
     /// Whether the launch was cancelled.
@@ -151,6 +156,17 @@ impl Dispenser {
     /// The cancel flag, for kernel code to poll.
     pub(crate) fn flag(&self) -> &AtomicBool {
         &self.cancelled
+    }
+}
+
+impl Drop for Dispenser {
+    /// The launch is over: a cancel's raise of the gate ends here.
+    fn drop(&mut self) {
+        // Relaxed: the dispenser is dropped after every worker has finished
+        // with it (they borrow it), so this reads the final value.
+        if self.cancelled.load(Ordering::Relaxed) {
+            crate::gate::lower();
+        }
     }
 }
 

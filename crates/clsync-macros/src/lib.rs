@@ -1,0 +1,190 @@
+//! `#[kernel]`: a kernel written per work-item, as in OpenCL C, lifted into
+//! group-level loops when its barriers sit in control flow the whole group
+//! takes together. Use it through `clsync::kernel`; its documentation there
+//! describes what it generates and the rules.
+//!
+//! The lifting, as PoCL's work-item loops do it in a compiler:
+//!
+//! * the statements between two barriers become one `Group::for_each` loop,
+//!   with the work-item as a `Lane`;
+//! * a variable declared before a barrier and named after it lives in a
+//!   `Slots` vector, one value per work-item, read into the loop body and
+//!   written back after it;
+//! * `for`, `while`, `if` and blocks that contain a barrier are run by the
+//!   group; their condition is evaluated by every work-item through
+//!   `Group::uniform`, which stops the group with a barrier divergence if
+//!   the work-items disagree;
+//! * anything else around a barrier (a `match`, a closure, a `loop` left by
+//!   `break`, a `return`, the work-item passed to a function) keeps the
+//!   kernel on the general engine, whose coroutines take any control flow.
+
+mod lift;
+mod scan;
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{parse_macro_input, FnArg, Ident, ItemFn, Pat, ReturnType};
+
+/// See `clsync::kernel`.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let attr = Tokens::from(attr);
+    let require = match attr.to_string().as_str() {
+        "" => false,
+        "groups" => true,
+        _ => {
+            return syn::Error::new(
+                attr.span(),
+                "#[kernel] takes nothing, or `groups` to require the group-level form",
+            )
+            .to_compile_error()
+            .into()
+        }
+    };
+    let f = parse_macro_input!(item as ItemFn);
+    match expand(require, f) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// A kernel parameter after the work-item: its name and type.
+struct Param {
+    name: Ident,
+    ty: syn::Type,
+}
+
+fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
+    let sig = &f.sig;
+    if let ReturnType::Type(_, ty) = &sig.output {
+        return Err(syn::Error::new(ty.span(), "a #[kernel] returns nothing"));
+    }
+    if let Some(a) = &sig.asyncness {
+        return Err(syn::Error::new(
+            a.span(),
+            "a #[kernel] is not async (the async engine takes `async` closures)",
+        ));
+    }
+    let mut inputs = sig.inputs.iter();
+    let wi = match inputs.next() {
+        Some(FnArg::Typed(t)) => match &*t.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "the work-item parameter is a plain name: `wi: &WorkItem`",
+                ))
+            }
+        },
+        _ => {
+            return Err(syn::Error::new(
+                sig.inputs.span(),
+                "a #[kernel]'s first parameter is the work-item: `wi: &WorkItem`",
+            ))
+        }
+    };
+    let mut params = Vec::new();
+    let mut mutable = None;
+    for arg in inputs {
+        let FnArg::Typed(t) = arg else {
+            return Err(syn::Error::new(
+                arg.span(),
+                "a #[kernel] is a free function",
+            ));
+        };
+        let Pat::Ident(p) = &*t.pat else {
+            return Err(syn::Error::new(
+                t.pat.span(),
+                "#[kernel] parameters are plain names",
+            ));
+        };
+        if p.mutability.is_some() {
+            mutable.get_or_insert(p.span());
+        }
+        params.push(Param {
+            name: p.ident.clone(),
+            ty: (*t.ty).clone(),
+        });
+    }
+
+    let lifted = match mutable {
+        Some(span) => Err(lift::Fail::new(
+            span,
+            "a `mut` parameter is per-work-item state; copy it into a `let`",
+        )),
+        None => lift::lift(&wi, &f.block),
+    };
+    if require {
+        if let Err(fail) = &lifted {
+            return Err(syn::Error::new(
+                fail.span,
+                format!(
+                    "#[kernel(groups)]: this kernel cannot run as group-level loops: {}",
+                    fail.reason
+                ),
+            ));
+        }
+    }
+
+    let name = &sig.ident;
+    let vis = &f.vis;
+    let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
+    let groups_name = format_ident!("{}_groups", name);
+    let launch_name = format_ident!("{}_launch", name);
+    let names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    let typed: Vec<Tokens> = params
+        .iter()
+        .map(|p| {
+            let (n, t) = (&p.name, &p.ty);
+            quote!(#n: #t)
+        })
+        .collect();
+    let g = Ident::new("__clsync_g", Span::mixed_site());
+    let rt = Ident::new("__clsync_rt", Span::mixed_site());
+    let launch = Ident::new("__clsync_launch", Span::mixed_site());
+    let original = quote! {
+        #[allow(dead_code)]
+        #f
+    };
+    let groups_doc = format!(
+        "The group-level form of [`{name}`], lifted by `#[kernel]`: call it \
+         from `Runtime::launch_groups`, or run it with [`{launch_name}`]."
+    );
+    let (groups_fn, launch_body, engine) = match lifted {
+        Ok(body) => (
+            quote! {
+                #[doc = #groups_doc]
+                #[allow(dead_code, unused_variables, unused_mut, unused_braces, clippy::all)]
+                #vis fn #groups_name #generics (#g: &::clsync::Group<'_>, #(#typed),*) #where_clause {
+                    #body
+                }
+            },
+            quote! { #rt.launch_groups(#launch, |#g| #groups_name(#g, #(#names),*)) },
+            "as group-level loops (its barriers sit in uniform control flow)",
+        ),
+        Err(_) => (
+            quote! {},
+            {
+                let wi = Ident::new("__clsync_wi", Span::mixed_site());
+                quote! { #rt.launch(#launch, |#wi| #name(#wi, #(#names),*)) }
+            },
+            "on the general engine (its barriers sit where the group-level form cannot follow them)",
+        ),
+    };
+    let launch_doc = format!("Runs [`{name}`] over `launch`, {engine}.");
+    Ok(quote! {
+        #original
+        #groups_fn
+        #[doc = #launch_doc]
+        #[allow(dead_code)]
+        #vis fn #launch_name #generics (
+            #rt: &::clsync::Runtime,
+            #launch: &::clsync::Launch,
+            #(#typed),*
+        ) -> ::core::result::Result<::clsync::LaunchSummary, ::clsync::LaunchError> #where_clause {
+            #launch_body
+        }
+    })
+}

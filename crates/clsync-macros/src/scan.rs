@@ -1,0 +1,240 @@
+//! What the lifting needs to know about a piece of kernel code: the names
+//! it mentions, where its barriers are, and whether it does anything a loop
+//! body over the work-items cannot (leave the kernel, break out of a loop
+//! the group runs, hand the work-item to a function).
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, ExprMethodCall, Ident, Macro};
+
+/// The barrier functions of `WorkItem` that `Group` has under the same name.
+pub(crate) const BARRIERS: &[&str] = &[
+    "barrier",
+    "work_group_barrier",
+    "work_group_barrier_scope",
+    "sub_group_barrier",
+    "sub_group_barrier_scope",
+];
+
+/// Barriers with run-time arguments: the general engine's only.
+const DYN_BARRIERS: &[&str] = &["barrier_dyn", "barrier_dyn_at"];
+
+/// The functions of `WorkItem` that `Lane` has too.
+const LANE_METHODS: &[&str] = &[
+    "ids",
+    "get_work_dim",
+    "get_global_size",
+    "get_global_id",
+    "get_global_offset",
+    "get_local_size",
+    "get_enqueued_local_size",
+    "get_local_id",
+    "get_num_groups",
+    "get_group_id",
+    "get_global_linear_id",
+    "get_local_linear_id",
+    "get_sub_group_size",
+    "get_max_sub_group_size",
+    "get_num_sub_groups",
+    "get_enqueued_num_sub_groups",
+    "get_sub_group_id",
+    "get_sub_group_local_id",
+    "atomic_work_item_fence",
+    "mem_fence",
+    "read_mem_fence",
+    "write_mem_fence",
+    "local",
+    "local_array",
+];
+
+/// Every identifier in `code`, macro arguments included: the names it may
+/// use. A superset (field and method names count too), which costs at most
+/// a variable copied that did not need to be.
+pub(crate) fn mentions(code: impl ToTokens) -> HashSet<String> {
+    fn walk(tokens: TokenStream, out: &mut HashSet<String>) {
+        for t in tokens {
+            match t {
+                TokenTree::Ident(i) => {
+                    out.insert(i.to_string());
+                }
+                TokenTree::Group(g) => walk(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    walk(code.into_token_stream(), &mut out);
+    out
+}
+
+/// The first barrier call on `wi` in `code`, anywhere (closures included).
+pub(crate) fn first_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
+    struct Find<'a> {
+        wi: &'a Ident,
+        found: Option<Span>,
+    }
+    impl<'ast> Visit<'ast> for Find<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
+            if self.found.is_none() && is_wi(&m.receiver, self.wi) {
+                let name = m.method.to_string();
+                if BARRIERS.contains(&name.as_str()) || DYN_BARRIERS.contains(&name.as_str()) {
+                    self.found = Some(m.span());
+                    return;
+                }
+            }
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_macro(&mut self, m: &'ast Macro) {
+            // A barrier in a macro's arguments (`assert!(…)`) is one too.
+            if self.found.is_none() && tokens_call_barrier(m.tokens.clone(), self.wi) {
+                self.found = Some(m.span());
+            }
+        }
+    }
+    let file: syn::File = syn::parse_quote!(fn __scan() { #code });
+    let mut f = Find { wi, found: None };
+    f.visit_file(&file);
+    f.found
+}
+
+/// Whether `tokens` contain `wi . <barrier>`.
+fn tokens_call_barrier(tokens: TokenStream, wi: &Ident) -> bool {
+    let v: Vec<TokenTree> = tokens.into_iter().collect();
+    v.iter().enumerate().any(|(i, t)| match t {
+        TokenTree::Group(g) => tokens_call_barrier(g.stream(), wi),
+        TokenTree::Ident(id) if id == wi => match (v.get(i + 1), v.get(i + 2)) {
+            (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m))) if p.as_char() == '.' => {
+                let m = m.to_string();
+                BARRIERS.contains(&m.as_str()) || DYN_BARRIERS.contains(&m.as_str())
+            }
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
+/// Whether `e` is the path `wi`.
+pub(crate) fn is_wi(e: &Expr, wi: &Ident) -> bool {
+    matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(wi))
+}
+
+/// Why `code`, run as the body of a loop over the work-items, would not do
+/// what it does in the work-item: the first `return`, `?`, `break` or
+/// `continue` that leaves it, or a use of `wi` that a `Lane` cannot stand
+/// in for.
+pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Span, String)> {
+    struct Check<'a> {
+        wi: &'a Ident,
+        /// Loops entered inside the code: a `break` there stays inside.
+        loops: usize,
+        /// Closures entered: `return` and `?` there leave the closure only.
+        closures: usize,
+        problem: Option<(Span, String)>,
+    }
+    impl Check<'_> {
+        fn flag(&mut self, span: Span, why: &str) {
+            self.problem.get_or_insert((span, why.to_string()));
+        }
+    }
+    impl<'ast> Visit<'ast> for Check<'_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Return(_) if self.closures == 0 => self.flag(
+                    e.span(),
+                    "a `return` between barriers ends one work-item early",
+                ),
+                Expr::Try(_) if self.closures == 0 => self.flag(
+                    e.span(),
+                    "a `?` between barriers may end one work-item early",
+                ),
+                Expr::Break(_) | Expr::Continue(_) if self.loops == 0 => self.flag(
+                    e.span(),
+                    "a `break` or `continue` out of a loop that holds a barrier",
+                ),
+                Expr::Path(_) if is_wi(e, self.wi) => self.flag(
+                    e.span(),
+                    "the work-item is used other than to call one of its functions",
+                ),
+                Expr::MethodCall(m) if is_wi(&m.receiver, self.wi) => {
+                    let name = m.method.to_string();
+                    if !LANE_METHODS.contains(&name.as_str()) {
+                        self.flag(
+                            m.method.span(),
+                            "a work-item function the group-level form does not have",
+                        );
+                    }
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                    return;
+                }
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.loops += 1;
+                    visit::visit_expr(self, e);
+                    self.loops -= 1;
+                    return;
+                }
+                Expr::Closure(_) | Expr::Async(_) => {
+                    let loops = std::mem::replace(&mut self.loops, 0);
+                    self.closures += 1;
+                    visit::visit_expr(self, e);
+                    self.closures -= 1;
+                    self.loops = loops;
+                    return;
+                }
+                _ => {}
+            }
+            visit::visit_expr(self, e);
+        }
+        fn visit_macro(&mut self, m: &'ast Macro) {
+            if let Some((span, why)) = macro_problem(m.tokens.clone(), self.wi) {
+                self.flag(span, why);
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {
+            // Items inside the body are their own functions.
+        }
+    }
+    let file: syn::File = syn::parse_quote!(fn __scan() { #code });
+    let mut c = Check {
+        wi,
+        loops: 0,
+        closures: 0,
+        problem: None,
+    };
+    c.visit_file(&file);
+    c.problem
+}
+
+/// `loop_body_problem` for the unparsed arguments of a macro.
+fn macro_problem(tokens: TokenStream, wi: &Ident) -> Option<(Span, &'static str)> {
+    let v: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in v.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) => {
+                if let Some(p) = macro_problem(g.stream(), wi) {
+                    return Some(p);
+                }
+            }
+            TokenTree::Ident(id) if id == "return" || id == "break" || id == "continue" => {
+                return Some((id.span(), "control flow that leaves the work-item's code"))
+            }
+            TokenTree::Ident(id) if id == wi => match (v.get(i + 1), v.get(i + 2)) {
+                (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m)))
+                    if p.as_char() == '.' && LANE_METHODS.contains(&m.to_string().as_str()) => {}
+                _ => {
+                    return Some((
+                        id.span(),
+                        "the work-item is used other than to call one of its functions",
+                    ))
+                }
+            },
+            _ => {}
+        }
+    }
+    None
+}

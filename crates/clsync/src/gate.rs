@@ -1,0 +1,56 @@
+//! The one word the hot paths test before doing anything but the operation.
+//!
+//! An atomic operation in a kernel may have three things to do besides
+//! itself: poll its launch's cancel flag (so that a work-item spinning on a
+//! flag nobody sets unwinds when the watchdog fires), record a trace event
+//! while a thread captures ([`crate::trace::capture`]), and report to the
+//! checker during a checked launch. Each has its own state, in a
+//! thread-local or a global of its own; testing all three cost three loads
+//! and three branches per operation, which was most of the time of a local
+//! `atomic_fetch_add` in a histogram. So each of them also raises this one
+//! counter while it may have work to do, and an operation tests only the
+//! counter: zero, and it does the operation alone.
+//!
+//! | raised by | while |
+//! | --- | --- |
+//! | a checked launch (`checker::ActiveLaunch`) | it runs |
+//! | [`crate::trace::capture`] | its closure runs |
+//! | a cancelled launch (`scheduler::Dispenser::cancel`) | until the launch ends |
+//!
+//! The counter is only a hint that the slow path may have work: the slow
+//! path tests each cause again, so a counter raised by an unrelated launch
+//! costs that launch's neighbours time, never correctness.
+//!
+//! # Memory ordering
+//!
+//! Relaxed throughout. A checked launch raises the counter before its workers
+//! start, and a capture before its closure runs on the same thread: the
+//! thread spawn or program order makes the raise visible to every operation
+//! that must see it. A cancellation is seen late at worst, as a cancel flag
+//! is (see `scheduler::hooks::poll`): the counter stays raised until the
+//! cancelled launch ends, so a spinning work-item sees it eventually.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many causes for the slow path exist now, in any runtime.
+static RAISED: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether no cause for the slow path exists: an operation may do only
+/// itself.
+#[inline(always)]
+pub(crate) fn quiet() -> bool {
+    // Relaxed: see the module docs.
+    RAISED.load(Ordering::Relaxed) == 0
+}
+
+/// Adds a cause; pair it with one [`lower`].
+pub(crate) fn raise() {
+    // Relaxed: see the module docs.
+    RAISED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Removes a cause added by [`raise`].
+pub(crate) fn lower() {
+    // Relaxed: see the module docs.
+    RAISED.fetch_sub(1, Ordering::Relaxed);
+}

@@ -1,0 +1,305 @@
+//! `#[kernel]`: work-item kernels lifted into group-level loops give what a
+//! sequential computation gives, and what the same kernel gives on the
+//! general engine; a condition around a barrier that work-items disagree on
+//! is a barrier divergence (`003_2caebc1f01141481.txt`), reported at the
+//! barrier; the checker sees the lifted kernel's accesses as its work-items'.
+
+mod common;
+
+use clsync::checker::ReportKind;
+use clsync::sync::{GLOBAL, LOCAL};
+use clsync::{kernel, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem};
+
+const SOURCE: &str = include_str!("kernel_macro.rs");
+
+// ---- kernels ---------------------------------------------------------------
+
+/// A private value updated between `n` barriers (a `for` over a range).
+#[kernel(groups)]
+fn barrier_loop(wi: &WorkItem, out: &Buffer<u32>, n: usize) {
+    let mut acc = wi.get_local_id(0) as u32;
+    for _ in 0..n {
+        wi.barrier(LOCAL);
+        acc = acc.wrapping_mul(3).wrapping_add(1);
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
+/// Hillis–Steele inclusive scan of each group in local memory: a `while`
+/// whose condition reads a per-work-item variable, two barriers per
+/// iteration, and a value read before a barrier and written after it.
+#[kernel(groups)]
+fn scan(wi: &WorkItem, data: &Buffer<i32>, tmp: LocalArg<i32>) {
+    let l = wi.get_local_id(0);
+    let n = wi.get_local_size(0);
+    let t = wi.local(tmp);
+    t.set(l, data.get(wi.get_global_id(0)));
+    let mut step = 1;
+    while step < n {
+        wi.barrier(LOCAL);
+        let add = if l >= step { t.get(l - step) } else { 0 };
+        wi.barrier(LOCAL);
+        t.set(l, t.get(l).wrapping_add(add));
+        step *= 2;
+    }
+    data.set(wi.get_global_id(0), t.get(l));
+}
+
+/// A 2-D transpose through a local tile, with `if`/`else` on the group id
+/// (uniform) holding a barrier on each side, and nested loops.
+#[kernel(groups)]
+fn transpose(wi: &WorkItem, src: &Buffer<u32>, dst: &Buffer<u32>, n: usize, tile: LocalArg<u32>) {
+    let (x, y) = (wi.get_local_id(0), wi.get_local_id(1));
+    let w = wi.get_local_size(0);
+    let t = wi.local(tile);
+    t.set(
+        y * w + x,
+        src.get(wi.get_global_id(1) * n + wi.get_global_id(0)),
+    );
+    if wi.get_group_id(0) % 2 == 0 {
+        wi.barrier(LOCAL);
+    } else {
+        wi.work_group_barrier(LOCAL);
+    }
+    let (gx, gy) = (wi.get_group_id(1) * w + x, wi.get_group_id(0) * w + y);
+    for round in 0..2 {
+        for _ in 0..round {
+            wi.barrier(LOCAL);
+        }
+        if round == 1 {
+            dst.set(gy * n + gx, t.get(x * w + y));
+        }
+    }
+}
+
+/// A barrier in a `match`: stays on the general engine.
+#[kernel]
+fn in_match(wi: &WorkItem, out: &Buffer<u32>, tmp: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let t = wi.local(tmp);
+    t.set(l, l as u32);
+    match wi.get_local_size(0) {
+        0 => {}
+        _ => wi.barrier(LOCAL),
+    }
+    out.set(wi.get_global_id(0), t.get(wi.get_local_size(0) - 1 - l));
+}
+
+/// A condition with a side effect: each work-item runs it once per test.
+#[kernel(groups)]
+fn counted(wi: &WorkItem, out: &Buffer<u32>) {
+    let mut tests = 0u32;
+    let mut i = 0;
+    while {
+        tests += 1;
+        i < 3
+    } {
+        wi.barrier(LOCAL);
+        i += 1;
+    }
+    out.set(wi.get_global_id(0), tests * 100 + wi.get_local_id(0) as u32);
+}
+
+/// Work-items 0–2 of each group reach the barrier, the rest do not.
+#[kernel(groups)]
+fn divergent(wi: &WorkItem, out: &Buffer<u32>) {
+    if wi.get_local_id(0) < 3 {
+        wi.barrier(LOCAL); //~ divergent barrier
+    }
+    out.set(wi.get_global_id(0), 1);
+}
+
+/// A missing barrier: work-items read their neighbour's element.
+#[kernel(groups)]
+fn racy(wi: &WorkItem, data: &Buffer<u32>) {
+    let i = wi.get_global_id(0);
+    data.set(i, i as u32); //~ racy write
+    wi.barrier(LOCAL);
+    let n = data.get(i ^ 1); //~ racy read
+    wi.barrier(GLOBAL);
+    data.set(i, n);
+}
+
+// ---- tests -----------------------------------------------------------------
+
+/// The reports a checked launch failed with.
+fn reports_of(e: LaunchError) -> Vec<clsync::checker::Report> {
+    match e {
+        LaunchError::Reported(r) => r.reports,
+        e => panic!("expected reports, got {e}"),
+    }
+}
+
+#[test]
+fn a_barrier_loop_equals_the_sequential_computation_and_the_general_engine() {
+    common::within(60, || {
+        let (n, local, rounds) = (1024, 128, 7);
+        let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+        let want: Vec<u32> = (0..n)
+            .map(|g| (0..rounds).fold((g % local) as u32, |a, _| a.wrapping_mul(3).wrapping_add(1)))
+            .collect();
+        let (lifted, general) = (Buffer::<u32>::new(n), Buffer::<u32>::new(n));
+        let rt = common::rt();
+        barrier_loop_launch(&rt, &launch, &lifted, rounds).unwrap();
+        rt.launch(&launch, |wi| barrier_loop(wi, &general, rounds))
+            .unwrap();
+        assert_eq!(lifted.to_vec(), want);
+        assert_eq!(general.to_vec(), want);
+    });
+}
+
+#[test]
+fn a_scan_equals_the_sequential_scan_checked_and_unchecked() {
+    common::within(60, || {
+        let (n, local) = (2048, 256);
+        let input: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 1000 - 500).collect();
+        let want: Vec<i32> = input
+            .chunks(local)
+            .flat_map(|c| {
+                c.iter().scan(0i32, |acc, &v| {
+                    *acc = acc.wrapping_add(v);
+                    Some(*acc)
+                })
+            })
+            .collect();
+        for checked in [false, true] {
+            let data = Buffer::from_slice(&input);
+            let mut launch = Launch::new("scan", NdRange::new([n]).local([local])).checked(checked);
+            let tmp = launch.local::<i32>(local);
+            scan_launch(&common::rt(), &launch, &data, tmp)
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            assert_eq!(data.to_vec(), want, "checked: {checked}");
+        }
+    });
+}
+
+#[test]
+fn a_2d_transpose_with_uniform_branches_and_nested_loops_is_exact() {
+    common::within(60, || {
+        let (n, w) = (64, 8);
+        let input: Vec<u32> = (0..(n * n) as u32).collect();
+        let want: Vec<u32> = (0..n * n).map(|i| input[(i % n) * n + i / n]).collect();
+        for checked in [false, true] {
+            let (src, dst) = (Buffer::from_slice(&input), Buffer::<u32>::new(n * n));
+            let mut launch =
+                Launch::new("transpose", NdRange::new([n, n]).local([w, w])).checked(checked);
+            let tile = launch.local::<u32>(w * w);
+            transpose_launch(&common::rt(), &launch, &src, &dst, n, tile)
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            assert_eq!(dst.to_vec(), want, "checked: {checked}");
+        }
+    });
+}
+
+#[test]
+fn a_barrier_the_lifting_cannot_follow_runs_on_the_general_engine() {
+    common::within(60, || {
+        let (n, local) = (256, 64);
+        let out = Buffer::<u32>::new(n);
+        let mut launch = Launch::new("in_match", NdRange::new([n]).local([local]));
+        let tmp = launch.local::<u32>(local);
+        in_match_launch(&common::rt(), &launch, &out, tmp).unwrap();
+        let want: Vec<u32> = (0..n).map(|g| (local - 1 - g % local) as u32).collect();
+        assert_eq!(out.to_vec(), want);
+    });
+}
+
+#[test]
+fn a_condition_runs_once_per_work_item_per_test() {
+    common::within(60, || {
+        let out = Buffer::<u32>::new(64);
+        let launch = Launch::new("counted", NdRange::new([64]).local([16]));
+        counted_launch(&common::rt(), &launch, &out).unwrap();
+        let want: Vec<u32> = (0..64).map(|g| 400 + g % 16).collect();
+        assert_eq!(out.to_vec(), want);
+    });
+}
+
+#[test]
+fn a_condition_work_items_disagree_on_is_a_divergence_at_the_barrier() {
+    let barrier_line = common::check::line_of(SOURCE, "divergent barrier");
+    let e = common::within(60, || {
+        let out = Buffer::<u32>::new(16);
+        let launch = Launch::new("divergent", NdRange::new([16]).local([8]));
+        divergent_launch(&common::rt(), &launch, &out).unwrap_err()
+    });
+    let LaunchError::Divergence(d) = &e else {
+        panic!("expected a divergence, got {e}")
+    };
+    assert_eq!(d.kernel, "divergent");
+    assert_eq!(Some(d.barrier.line), barrier_line, "{e}");
+    // Work-items 0–2 got `true`, 3–7 `false`.
+    let places: Vec<(Vec<usize>, String)> = d
+        .places
+        .iter()
+        .map(|p| match &p.place {
+            Place::Decided { value, .. } => (p.items.clone(), value.clone()),
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(
+        places,
+        vec![
+            (vec![0, 1, 2], "true".to_string()),
+            (vec![3, 4, 5, 6, 7], "false".to_string())
+        ]
+    );
+    assert!(e.to_string().contains("barrier divergence"), "{e}");
+
+    // Checked, it is a report at the same barrier.
+    let reports = common::within(60, || {
+        let out = Buffer::<u32>::new(16);
+        let launch = Launch::new("divergent", NdRange::new([16]).local([8])).checked(true);
+        reports_of(divergent_launch(&common::rt(), &launch, &out).unwrap_err())
+    });
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].kind, ReportKind::BarrierDivergence);
+    assert_eq!(Some(reports[0].site.line), barrier_line);
+}
+
+#[test]
+fn the_checker_sees_a_lifted_kernels_accesses_as_its_work_items() {
+    let reports = common::within(60, || {
+        let data = Buffer::<u32>::new(64);
+        let launch = Launch::new("racy", NdRange::new([64]).local([16])).checked(true);
+        reports_of(racy_launch(&common::rt(), &launch, &data).unwrap_err())
+    });
+    // A local barrier does not order global memory: the neighbour's write
+    // and this read race (003_2caebc1f01141481.txt, CLK_LOCAL_MEM_FENCE).
+    common::check::expect(SOURCE, &reports, &[(ReportKind::DataRace, "racy read")]);
+    let r = &reports[0];
+    assert_eq!(
+        Some(r.first.as_ref().expect("the write").site.line),
+        common::check::line_of(SOURCE, "racy write")
+    );
+    let (a, b) = (
+        r.first.as_ref().unwrap().item.global_id[0],
+        r.second.as_ref().unwrap().item.global_id[0],
+    );
+    assert_eq!(a ^ 1, b, "the parties are neighbours: {r}");
+}
+
+#[test]
+fn atomics_and_local_arrays_work_in_lifted_kernels() {
+    /// A histogram of `l % 4` per group, in a local array, with local atomics.
+    #[kernel(groups)]
+    fn bins(wi: &WorkItem, out: &Buffer<AtomicUint>) {
+        let l = wi.get_local_id(0);
+        let b = wi.local_array::<AtomicUint>(4);
+        if l < 4 {
+            b.at(l).store(0);
+        }
+        wi.barrier(LOCAL);
+        b.at(l % 4).fetch_add(1);
+        wi.barrier(LOCAL);
+        if l < 4 {
+            out.at(l).fetch_add(b.at(l).load());
+        }
+    }
+    common::within(60, || {
+        let out: Buffer<AtomicUint> = Buffer::new(4);
+        let launch = Launch::new("bins", NdRange::new([96]).local([24]));
+        bins_launch(&common::rt(), &launch, &out).unwrap();
+        assert_eq!(out.to_vec(), vec![24, 24, 24, 24]);
+    });
+}
