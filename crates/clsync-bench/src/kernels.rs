@@ -10,7 +10,7 @@ use std::hint::spin_loop;
 use std::time::Instant;
 
 use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
-use clsync::{kernel, AtomicUint, Buffer, Launch, NdRange, Runtime, WorkItem};
+use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::reference::{self, compare};
 use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
@@ -120,15 +120,9 @@ fn verify_barrier_loop(out: &Buffer<u32>, local: usize, barriers: usize) -> Resu
 
 /// Tree reduction in local memory, one partial sum per group.
 pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
-    let n = input.len();
-    let data = Buffer::from_slice(input);
-    let partial = Buffer::<f32>::new(n / GROUP);
-    let mut launch = Launch::new("reduce", NdRange::new([n]).local([GROUP]));
-    let scratch = launch.local::<f32>(GROUP);
-    let mut total = 0.0;
-    let time = timed(|| {
-        rt.launch_groups(&launch, |g| {
-            let data = g.global(&data);
+    reduce_with(input, |launch, data, partial, scratch| {
+        rt.launch_groups(launch, |g| {
+            let data = g.global(data);
             let s = g.local(scratch);
             g.for_each(move |it| {
                 // SAFETY: global_linear_id < n, the buffer's length (the
@@ -150,13 +144,100 @@ pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
             }
             partial.set(g.get_group_id(0), s.get(0));
         })
-        .expect("reduce");
+    })
+}
+
+/// Runs a form of the reduction kernel over `input` (its launch, data,
+/// partial sums and scratch array given), sums the partials on the host and
+/// checks the total.
+fn reduce_with(
+    input: &[f32],
+    kernel: impl FnOnce(
+        &Launch,
+        &Buffer<f32>,
+        &Buffer<f32>,
+        LocalArg<f32>,
+    ) -> Result<clsync::LaunchSummary, clsync::LaunchError>,
+) -> Run {
+    let n = input.len();
+    let data = Buffer::from_slice(input);
+    let partial = Buffer::<f32>::new(n / GROUP);
+    let mut launch = Launch::new("reduce", NdRange::new([n]).local([GROUP]));
+    let scratch = launch.local::<f32>(GROUP);
+    let mut total = 0.0;
+    let time = timed(|| {
+        kernel(&launch, &data, &partial, scratch).expect("reduce");
         total = partial.to_vec().iter().map(|&v| f64::from(v)).sum::<f64>();
     });
     Run {
         time,
         verified: reference::check_sum(total, input),
     }
+}
+
+/// The reduction written per work-item, line for line as `kernels.cl`'s.
+#[kernel(groups)]
+pub fn reduce_item(
+    wi: &WorkItem,
+    data: &Buffer<f32>,
+    partial: &Buffer<f32>,
+    scratch: LocalArg<f32>,
+) {
+    let l = wi.get_local_id(0);
+    let s = wi.local(scratch);
+    s.set(l, data.get(wi.get_global_id(0)));
+    let mut h = GROUP / 2;
+    while h > 0 {
+        wi.barrier(LOCAL);
+        if l < h {
+            s.set(l, s.get(l) + s.get(l + h));
+        }
+        h /= 2;
+    }
+    if l == 0 {
+        partial.set(wi.get_group_id(0), s.get(0));
+    }
+}
+
+/// [`reduce_item`] lifted by `#[kernel]`.
+pub fn reduce_lifted(rt: &Runtime, input: &[f32]) -> Run {
+    reduce_with(input, |launch, data, partial, scratch| {
+        reduce_item_launch(rt, launch, data, partial, scratch)
+    })
+}
+
+/// The tiled SGEMM written per work-item, line for line as `kernels.cl`'s.
+#[kernel(groups)]
+pub fn sgemm_item(
+    wi: &WorkItem,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    c: &Buffer<f32>,
+    n: usize,
+    ta: LocalArg<f32>,
+    tb: LocalArg<f32>,
+) {
+    let (ta, tb) = (wi.local(ta), wi.local(tb));
+    let (tx, ty) = (wi.get_local_id(0), wi.get_local_id(1));
+    let (col, row) = (wi.get_global_id(0), wi.get_global_id(1));
+    let mut acc = 0.0f32;
+    for t in 0..n / TILE {
+        ta.set(ty * TILE + tx, a.get(row * n + t * TILE + tx));
+        tb.set(ty * TILE + tx, b.get((t * TILE + ty) * n + col));
+        wi.barrier(LOCAL);
+        for k in 0..TILE {
+            acc += ta.get(ty * TILE + k) * tb.get(k * TILE + tx);
+        }
+        wi.barrier(LOCAL);
+    }
+    c.set(row * n + col, acc);
+}
+
+/// [`sgemm_item`] lifted by `#[kernel]`.
+pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
+    sgemm_with(a, b, n, |launch, ab, bb, c, ta, tb| {
+        sgemm_item_launch(rt, launch, ab, bb, c, n, ta, tb)
+    })
 }
 
 /// Work-group inclusive scan (Hillis–Steele, double-buffered in local
@@ -252,15 +333,10 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
 /// 16×16 tiled SGEMM: each group loads a tile of A and of B into local
 /// memory, then every work-item accumulates its element of C.
 pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
-    let (ab, bb) = (Buffer::from_slice(a), Buffer::from_slice(b));
-    let c = Buffer::<f32>::new(n * n);
-    let mut launch = Launch::new("sgemm", NdRange::new([n, n]).local([TILE, TILE]));
-    let ta = launch.local::<f32>(TILE * TILE);
-    let tb = launch.local::<f32>(TILE * TILE);
-    let time = timed(|| {
-        rt.launch_groups(&launch, |g| {
+    sgemm_with(a, b, n, |launch, ab, bb, c, ta, tb| {
+        rt.launch_groups(launch, |g| {
             let (ta, tb) = (g.local(ta), g.local(tb));
-            let (ab, bb) = (g.global(&ab), g.global(&bb));
+            let (ab, bb) = (g.global(ab), g.global(bb));
             let mut acc = g.private::<f32>();
             for t in 0..n / TILE {
                 g.for_each(move |it| {
@@ -303,7 +379,31 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
                 )
             });
         })
-        .expect("sgemm");
+    })
+}
+
+/// Runs a form of the SGEMM kernel (given its launch, A, B, C and the two
+/// tiles) and checks C.
+fn sgemm_with(
+    a: &[f32],
+    b: &[f32],
+    n: usize,
+    kernel: impl FnOnce(
+        &Launch,
+        &Buffer<f32>,
+        &Buffer<f32>,
+        &Buffer<f32>,
+        LocalArg<f32>,
+        LocalArg<f32>,
+    ) -> Result<clsync::LaunchSummary, clsync::LaunchError>,
+) -> Run {
+    let (ab, bb) = (Buffer::from_slice(a), Buffer::from_slice(b));
+    let c = Buffer::<f32>::new(n * n);
+    let mut launch = Launch::new("sgemm", NdRange::new([n, n]).local([TILE, TILE]));
+    let ta = launch.local::<f32>(TILE * TILE);
+    let tb = launch.local::<f32>(TILE * TILE);
+    let time = timed(|| {
+        kernel(&launch, &ab, &bb, &c, ta, tb).expect("sgemm");
     });
     Run {
         time,

@@ -19,6 +19,25 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// clsync side by side with PoCL and with plain Rust.
+#[derive(clap::Parser)]
+#[command(name = "clsync-bench")]
+struct Cli {
+    /// Interleaved runs per workload; figures are their medians.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// Worker threads for clsync, PoCL's device and the rayon pool
+    /// (default: the machine's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// The tests' small sizes instead of the issue's.
+    #[arg(long)]
+    small: bool,
+    /// Only the workloads whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+}
+
 struct Args {
     reps: usize,
     threads: usize,
@@ -27,25 +46,15 @@ struct Args {
 }
 
 fn args() -> Args {
-    let a: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        a.iter()
-            .position(|x| x == flag)
-            .and_then(|i| a.get(i + 1))
-            .cloned()
-    };
+    let cli = <Cli as clap::Parser>::parse();
     Args {
-        reps: value("--reps").map_or(5, |v| v.parse().expect("--reps N")),
-        threads: value("--threads").map_or_else(
+        reps: cli.reps as usize,
+        threads: cli.threads.map_or_else(
             || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            |v| v.parse().expect("--threads N"),
+            |t| t as usize,
         ),
-        sizes: if a.iter().any(|x| x == "--small") {
-            Sizes::SMALL
-        } else {
-            Sizes::FULL
-        },
-        only: value("--only"),
+        sizes: if cli.small { Sizes::SMALL } else { Sizes::FULL },
+        only: cli.only,
     }
 }
 
@@ -74,6 +83,19 @@ struct Inputs {
 
 fn main() {
     let args = args();
+    if let Some(only) = &args.only {
+        if !Workload::ALL
+            .iter()
+            .any(|w| w.name().contains(only.as_str()))
+        {
+            let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
+            eprintln!(
+                "error: --only {only:?} matches no workload ({})",
+                names.join(", ")
+            );
+            std::process::exit(2);
+        }
+    }
     let s = args.sizes;
     reference::check_sizes(s.reduce, s.scan, s.histogram, s.sgemm);
     let rt = Runtime::with_threads(args.threads);
@@ -114,7 +136,7 @@ fn main() {
             continue;
         }
         let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
-        // The barrier loop written per work-item and lifted by `#[kernel]`.
+        // The kernel written per work-item and lifted by `#[kernel]`.
         let mut lifted = Vec::new();
         for rep in 0..args.reps {
             // Rotate who goes first, so no side always meets a warm cache.
@@ -122,8 +144,7 @@ fn main() {
                 match (side + rep) % 3 {
                     0 => {
                         c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs)));
-                        if w == Workload::BarrierLoop {
-                            let r = kernels::barrier_loop_lifted(&rt, &s);
+                        if let Some(r) = run_lifted(w, &rt, &s, &inputs) {
                             lifted.push(checked(w, "#[kernel]", r));
                         }
                     }
@@ -160,7 +181,7 @@ fn main() {
             c.as_secs_f64() / l.as_secs_f64(),
             goal
         );
-        if w == Workload::BarrierLoop {
+        if !lifted.is_empty() {
             let k = median(lifted);
             println!(
                 "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12.2} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
@@ -172,6 +193,8 @@ fn main() {
                 k.as_secs_f64() / l.as_secs_f64(),
                 goal
             );
+        }
+        if w == Workload::BarrierLoop {
             type General = fn(&Runtime, &Sizes) -> Run;
             let engines: [(&str, General); 2] = [
                 ("  coroutines", kernels::barrier_loop_general),
@@ -214,6 +237,17 @@ fn run_clsync(w: Workload, rt: &Runtime, s: &Sizes, i: &Inputs) -> Run {
         Workload::Sgemm => kernels::sgemm(rt, &i.a, &i.b, s.sgemm),
         Workload::Histogram => kernels::histogram(rt, &i.bytes),
         Workload::MessagePassing => kernels::message_passing(rt, s.rounds),
+    }
+}
+
+/// The workload written per work-item, as the OpenCL C kernel is, and
+/// lifted by `#[kernel]`, where the suite has that form.
+fn run_lifted(w: Workload, rt: &Runtime, s: &Sizes, i: &Inputs) -> Option<Run> {
+    match w {
+        Workload::BarrierLoop => Some(kernels::barrier_loop_lifted(rt, s)),
+        Workload::Reduce => Some(kernels::reduce_lifted(rt, &i.reduce)),
+        Workload::Sgemm => Some(kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm)),
+        _ => None,
     }
 }
 

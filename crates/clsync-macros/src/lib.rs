@@ -20,6 +20,7 @@
 
 mod lift;
 mod scan;
+mod uniform;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -114,7 +115,19 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
             span,
             "a `mut` parameter is per-work-item state; copy it into a `let`",
         )),
-        None => lift::lift(&wi, &f.block),
+        None => lift::lift(&wi, &f.block).map(|body| {
+            // Buffers the body only reads, writes and takes atomics of are
+            // reached through views, which the loops keep in registers.
+            let g = Ident::new("__clsync_g", Span::mixed_site());
+            let views = params
+                .iter()
+                .filter(|p| is_buffer_ref(&p.ty) && only_view_methods(&p.name, &f.block))
+                .map(|p| {
+                    let n = &p.name;
+                    quote! { let #n = #g.global(#n); }
+                });
+            quote! { #(#views)* #body }
+        }),
     };
     if require {
         if let Err(fail) = &lifted {
@@ -178,7 +191,7 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
         #original
         #groups_fn
         #[doc = #launch_doc]
-        #[allow(dead_code)]
+        #[allow(dead_code, clippy::too_many_arguments)]
         #vis fn #launch_name #generics (
             #rt: &::clsync::Runtime,
             #launch: &::clsync::Launch,
@@ -187,4 +200,36 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
             #launch_body
         }
     })
+}
+
+/// Whether `ty` is `&Buffer<…>` (by its last path segment).
+fn is_buffer_ref(ty: &syn::Type) -> bool {
+    let syn::Type::Reference(r) = ty else {
+        return false;
+    };
+    matches!(&*r.elem, syn::Type::Path(p)
+        if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Buffer"))
+}
+
+/// Whether every use of `name` in `body` is `name.get(…)`, `name.set(…)`,
+/// `name.at(…)`, `name.len()` or `name.is_empty()`: what a `BufferView` has
+/// too.
+fn only_view_methods(name: &Ident, body: &syn::Block) -> bool {
+    use proc_macro2::TokenTree;
+    fn walk(tokens: Tokens, name: &Ident) -> bool {
+        let v: Vec<TokenTree> = tokens.into_iter().collect();
+        v.iter().enumerate().all(|(i, t)| match t {
+            TokenTree::Group(g) => walk(g.stream(), name),
+            TokenTree::Ident(id) if id == name => {
+                let dot = matches!(v.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                let method = matches!(v.get(i + 2), Some(TokenTree::Ident(m))
+                    if ["get", "set", "at", "len", "is_empty"].contains(&m.to_string().as_str()));
+                // `x.name` (a field of that name) is not a use.
+                let field = i > 0 && matches!(&v[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                field || (dot && method)
+            }
+            _ => true,
+        })
+    }
+    walk(quote::ToTokens::into_token_stream(body), name)
 }

@@ -9,6 +9,7 @@ use syn::spanned::Spanned;
 use syn::{Block, Expr, Ident, Pat, Stmt};
 
 use crate::scan::{first_barrier, is_wi, loop_body_problem, mentions, BARRIERS};
+use crate::uniform;
 
 /// Why a kernel stays on the general engine, and where.
 pub(crate) struct Fail {
@@ -36,6 +37,7 @@ pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
         l: Ident::new("__clsync_l", Span::mixed_site()),
         slots: 0,
         scopes: Vec::new(),
+        locals: uniform::locals(body).into_iter().collect(),
     };
     let items: Vec<&Stmt> = body
         .stmts
@@ -57,19 +59,28 @@ pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
             let #ptr = #owner.ptr();
         }
     });
+    // At the group's level `wi` is the group, whose functions of the same
+    // name give what every work-item would (the uniform `let`s use them).
+    let (wi, g) = (&l.wi, &l.g);
     Ok(quote! {
         #(#items)*
+        let #wi = #g;
         #(#decls)*
         #code
     })
 }
 
-/// A name in scope in the lifted code: a per-work-item variable kept in a
-/// slot vector, or a binding the group makes (a `for` pattern), which hides
-/// outer per-work-item variables of the same name.
+/// A name in scope in the lifted code.
 struct Binding {
     name: String,
+    /// The slot vector of a per-work-item variable used after a barrier.
     slot: Option<usize>,
+    /// Whether the group holds it, one value for all work-items (a `for`
+    /// pattern, or a `let` of a uniform value); it hides outer
+    /// per-work-item variables of the same name.
+    uniform: bool,
+    /// Whether it is `mut` (else it never needs writing back).
+    mutable: bool,
 }
 
 struct Lifter {
@@ -81,6 +92,8 @@ struct Lifter {
     slots: usize,
     /// Blocks the lifting is inside, innermost last.
     scopes: Vec<Vec<Binding>>,
+    /// Every name the kernel body binds.
+    locals: HashSet<String>,
 }
 
 impl Lifter {
@@ -120,8 +133,7 @@ impl Lifter {
                 i += 1;
             }
             if start < i {
-                let live = union(later, &mentions(tokens(&stmts[i..])));
-                out.extend(self.segment(&stmts[start..i], &live)?);
+                out.extend(self.segment(&stmts[start..i], &stmts[i..], later)?);
             }
             if i < stmts.len() {
                 let live = union(later, &mentions(tokens(&stmts[i + 1..])));
@@ -138,14 +150,148 @@ impl Lifter {
     }
 
     /// Statements with no barrier, as one loop over the work-items.
-    fn segment(&mut self, stmts: &[Stmt], live: &HashSet<String>) -> Lifted {
+    ///
+    /// A `let mut` of a uniform value that only the group's own statements
+    /// change (`let mut half = 128; … half /= 2;`) is held by the group, and
+    /// its assignments are run by the group between two loops (splitting
+    /// the statements there is allowed: without a barrier, the work-items'
+    /// statements may run in any interleaving). `after` are the block's
+    /// statements after these; `later` the names used after the block.
+    fn segment(&mut self, stmts: &[Stmt], after: &[Stmt], later: &HashSet<String>) -> Lifted {
         let code = tokens(stmts);
         if let Some((span, why)) = loop_body_problem(&self.wi, &code) {
             return Err(Fail::new(span, &why));
         }
+        let mut out = TokenStream::new();
+        // The group's statements before the loop being gathered, and its
+        // work-items' statements.
+        let mut pre = TokenStream::new();
+        let mut body: Vec<Stmt> = Vec::new();
+        for k in 0..stmts.len() {
+            let held = self.group_held(&stmts[k], &stmts[k + 1..], after)?;
+            let (group, names, ordered) = match held {
+                None => {
+                    body.push(stmts[k].clone());
+                    continue;
+                }
+                Some(h) => h,
+            };
+            // A `let` the group makes can go before the loop, unless the
+            // statements gathered so far name what it binds; an assignment
+            // must come between the statements before and after it.
+            let named = mentions(tokens(&body));
+            if ordered || names.iter().any(|n| named.contains(n)) {
+                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                out.extend(std::mem::take(&mut pre));
+                if !body.is_empty() {
+                    out.extend(self.chunk(&std::mem::take(&mut body), &live)?);
+                }
+            }
+            pre.extend(group);
+        }
+        out.extend(pre);
+        if !body.is_empty() {
+            let live = union(later, &mentions(tokens(after)));
+            out.extend(self.chunk(&body, &live)?);
+        }
+        Ok(out)
+    }
+
+    /// `s` as a statement of the group, with the names it binds and whether
+    /// it must keep its place among the work-items' statements, if it is:
+    ///
+    /// * a `let` of a value the same for every work-item
+    ///   (`let n = wi.get_local_size(0)`, `let t = wi.local(tile)`), made once
+    ///   by the group instead of kept per work-item (PoCL leaves uniform
+    ///   values out of its context arrays the same way);
+    /// * a `let mut` of such a value that only the group's own statements
+    ///   change (`let mut half = 128; … half /= 2;`), or one of those
+    ///   changes.
+    fn group_held(
+        &mut self,
+        s: &Stmt,
+        rest: &[Stmt],
+        after: &[Stmt],
+    ) -> Result<Option<(TokenStream, Vec<String>, bool)>, Fail> {
+        if let Stmt::Local(local) = s {
+            let Some(init) = &local.init else {
+                return Ok(None);
+            };
+            if init.diverge.is_some() || !self.uniform_expr(&init.expr) {
+                return Ok(None);
+            }
+            let (pat, e) = (&local.pat, &init.expr);
+            let held = quote! { let #pat = #e; };
+            if immutable_names(pat) {
+                let names: Vec<String> = pat_bindings(pat).into_iter().map(|b| b.0).collect();
+                for name in &names {
+                    self.bind(name.clone(), None, true, false);
+                }
+                return Ok(Some((held, names, false)));
+            }
+            let Pat::Ident(p) = strip_type(pat) else {
+                return Ok(None);
+            };
+            if p.by_ref.is_some() || p.subpat.is_some() {
+                return Ok(None);
+            }
+            // Later values may use the variable itself, the group's
+            // variables in scope now, parameters and constants; not a local
+            // of the kernel that is not in scope yet.
+            let name = p.ident.to_string();
+            let uniform = |e: &Expr| {
+                uniform::expr(e, &self.wi, &|n| {
+                    n != name
+                        && match self.lookup_uniform(n) {
+                            Some(u) => !u,
+                            None => self.locals.contains(n),
+                        }
+                })
+            };
+            if !(uniform::group_mutable(&p.ident, &self.wi, rest, &uniform)
+                && uniform::group_mutable(&p.ident, &self.wi, after, &uniform))
+            {
+                return Ok(None);
+            }
+            self.bind(name.clone(), None, true, true);
+            return Ok(Some((held, vec![name], false)));
+        }
+        let Some((target, value)) = uniform::assignment(s) else {
+            return Ok(None);
+        };
+        if self.lookup_uniform(&target.to_string()) != Some(true) {
+            return Ok(None);
+        }
+        if !self.uniform_expr(value) {
+            return Err(Fail::new(
+                value.span(),
+                "a per-work-item value assigned to a variable the group holds",
+            ));
+        }
+        Ok(Some((tokens(std::slice::from_ref(s)), Vec::new(), true)))
+    }
+
+    /// Adds a binding to the innermost block.
+    fn bind(&mut self, name: String, slot: Option<usize>, uniform: bool, mutable: bool) {
+        self.scopes
+            .last_mut()
+            .expect("inside a block")
+            .push(Binding {
+                name,
+                slot,
+                uniform,
+                mutable,
+            });
+    }
+
+    /// Barrier-free statements with no group-held assignment, as one loop
+    /// over the work-items.
+    fn chunk(&mut self, stmts: &[Stmt], live: &HashSet<String>) -> Lifted {
+        let code = tokens(stmts);
         let used = mentions(&code);
         let ins = self.visible(&used);
         // The names its top-level `let`s declare, in order.
+        let mut fresh = HashSet::new();
         for s in stmts {
             let Stmt::Local(local) = s else { continue };
             if local.init.is_none() {
@@ -154,7 +300,7 @@ impl Lifter {
                     "a `let` without a value between barriers (give it one)",
                 ));
             }
-            for name in pat_names(&local.pat) {
+            for (name, mutable) in pat_bindings(&local.pat) {
                 if self.shadows_outer(&name) && live.contains(&name) {
                     return Err(Fail::new(
                         local.pat.span(),
@@ -165,20 +311,51 @@ impl Lifter {
                     self.slots += 1;
                     self.slots - 1
                 });
-                self.scopes
-                    .last_mut()
-                    .expect("inside a block")
-                    .push(Binding { name, slot });
+                if slot.is_some() {
+                    fresh.insert(name.clone());
+                }
+                self.bind(name, slot, false, mutable);
             }
         }
+        // Written back: what this loop declared, and the `mut` variables it
+        // names, if used later.
         let outs: Vec<(String, usize)> = self
             .visible(&used)
             .into_iter()
-            .filter(|(n, _)| live.contains(n))
+            .filter(|(n, _)| live.contains(n) && (fresh.contains(n) || self.is_mut(n)))
             .collect();
         let body = self.item_code(&ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
         Ok(quote! { #g.for_each(move |#it| { #body }); })
+    }
+
+    /// Whether the variable `name` refers to here is `mut`.
+    fn is_mut(&self, name: &str) -> bool {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+            .is_some_and(|b| b.mutable)
+    }
+
+    /// Whether `e` is the same for every work-item, with no side effect
+    /// (see `uniform::expr`), given the bindings in scope here.
+    fn uniform_expr(&self, e: &Expr) -> bool {
+        uniform::expr(e, &self.wi, &|name| {
+            self.lookup_uniform(name) == Some(false)
+        })
+    }
+
+    /// Whether the binding `name` refers to here is uniform (`None`: not a
+    /// variable of the kernel body).
+    fn lookup_uniform(&self, name: &str) -> Option<bool> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+            .map(|b| b.uniform)
     }
 
     /// Whether a new `name` here would hide a per-work-item variable of an
@@ -269,21 +446,38 @@ impl Lifter {
                 no_label(f.label.as_ref())?;
                 let live = union(live, &mentions(&f.body));
                 let at = self.barrier_site(&f.body);
-                let iter = self.condition(&f.expr, &live)?;
                 let pat = &f.pat;
+                if !immutable_names(pat) {
+                    return Err(Fail::new(
+                        pat.span(),
+                        "a loop that holds a barrier binds `mut` names",
+                    ));
+                }
+                let iter = if self.uniform_expr(&f.expr) {
+                    let e = &f.expr;
+                    quote!(#e)
+                } else {
+                    let iter = self.condition(&f.expr, &live)?;
+                    let it = &self.it;
+                    quote!(#g.uniform(#at, move |#it| { #iter }))
+                };
                 // The pattern's names are the group's: they hide outer
                 // per-work-item variables inside the loop.
-                let bound = pat_names(pat)
+                let bound = pat_bindings(pat)
                     .into_iter()
-                    .map(|name| Binding { name, slot: None })
+                    .map(|(name, mutable)| Binding {
+                        name,
+                        slot: None,
+                        uniform: true,
+                        mutable,
+                    })
                     .collect();
                 self.scopes.push(bound);
                 let body = self.block(&f.body.stmts, &live);
                 self.scopes.pop();
                 let body = body?;
-                let it = &self.it;
                 Ok(quote_spanned! {f.expr.span()=>
-                    for #pat in #g.uniform(#at, move |#it| { #iter }) { #body }
+                    for #pat in #iter { #body }
                 })
             }
             Expr::While(w) => {
@@ -296,12 +490,9 @@ impl Lifter {
                 }
                 let live = union(&union(live, &mentions(&w.body)), &mentions(&w.cond));
                 let at = self.barrier_site(&w.body);
-                let cond = self.condition(&w.cond, &live)?;
+                let cond = self.group_condition(&w.cond, at, &live)?;
                 let body = self.block(&w.body.stmts, &live)?;
-                let it = &self.it;
-                Ok(quote_spanned! {w.cond.span()=>
-                    while #g.uniform(#at, move |#it| -> bool { #cond }) { #body }
-                })
+                Ok(quote_spanned! {w.cond.span()=> while #cond { #body } })
             }
             Expr::If(i) => {
                 if matches!(&*i.cond, Expr::Let(_)) {
@@ -315,7 +506,7 @@ impl Lifter {
                     Some(_) => self.barrier_site(&i.then_branch),
                     None => self.barrier_site(&i.else_branch.as_ref().map(|e| &e.1)),
                 };
-                let cond = self.condition(&i.cond, &union(live, &after))?;
+                let cond = self.group_condition(&i.cond, at, &union(live, &after))?;
                 let then = self.block(&i.then_branch.stmts, live)?;
                 let els = match &i.else_branch {
                     None => quote!(),
@@ -331,10 +522,7 @@ impl Lifter {
                         other => return Err(Fail::new(other.span(), "an unusual `else`")),
                     },
                 };
-                let it = &self.it;
-                Ok(quote_spanned! {i.cond.span()=>
-                    if #g.uniform(#at, move |#it| -> bool { #cond }) { #then } #els
-                })
+                Ok(quote_spanned! {i.cond.span()=> if #cond { #then } #els })
             }
             Expr::Block(b) if b.label.is_none() => {
                 let inner = self.block(&b.block.stmts, live)?;
@@ -355,6 +543,17 @@ impl Lifter {
     fn barrier_site<T: quote::ToTokens>(&self, code: &T) -> TokenStream {
         let span = first_barrier(&self.wi, code).unwrap_or_else(Span::call_site);
         quote_spanned! {span=> ::clsync::engine::lifted::here() }
+    }
+
+    /// A `bool` condition of the group: itself if uniform, else evaluated
+    /// by every work-item through `Group::uniform`.
+    fn group_condition(&mut self, e: &Expr, at: TokenStream, live: &HashSet<String>) -> Lifted {
+        if self.uniform_expr(e) {
+            return Ok(quote!(#e));
+        }
+        let cond = self.condition(e, live)?;
+        let (g, it) = (&self.g, &self.it);
+        Ok(quote!(#g.uniform(#at, move |#it| -> bool { #cond })))
     }
 
     /// A condition (or a `for` loop's iterator), evaluated per work-item:
@@ -401,13 +600,33 @@ fn union(a: &HashSet<String>, b: &HashSet<String>) -> HashSet<String> {
     a.union(b).cloned().collect()
 }
 
-/// The names a pattern binds.
-fn pat_names(p: &Pat) -> Vec<String> {
+/// A pattern without its type ascription.
+fn strip_type(p: &Pat) -> &Pat {
+    match p {
+        Pat::Type(t) => &t.pat,
+        p => p,
+    }
+}
+
+/// Whether a pattern is plain immutable names (`n`, `(a, b)`, `x: usize`).
+fn immutable_names(p: &Pat) -> bool {
+    match p {
+        Pat::Ident(i) => i.mutability.is_none() && i.by_ref.is_none() && i.subpat.is_none(),
+        Pat::Wild(_) => true,
+        Pat::Tuple(t) => t.elems.iter().all(immutable_names),
+        Pat::Type(t) => immutable_names(&t.pat),
+        Pat::Paren(p) => immutable_names(&p.pat),
+        _ => false,
+    }
+}
+
+/// The names a pattern binds, each with whether it is `mut`.
+fn pat_bindings(p: &Pat) -> Vec<(String, bool)> {
     let mut out = Vec::new();
-    fn walk(p: &Pat, out: &mut Vec<String>) {
+    fn walk(p: &Pat, out: &mut Vec<(String, bool)>) {
         match p {
             Pat::Ident(i) => {
-                out.push(i.ident.to_string());
+                out.push((i.ident.to_string(), i.mutability.is_some()));
                 if let Some((_, sub)) = &i.subpat {
                     walk(sub, out);
                 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use clsync::sync::{Relaxed, WorkGroupScope, LOCAL};
-use clsync::{AtomicUint, Buffer, Launch, LaunchError, NdRange, Runtime};
+use clsync::{kernel, AtomicUint, Buffer, Launch, LaunchError, NdRange, Runtime, WorkItem};
 
 use crate::{compare, gbps, Report, Sample, Size, SplitMix};
 
@@ -19,6 +19,41 @@ pub const GROUP: usize = 256;
 /// Bytes each work-item counts.
 pub const PER_ITEM: usize = 64;
 
+/// The kernel, written per work-item; `#[kernel]` runs it as group-level
+/// loops.
+#[kernel(groups)]
+pub fn histogram_kernel(wi: &WorkItem, bytes: &Buffer<u8>, bins: &Buffer<AtomicUint>) {
+    let n = bytes.len();
+    let l = wi.get_local_id(0);
+    let size = wi.get_local_size(0);
+    let local = wi.local_array::<AtomicUint>(BINS);
+    let mut b = l;
+    while b < BINS {
+        local.at(b).store_explicit_scope(0, Relaxed, WorkGroupScope);
+        b += size;
+    }
+    wi.barrier(LOCAL);
+    // Consecutive work-items read consecutive bytes in each step.
+    let base = wi.get_group_id(0) * wi.get_enqueued_local_size(0) * PER_ITEM;
+    let span = size * PER_ITEM;
+    let mut i = base + l;
+    while i < (base + span).min(n) {
+        local
+            .at(bytes.get(i) as usize)
+            .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+        i += size;
+    }
+    wi.barrier(LOCAL);
+    let mut b = l;
+    while b < BINS {
+        let c = local.at(b).load_explicit_scope(Relaxed, WorkGroupScope);
+        if c != 0 {
+            bins.at(b).fetch_add_explicit(c, Relaxed);
+        }
+        b += size;
+    }
+}
+
 /// Counts `bytes` into 256 bins.
 pub fn histogram(
     rt: &Runtime,
@@ -28,36 +63,7 @@ pub fn histogram(
     let bins: Buffer<AtomicUint> = Buffer::new(BINS);
     let items = n.div_ceil(PER_ITEM);
     let launch = Launch::new("histogram", NdRange::new([items]).local([GROUP.min(items)]));
-    let s = rt.launch(&launch, |wi| {
-        let l = wi.get_local_id(0);
-        let size = wi.get_local_size(0);
-        let local = wi.local_array::<AtomicUint>(BINS);
-        let mut b = l;
-        while b < BINS {
-            local.at(b).store_explicit_scope(0, Relaxed, WorkGroupScope);
-            b += size;
-        }
-        wi.barrier(LOCAL);
-        // Consecutive work-items read consecutive bytes in each step.
-        let base = wi.get_group_id(0) * wi.get_enqueued_local_size(0) * PER_ITEM;
-        let span = size * PER_ITEM;
-        let mut i = base + l;
-        while i < (base + span).min(n) {
-            local
-                .at(bytes.get(i) as usize)
-                .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
-            i += size;
-        }
-        wi.barrier(LOCAL);
-        let mut b = l;
-        while b < BINS {
-            let c = local.at(b).load_explicit_scope(Relaxed, WorkGroupScope);
-            if c != 0 {
-                bins.at(b).fetch_add_explicit(c, Relaxed);
-            }
-            b += size;
-        }
-    })?;
+    let s = histogram_kernel_launch(rt, &launch, bytes, &bins)?;
     Ok((bins, s.elapsed))
 }
 

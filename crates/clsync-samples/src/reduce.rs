@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use clsync::sync::LOCAL;
-use clsync::{Buffer, Launch, LaunchError, NdRange, Runtime};
+use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::{compare, gbps, Report, Sample, Size, SplitMix};
 
@@ -14,6 +14,34 @@ pub struct Reduce;
 
 /// The work-group size.
 pub const GROUP: usize = 256;
+
+/// One level of the reduction, written per work-item as in OpenCL C;
+/// `#[kernel]` runs it as group-level loops.
+#[kernel(groups)]
+pub fn reduce_kernel(
+    wi: &WorkItem,
+    input: &Buffer<u32>,
+    partial: &Buffer<u32>,
+    scratch: LocalArg<u32>,
+) {
+    let l = wi.get_local_id(0);
+    let g = wi.get_global_id(0);
+    let s = wi.local(scratch);
+    s.set(l, input.get(g));
+    let mut half = GROUP / 2;
+    while half > 0 {
+        wi.barrier(LOCAL);
+        // In a smaller last group only the work-items that exist have
+        // written their element.
+        if l < half && l + half < wi.get_local_size(0) {
+            s.set(l, s.get(l).wrapping_add(s.get(l + half)));
+        }
+        half /= 2;
+    }
+    if l == 0 {
+        partial.set(wi.get_group_id(0), s.get(0));
+    }
+}
 
 /// Sums `input` into one partial per group of [`GROUP`]; `input.len()` need
 /// not be a multiple of it (the last group is then smaller).
@@ -26,25 +54,7 @@ pub fn reduce_groups(
     let partial = Buffer::<u32>::new(groups).named("partial");
     let mut launch = Launch::new("reduce", NdRange::new([n]).local([GROUP]));
     let scratch = launch.local_named::<u32>("scratch", GROUP);
-    let s = rt.launch(&launch, |wi| {
-        let l = wi.get_local_id(0);
-        let g = wi.get_global_id(0);
-        let s = wi.local(scratch);
-        s.set(l, input.get(g));
-        let mut half = GROUP / 2;
-        while half > 0 {
-            wi.barrier(LOCAL);
-            // In a smaller last group only the work-items that exist have
-            // written their element.
-            if l < half && l + half < wi.get_local_size(0) {
-                s.set(l, s.get(l).wrapping_add(s.get(l + half)));
-            }
-            half /= 2;
-        }
-        if l == 0 {
-            partial.set(wi.get_group_id(0), s.get(0));
-        }
-    })?;
+    let s = reduce_kernel_launch(rt, &launch, input, &partial, scratch)?;
     Ok((partial, s.elapsed))
 }
 

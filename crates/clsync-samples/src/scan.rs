@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use clsync::sync::LOCAL;
-use clsync::{Buffer, Launch, LaunchError, NdRange, Runtime};
+use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::{compare, gbps, Report, Sample, Size, SplitMix};
 
@@ -15,32 +15,47 @@ pub struct Scan;
 pub const GROUP: usize = 256;
 
 /// Scans each group of `data` in place (Hillis–Steele in local memory) and
-/// returns each group's total.
+/// writes the group's total, written per work-item; `#[kernel]` runs it as
+/// group-level loops.
+#[kernel(groups)]
+pub fn scan_kernel(wi: &WorkItem, data: &Buffer<i32>, totals: &Buffer<i32>, tile: LocalArg<i32>) {
+    let l = wi.get_local_id(0);
+    let g = wi.get_global_id(0);
+    let size = wi.get_local_size(0);
+    let t = wi.local(tile);
+    t.set(l, data.get(g));
+    let mut offset = 1;
+    while offset < size {
+        wi.barrier(LOCAL);
+        let add = if l >= offset { t.get(l - offset) } else { 0 };
+        wi.barrier(LOCAL);
+        t.set(l, t.get(l).wrapping_add(add));
+        offset *= 2;
+    }
+    data.set(g, t.get(l));
+    if l == size - 1 {
+        totals.set(wi.get_group_id(0), t.get(l));
+    }
+}
+
+/// [`scan_kernel`] over `data`: returns each group's total.
 fn scan_groups(rt: &Runtime, data: &Buffer<i32>) -> Result<(Buffer<i32>, Duration), LaunchError> {
     let n = data.len();
     let totals = Buffer::<i32>::new(n.div_ceil(GROUP)).named("totals");
     let mut launch = Launch::new("scan_groups", NdRange::new([n]).local([GROUP]));
     let tile = launch.local_named::<i32>("tile", GROUP);
-    let s = rt.launch(&launch, |wi| {
-        let l = wi.get_local_id(0);
-        let g = wi.get_global_id(0);
-        let size = wi.get_local_size(0);
-        let t = wi.local(tile);
-        t.set(l, data.get(g));
-        let mut offset = 1;
-        while offset < size {
-            wi.barrier(LOCAL);
-            let add = if l >= offset { t.get(l - offset) } else { 0 };
-            wi.barrier(LOCAL);
-            t.set(l, t.get(l).wrapping_add(add));
-            offset *= 2;
-        }
-        data.set(g, t.get(l));
-        if l == size - 1 {
-            totals.set(wi.get_group_id(0), t.get(l));
-        }
-    })?;
+    let s = scan_kernel_launch(rt, &launch, data, &totals, tile)?;
     Ok((totals, s.elapsed))
+}
+
+/// Adds the scanned total of the groups before it to each element.
+#[kernel(groups)]
+pub fn add_totals(wi: &WorkItem, data: &Buffer<i32>, totals: &Buffer<i32>) {
+    let group = wi.get_group_id(0);
+    if group > 0 {
+        let g = wi.get_global_id(0);
+        data.set(g, data.get(g).wrapping_add(totals.get(group - 1)));
+    }
 }
 
 /// Scans `data` in place, whatever its length.
@@ -49,16 +64,8 @@ pub fn scan(rt: &Runtime, data: &Buffer<i32>) -> Result<Duration, LaunchError> {
     if totals.len() > 1 {
         t += scan(rt, &totals)?;
         let n = data.len();
-        let s = rt.launch(
-            &Launch::new("add_totals", NdRange::new([n]).local([GROUP])),
-            |wi| {
-                let group = wi.get_group_id(0);
-                if group > 0 {
-                    let g = wi.get_global_id(0);
-                    data.set(g, data.get(g).wrapping_add(totals.get(group - 1)));
-                }
-            },
-        )?;
+        let launch = Launch::new("add_totals", NdRange::new([n]).local([GROUP]));
+        let s = add_totals_launch(rt, &launch, data, &totals)?;
         t += s.elapsed;
     }
     Ok(t)

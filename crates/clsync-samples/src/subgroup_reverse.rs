@@ -7,12 +7,26 @@
 use std::time::Duration;
 
 use clsync::sync::LOCAL;
-use clsync::{Buffer, Launch, LaunchError, NdRange, Runtime};
+use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::{compare, Report, Sample, Size, SplitMix};
 
 /// Reverses each sub-group through local memory.
 pub struct SubGroupReverse;
+
+/// The kernel, written per work-item; `#[kernel]` runs it as group-level
+/// loops (the sub-group barrier between two loops over the group).
+#[kernel(groups)]
+pub fn reverse_kernel(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tmp: LocalArg<u32>) {
+    let g = wi.get_global_id(0);
+    let size = wi.get_sub_group_size() as usize;
+    let lid = wi.get_sub_group_local_id() as usize;
+    let base = wi.get_sub_group_id() as usize * wi.get_max_sub_group_size() as usize;
+    let t = wi.local(tmp);
+    t.set(base + lid, input.get(g));
+    wi.sub_group_barrier(LOCAL);
+    out.set(g, t.get(base + size - 1 - lid));
+}
 
 /// Reverses each sub-group of `input` into a new buffer.
 pub fn reverse_sub_groups(
@@ -28,16 +42,7 @@ pub fn reverse_sub_groups(
         NdRange::new([n]).local([local]).sub_group_size(sub_group),
     );
     let tmp = launch.local_named::<u32>("tmp", local);
-    let s = rt.launch(&launch, |wi| {
-        let g = wi.get_global_id(0);
-        let size = wi.get_sub_group_size() as usize;
-        let lid = wi.get_sub_group_local_id() as usize;
-        let base = wi.get_sub_group_id() as usize * wi.get_max_sub_group_size() as usize;
-        let t = wi.local(tmp);
-        t.set(base + lid, input.get(g));
-        wi.sub_group_barrier(LOCAL);
-        out.set(g, t.get(base + size - 1 - lid));
-    })?;
+    let s = reverse_kernel_launch(rt, &launch, input, &out, tmp)?;
     Ok((out, s.elapsed))
 }
 

@@ -303,3 +303,49 @@ fn atomics_and_local_arrays_work_in_lifted_kernels() {
         assert_eq!(out.to_vec(), vec![24, 24, 24, 24]);
     });
 }
+
+/// Variables the group may hold (a `let mut` of a uniform value changed only
+/// by the group's own statements) and ones it may not (changed under a
+/// per-work-item condition, or given a per-work-item value) each keep
+/// their per-work-item meaning.
+#[test]
+fn group_held_and_per_item_variables_keep_their_meaning() {
+    #[kernel(groups)]
+    fn mixed(wi: &WorkItem, out: &Buffer<u32>) {
+        let l = wi.get_local_id(0) as u32;
+        let n = wi.get_local_size(0) as u32;
+        // Uniform: the group can hold it.
+        let mut step = 1u32;
+        // Changed under a per-work-item condition: per work-item.
+        let mut odd = 0u32;
+        // Given a per-work-item value: per work-item.
+        let mut last = 0u32;
+        while step < n {
+            wi.barrier(LOCAL);
+            if l % 2 == 1 {
+                odd += step;
+            }
+            last = l * step;
+            step *= 2;
+        }
+        out.set(
+            wi.get_global_id(0),
+            odd * 1_000_000 + last * 10 + step.min(9),
+        );
+    }
+    common::within(60, || {
+        let (n, local) = (96, 32u32);
+        let out = Buffer::<u32>::new(n);
+        let launch = Launch::new("mixed", NdRange::new([n]).local([local as usize]));
+        mixed_launch(&common::rt(), &launch, &out).unwrap();
+        // step runs 1, 2, 4, 8, 16 and ends at 32.
+        let want: Vec<u32> = (0..n as u32)
+            .map(|g| {
+                let l = g % local;
+                let odd = if l % 2 == 1 { 31 } else { 0 };
+                odd * 1_000_000 + l * 16 * 10 + 9
+            })
+            .collect();
+        assert_eq!(out.to_vec(), want);
+    });
+}

@@ -130,29 +130,38 @@ impl Lane<'_, '_> {
     pub fn get_local_linear_id(&self) -> usize {
         self.item.local_linear_id
     }
-    /// `get_sub_group_size`: this sub-group's size.
+    /// `get_sub_group_size`: this sub-group's size (the last one of a
+    /// group may be partial).
+    #[inline]
     pub fn get_sub_group_size(&self) -> u32 {
-        self.ids().sub_group_size as u32
+        let sg = self.group.sub_group_size();
+        let first = self.item.local_linear_id / sg * sg;
+        (self.group.len() - first).min(sg) as u32
     }
     /// `get_max_sub_group_size`.
+    #[inline]
     pub fn get_max_sub_group_size(&self) -> u32 {
-        self.group.max_sub_group_size() as u32
+        self.group.get_max_sub_group_size()
     }
     /// `get_num_sub_groups`: sub-groups in this group.
+    #[inline]
     pub fn get_num_sub_groups(&self) -> u32 {
-        self.ids().num_sub_groups as u32
+        self.group.get_num_sub_groups()
     }
     /// `get_enqueued_num_sub_groups`.
+    #[inline]
     pub fn get_enqueued_num_sub_groups(&self) -> u32 {
-        self.group.enqueued_num_sub_groups() as u32
+        self.group.get_enqueued_num_sub_groups()
     }
     /// `get_sub_group_id`.
+    #[inline]
     pub fn get_sub_group_id(&self) -> u32 {
-        self.ids().sub_group_id as u32
+        (self.item.local_linear_id / self.group.sub_group_size()) as u32
     }
     /// `get_sub_group_local_id`.
+    #[inline]
     pub fn get_sub_group_local_id(&self) -> u32 {
-        self.ids().sub_group_local_id as u32
+        (self.item.local_linear_id % self.group.sub_group_size()) as u32
     }
 
     /// `atomic_work_item_fence(flags, order, scope)`.

@@ -268,16 +268,28 @@ impl Group<'_> {
     pub fn get_global_offset(&self, dim: u32) -> usize {
         self.env.geometry.in_dim(dim, self.env.geometry.offset, 0)
     }
+    /// `get_max_sub_group_size`.
+    pub fn get_max_sub_group_size(&self) -> u32 {
+        self.env.geometry.max_sub_group_size() as u32
+    }
+    /// `get_num_sub_groups`: sub-groups in this group.
+    pub fn get_num_sub_groups(&self) -> u32 {
+        self.len.div_ceil(self.env.geometry.sub_group_size) as u32
+    }
+    /// `get_enqueued_num_sub_groups`: sub-groups in a full group.
+    pub fn get_enqueued_num_sub_groups(&self) -> u32 {
+        self.env.geometry.enqueued_num_sub_groups() as u32
+    }
+    /// The range's sub-group size (the last sub-group of a group may be
+    /// smaller).
+    #[inline]
+    pub(super) fn sub_group_size(&self) -> usize {
+        self.env.geometry.sub_group_size
+    }
     /// `v[dim]` for a dimension of the range, else `default`.
     #[inline]
     pub(super) fn in_dim(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
         self.env.geometry.in_dim(dim, v, default)
-    }
-    pub(super) fn max_sub_group_size(&self) -> usize {
-        self.env.geometry.max_sub_group_size()
-    }
-    pub(super) fn enqueued_num_sub_groups(&self) -> usize {
-        self.env.geometry.enqueued_num_sub_groups()
     }
 
     /// A view of `buffer` for this group's loops (see [`BufferView`]).
