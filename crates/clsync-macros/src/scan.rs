@@ -199,14 +199,16 @@ pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Sp
             // Items inside the body are their own functions.
         }
     }
-    let file: syn::File = syn::parse_quote!(fn __scan() { #code });
+    // The code as a block: visited from the block, not from an enclosing
+    // function item, which `visit_item` above skips.
+    let block: syn::Block = syn::parse_quote!({ #code });
     let mut c = Check {
         wi,
         loops: 0,
         closures: 0,
         problem: None,
     };
-    c.visit_file(&file);
+    c.visit_block(&block);
     c.problem
 }
 

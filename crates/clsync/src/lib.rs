@@ -178,6 +178,58 @@ extern crate self as clsync;
 ///     }
 /// }
 /// ```
+///
+/// So is a `return` between barriers (it would end one work-item's run of
+/// the group's loops early), and handing `wi` to a function (which expects
+/// a [`WorkItem`], not a [`Lane`](engine::Lane)):
+///
+/// ```compile_fail
+/// use clsync::{kernel, Buffer, WorkItem};
+/// use clsync::sync::LOCAL;
+///
+/// #[kernel(groups)]
+/// fn k(wi: &WorkItem, out: &Buffer<u32>) {
+///     if wi.get_local_id(0) == 0 {
+///         return;
+///     }
+///     wi.barrier(LOCAL);
+///     out.set(wi.get_global_id(0), 1);
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use clsync::{kernel, Buffer, Image2d, WorkItem};
+/// use clsync::sync::IMAGE;
+///
+/// #[kernel(groups)]
+/// fn k(wi: &WorkItem, img: &Image2d<[f32; 4]>) {
+///     let p = img.read(wi, [0, 0]);
+///     wi.barrier(IMAGE);
+///     img.write(wi, [0, 0], p);
+/// }
+/// ```
+///
+/// Without `groups`, the same kernels compile and `k_launch` runs them on
+/// the general engine:
+///
+/// ```
+/// use clsync::{kernel, Buffer, Launch, NdRange, Runtime, WorkItem};
+/// use clsync::sync::LOCAL;
+///
+/// #[kernel]
+/// fn k(wi: &WorkItem, out: &Buffer<u32>) {
+///     if wi.get_local_id(0) == 0 {
+///         return;
+///     }
+///     out.set(wi.get_global_id(0), 1);
+///     wi.barrier(LOCAL);
+/// }
+///
+/// let out = Buffer::<u32>::new(8);
+/// // Work-item 0 returns before the barrier: divergence, reported, not a hang.
+/// let e = k_launch(&Runtime::new(), &Launch::new("k", NdRange::new([8])), &out).unwrap_err();
+/// assert!(e.to_string().contains("barrier divergence"), "{e}");
+/// ```
 pub use clsync_macros::kernel;
 
 /// The README's example, compiled and run as a doctest.
