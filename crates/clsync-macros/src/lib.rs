@@ -19,6 +19,7 @@
 //!   kernel on the general engine, whose coroutines take any control flow.
 
 mod lift;
+mod pattern;
 mod scan;
 mod uniform;
 
