@@ -90,50 +90,51 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     // The typed forms below pass constants, so after inlining each of these
     // folds to the one instruction (global) or load/store pair (local).
 
+    // Each operation tests the gate itself, before it makes the closure the
+    // checker takes: a closure made first has its captures stored to the
+    // stack on every call, for the slow path's sake (three stores per local
+    // `atomic_fetch_add` in a histogram).
+
     #[inline(always)]
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
-        self.checked(
-            "atomic_load",
-            OpKind::Load,
-            order,
-            None,
-            scope,
-            at,
-            move || {
-                let v = if S::LOCAL {
-                    // Relaxed: local memory is reached only by this group's
-                    // thread; see the type's "Memory ordering" section.
-                    self.raw.load(Ordering::Relaxed)
-                } else {
-                    // The user's order; it pairs with whatever release store or
-                    // fence the kernel pairs it with.
-                    self.raw.load(order.to_std())
-                };
-                (T::from_raw(v), false)
-            },
-        )
+        if crate::gate::quiet() {
+            return self.load_now(order);
+        }
+        let f = move || (self.load_now(order), false);
+        self.checked("atomic_load", OpKind::Load, order, None, scope, at, f)
+    }
+
+    #[inline(always)]
+    fn load_now(&self, order: MemOrder) -> T {
+        T::from_raw(if S::LOCAL {
+            // Relaxed: local memory is reached only by this group's thread;
+            // see the type's "Memory ordering" section.
+            self.raw.load(Ordering::Relaxed)
+        } else {
+            // The user's order; it pairs with whatever release store or
+            // fence the kernel pairs it with.
+            self.raw.load(order.to_std())
+        })
     }
 
     #[inline(always)]
     fn op_store(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
-        self.checked(
-            "atomic_store",
-            OpKind::Store,
-            order,
-            None,
-            scope,
-            at,
-            move || {
-                if S::LOCAL {
-                    // Relaxed: see `op_load`.
-                    self.raw.store(v.to_raw(), Ordering::Relaxed)
-                } else {
-                    // The user's order.
-                    self.raw.store(v.to_raw(), order.to_std())
-                }
-                ((), true)
-            },
-        )
+        if crate::gate::quiet() {
+            return self.store_now(v, order);
+        }
+        let f = move || (self.store_now(v, order), true);
+        self.checked("atomic_store", OpKind::Store, order, None, scope, at, f)
+    }
+
+    #[inline(always)]
+    fn store_now(&self, v: T, order: MemOrder) {
+        if S::LOCAL {
+            // Relaxed: see `load_now`.
+            self.raw.store(v.to_raw(), Ordering::Relaxed)
+        } else {
+            // The user's order.
+            self.raw.store(v.to_raw(), order.to_std())
+        }
     }
 
     #[inline(always)]
@@ -144,27 +145,25 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> T {
-        self.checked(
-            "atomic_exchange",
-            OpKind::Rmw,
-            order,
-            None,
-            scope,
-            at,
-            move || {
-                let old = if S::LOCAL {
-                    // Relaxed: see `op_load`. No work-item switch can come
-                    // between the load and the store, so the pair is indivisible.
-                    let old = self.raw.load(Ordering::Relaxed);
-                    self.raw.store(v.to_raw(), Ordering::Relaxed);
-                    old
-                } else {
-                    // The user's order.
-                    self.raw.swap(v.to_raw(), order.to_std())
-                };
-                (T::from_raw(old), true)
-            },
-        )
+        if crate::gate::quiet() {
+            return self.exchange_now(v, order);
+        }
+        let f = move || (self.exchange_now(v, order), true);
+        self.checked("atomic_exchange", OpKind::Rmw, order, None, scope, at, f)
+    }
+
+    #[inline(always)]
+    fn exchange_now(&self, v: T, order: MemOrder) -> T {
+        T::from_raw(if S::LOCAL {
+            // Relaxed: see `load_now`. No work-item switch can come between
+            // the load and the store, so the pair is indivisible.
+            let old = self.raw.load(Ordering::Relaxed);
+            self.raw.store(v.to_raw(), Ordering::Relaxed);
+            old
+        } else {
+            // The user's order.
+            self.raw.swap(v.to_raw(), order.to_std())
+        })
     }
 
     #[inline(always)]
@@ -185,19 +184,16 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
             "atomic_compare_exchange_strong"
         };
         let want = expected.to_raw();
-        let result = self.checked(
-            op,
-            OpKind::Rmw,
-            success,
-            Some(failure),
-            scope,
-            at,
-            move || {
+        let result = if crate::gate::quiet() {
+            self.cas_raw(want, desired, success, failure, weak)
+        } else {
+            let f = move || {
                 let r = self.cas_raw(want, desired, success, failure, weak);
                 let ok = r.is_ok();
                 (r, ok)
-            },
-        );
+            };
+            self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, f)
+        };
         match result {
             Ok(_) => true,
             Err(cur) => {
@@ -217,7 +213,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         weak: bool,
     ) -> Result<<T::Raw as RawAtomic>::Value, <T::Raw as RawAtomic>::Value> {
         if S::LOCAL {
-            // Relaxed: see `op_exchange`.
+            // Relaxed: see `exchange_now`.
             let cur = self.raw.load(Ordering::Relaxed);
             if cur == want {
                 self.raw.store(desired.to_raw(), Ordering::Relaxed);
@@ -501,19 +497,25 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> T {
-        self.checked(op.name(), OpKind::Rmw, order, None, scope, at, move || {
-            let old = if S::LOCAL {
-                // Relaxed: see `op_exchange`.
-                let old = self.raw.load(Ordering::Relaxed);
-                self.raw
-                    .store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
-                old
-            } else {
-                // The user's order.
-                self.raw.rmw(op, v, order.to_std())
-            };
-            (old, true)
-        })
+        if crate::gate::quiet() {
+            return self.rmw_now(op, v, order);
+        }
+        let f = move || (self.rmw_now(op, v, order), true);
+        self.checked(op.name(), OpKind::Rmw, order, None, scope, at, f)
+    }
+
+    #[inline(always)]
+    fn rmw_now(&self, op: RmwOp, v: T, order: MemOrder) -> T {
+        if S::LOCAL {
+            // Relaxed: see `exchange_now`.
+            let old = self.raw.load(Ordering::Relaxed);
+            self.raw
+                .store(<T::Raw as RawAtomic>::apply(op, old, v), Ordering::Relaxed);
+            old
+        } else {
+            // The user's order.
+            self.raw.rmw(op, v, order.to_std())
+        }
     }
 }
 
