@@ -349,3 +349,46 @@ fn group_held_and_per_item_variables_keep_their_meaning() {
         assert_eq!(out.to_vec(), want);
     });
 }
+
+/// `if l < n { … }` on the local id runs as a loop over the first `n`
+/// work-items; with `get_local_id(0)` that holds in 1-D ranges only, and a
+/// 2-D range takes the tested loop. Both give the sequential result.
+#[test]
+fn first_items_loops_match_the_sequential_result_in_1d_and_2d() {
+    #[kernel(groups)]
+    fn firsts(wi: &WorkItem, out: &Buffer<u32>, n: usize) {
+        let l = wi.get_local_id(0);
+        let ll = wi.get_local_linear_id();
+        let g = wi.get_global_linear_id();
+        wi.barrier(LOCAL);
+        if l < n {
+            out.set(g, out.get(g) + 1);
+        }
+        if ll < n {
+            out.set(g, out.get(g) + 10);
+        }
+    }
+    common::within(60, || {
+        for dims in [1, 2] {
+            let out = Buffer::<u32>::new(64);
+            let launch = if dims == 1 {
+                Launch::new("firsts", NdRange::new([64]).local([16]))
+            } else {
+                Launch::new("firsts", NdRange::new([8, 8]).local([4, 4]))
+            };
+            firsts_launch(&common::rt(), &launch, &out, 3).unwrap();
+            let want: Vec<u32> = (0..64)
+                .map(|g: usize| {
+                    let (lx, ll) = if dims == 1 {
+                        (g % 16, g % 16)
+                    } else {
+                        let (x, y) = (g % 8, g / 8);
+                        (x % 4, (y % 4) * 4 + x % 4)
+                    };
+                    u32::from(lx < 3) + 10 * u32::from(ll < 3)
+                })
+                .collect();
+            assert_eq!(out.to_vec(), want, "{dims}-D");
+        }
+    });
+}

@@ -6,11 +6,14 @@ use std::collections::HashSet;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Block, Expr, Ident, Pat, Stmt};
+use syn::{Block, Expr, Ident, Stmt};
 
-use crate::pattern::{immutable_names, pat_bindings, strip_type};
+use crate::pattern::{immutable_names, pat_bindings};
 use crate::scan::{first_barrier, is_wi, loop_body_problem, mentions, BARRIERS};
 use crate::uniform;
+
+mod first_items;
+mod held;
 
 /// Why a kernel stays on the general engine, and where.
 pub(crate) struct Fail {
@@ -82,6 +85,10 @@ struct Binding {
     uniform: bool,
     /// Whether it is `mut` (else it never needs writing back).
     mutable: bool,
+    /// Whether it holds the local linear id: `Some(true)` for
+    /// `get_local_linear_id()`, `Some(false)` for `get_local_id(0)` (the
+    /// same in a 1-D range only).
+    id: Option<bool>,
 }
 
 struct Lifter {
@@ -171,10 +178,34 @@ impl Lifter {
         for k in 0..stmts.len() {
             let held = self.group_held(&stmts[k], &stmts[k + 1..], after)?;
             let (group, names, ordered) = match held {
-                None => {
-                    body.push(stmts[k].clone());
-                    continue;
-                }
+                None => match self.first_items(&stmts[k]) {
+                    None => {
+                        body.push(stmts[k].clone());
+                        continue;
+                    }
+                    // `if l < n { … }` as a loop over the first n work-items
+                    // (a range of its own: splitting is allowed, as above).
+                    Some((n, always, block)) => {
+                        let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                        out.extend(std::mem::take(&mut pre));
+                        if !body.is_empty() {
+                            out.extend(self.chunk(&std::mem::take(&mut body), &live, None)?);
+                        }
+                        let live = union(later, &mentions(quote!(#(#stmts[k + 1..])* #(#after)*)));
+                        let range = quote!(0..(#n));
+                        let ranged = self.chunk(&[block], &live, Some(range))?;
+                        if always {
+                            out.extend(ranged);
+                        } else {
+                            let tested = self.chunk(&stmts[k..=k], &live, None)?;
+                            let g = &self.g;
+                            out.extend(quote! {
+                                if #g.get_work_dim() == 1 { #ranged } else { #tested }
+                            });
+                        }
+                        continue;
+                    }
+                },
                 Some(h) => h,
             };
             // A `let` the group makes can go before the loop, unless the
@@ -185,7 +216,7 @@ impl Lifter {
                 let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
                 out.extend(std::mem::take(&mut pre));
                 if !body.is_empty() {
-                    out.extend(self.chunk(&std::mem::take(&mut body), &live)?);
+                    out.extend(self.chunk(&std::mem::take(&mut body), &live, None)?);
                 }
             }
             pre.extend(group);
@@ -193,83 +224,9 @@ impl Lifter {
         out.extend(pre);
         if !body.is_empty() {
             let live = union(later, &mentions(tokens(after)));
-            out.extend(self.chunk(&body, &live)?);
+            out.extend(self.chunk(&body, &live, None)?);
         }
         Ok(out)
-    }
-
-    /// `s` as a statement of the group, with the names it binds and whether
-    /// it must keep its place among the work-items' statements, if it is:
-    ///
-    /// * a `let` of a value the same for every work-item
-    ///   (`let n = wi.get_local_size(0)`, `let t = wi.local(tile)`), made once
-    ///   by the group instead of kept per work-item (PoCL leaves uniform
-    ///   values out of its context arrays the same way);
-    /// * a `let mut` of such a value that only the group's own statements
-    ///   change (`let mut half = 128; … half /= 2;`), or one of those
-    ///   changes.
-    fn group_held(
-        &mut self,
-        s: &Stmt,
-        rest: &[Stmt],
-        after: &[Stmt],
-    ) -> Result<Option<(TokenStream, Vec<String>, bool)>, Fail> {
-        if let Stmt::Local(local) = s {
-            let Some(init) = &local.init else {
-                return Ok(None);
-            };
-            if init.diverge.is_some() || !self.uniform_expr(&init.expr) {
-                return Ok(None);
-            }
-            let (pat, e) = (&local.pat, &init.expr);
-            let held = quote! { let #pat = #e; };
-            if immutable_names(pat) {
-                let names: Vec<String> = pat_bindings(pat).into_iter().map(|b| b.0).collect();
-                for name in &names {
-                    self.bind(name.clone(), None, true, false);
-                }
-                return Ok(Some((held, names, false)));
-            }
-            let Pat::Ident(p) = strip_type(pat) else {
-                return Ok(None);
-            };
-            if p.by_ref.is_some() || p.subpat.is_some() {
-                return Ok(None);
-            }
-            // Later values may use the variable itself, the group's
-            // variables in scope now, parameters and constants; not a local
-            // of the kernel that is not in scope yet.
-            let name = p.ident.to_string();
-            let uniform = |e: &Expr| {
-                uniform::expr(e, &self.wi, &|n| {
-                    n != name
-                        && match self.lookup_uniform(n) {
-                            Some(u) => !u,
-                            None => self.locals.contains(n),
-                        }
-                })
-            };
-            if !(uniform::group_mutable(&p.ident, &self.wi, rest, &uniform)
-                && uniform::group_mutable(&p.ident, &self.wi, after, &uniform))
-            {
-                return Ok(None);
-            }
-            self.bind(name.clone(), None, true, true);
-            return Ok(Some((held, vec![name], false)));
-        }
-        let Some((target, value)) = uniform::assignment(s) else {
-            return Ok(None);
-        };
-        if self.lookup_uniform(&target.to_string()) != Some(true) {
-            return Ok(None);
-        }
-        if !self.uniform_expr(value) {
-            return Err(Fail::new(
-                value.span(),
-                "a per-work-item value assigned to a variable the group holds",
-            ));
-        }
-        Ok(Some((tokens(std::slice::from_ref(s)), Vec::new(), true)))
     }
 
     /// Adds a binding to the innermost block.
@@ -282,12 +239,18 @@ impl Lifter {
                 slot,
                 uniform,
                 mutable,
+                id: None,
             });
     }
 
     /// Barrier-free statements with no group-held assignment, as one loop
     /// over the work-items.
-    fn chunk(&mut self, stmts: &[Stmt], live: &HashSet<String>) -> Lifted {
+    fn chunk(
+        &mut self,
+        stmts: &[Stmt],
+        live: &HashSet<String>,
+        range: Option<TokenStream>,
+    ) -> Lifted {
         let code = tokens(stmts);
         let used = mentions(&code);
         let ins = self.visible(&used);
@@ -317,6 +280,10 @@ impl Lifter {
                 }
                 self.bind(name, slot, false, mutable);
             }
+            let id = self.id_call(local);
+            if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+                b.id = id;
+            }
         }
         // Written back: what this loop declared, and the `mut` variables it
         // names, if used later.
@@ -327,7 +294,10 @@ impl Lifter {
             .collect();
         let body = self.item_code(&ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
-        Ok(quote! { #g.for_each(move |#it| { #body }); })
+        Ok(match range {
+            None => quote! { #g.for_each(move |#it| { #body }); },
+            Some(r) => quote! { #g.for_each_in(#r, move |#it| { #body }); },
+        })
     }
 
     /// Whether the variable `name` refers to here is `mut`.
@@ -471,6 +441,7 @@ impl Lifter {
                         slot: None,
                         uniform: true,
                         mutable,
+                        id: None,
                     })
                     .collect();
                 self.scopes.push(bound);

@@ -1,0 +1,63 @@
+//! `if l < n { … }` on the local id, OpenCL C's way of running code on the
+//! first `n` work-items, as a loop over `0..n` with no test per work-item
+//! (`Group::for_each_in`): the lifted counterpart of the hand-written group
+//! kernels' ranges.
+
+use quote::quote;
+use syn::{Expr, Pat, Stmt};
+
+use super::Lifter;
+use crate::scan::is_wi;
+
+impl Lifter {
+    /// Whether `let x = wi.get_local_linear_id()` (`Some(true)`) or
+    /// `let x = wi.get_local_id(0)` (`Some(false)`), `x` immutable.
+    pub(super) fn id_call(&self, local: &syn::Local) -> Option<bool> {
+        let Pat::Ident(p) = &local.pat else {
+            return None;
+        };
+        let Expr::MethodCall(m) = &*local.init.as_ref()?.expr else {
+            return None;
+        };
+        if p.mutability.is_some() || p.subpat.is_some() || !is_wi(&m.receiver, &self.wi) {
+            return None;
+        }
+        let zero = |e: &Expr| matches!(e, Expr::Lit(l) if quote!(#l).to_string() == "0");
+        match (m.method.to_string().as_str(), m.args.len()) {
+            ("get_local_linear_id", 0) => Some(true),
+            ("get_local_id", 1) if zero(&m.args[0]) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// `if l < n { … }`, `l` the local linear id and `n` uniform: OpenCL
+    /// C's way of running code on the first `n` work-items. Returns `n`,
+    /// whether `l` is the linear id in every range (else in 1-D ones only),
+    /// and the body as a block statement, so that it can run as a loop over
+    /// `0..n` alone, with no test per work-item.
+    pub(super) fn first_items(&self, s: &Stmt) -> Option<(Expr, bool, Stmt)> {
+        let Stmt::Expr(Expr::If(i), _) = s else {
+            return None;
+        };
+        let Expr::Binary(b) = &*i.cond else {
+            return None;
+        };
+        if i.else_branch.is_some() || !matches!(b.op, syn::BinOp::Lt(_)) {
+            return None;
+        }
+        let Expr::Path(p) = &*b.left else { return None };
+        let name = p.path.get_ident()?.to_string();
+        let binding = self
+            .scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|x| x.name == name)?;
+        let always = binding.id?;
+        if !self.uniform_expr(&b.right) {
+            return None;
+        }
+        let block = &i.then_branch;
+        Some(((*b.right).clone(), always, syn::parse_quote!(#block)))
+    }
+}
