@@ -49,7 +49,7 @@ const PURE_METHODS: &[&str] = &[
 /// Whether `e` has the same value for every work-item of a group and no
 /// side effect: literals, constants, parameters and uniform variables
 /// (`per_item(name)` says which names are not), combined by operators,
-/// casts and pure methods, and the work-item functions that are the
+/// ranges, casts and pure methods, and the work-item functions that are the
 /// group's (sizes, group ids, local memory).
 pub(crate) fn expr(e: &Expr, wi: &Ident, per_item: &dyn Fn(&str) -> bool) -> bool {
     let all = |es: &mut dyn Iterator<Item = &Expr>| {
@@ -76,6 +76,7 @@ pub(crate) fn expr(e: &Expr, wi: &Ident, per_item: &dyn Fn(&str) -> bool) -> boo
         Expr::Group(g) => expr(&g.expr, wi, per_item),
         Expr::Field(f) => expr(&f.base, wi, per_item),
         Expr::Tuple(t) => all(&mut t.elems.iter()),
+        Expr::Range(r) => all(&mut r.start.iter().chain(r.end.iter()).map(|e| &**e)),
         Expr::MethodCall(m) if is_wi(&m.receiver, wi) => {
             GROUP_FUNCTIONS.contains(&m.method.to_string().as_str()) && all(&mut m.args.iter())
         }
