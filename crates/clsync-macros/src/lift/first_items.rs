@@ -47,13 +47,7 @@ impl Lifter {
         }
         let Expr::Path(p) = &*b.left else { return None };
         let name = p.path.get_ident()?.to_string();
-        let binding = self
-            .scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|x| x.name == name)?;
-        let always = binding.id?;
+        let always = self.binding(&name)?.id?;
         if !self.uniform_expr(&b.right) {
             return None;
         }

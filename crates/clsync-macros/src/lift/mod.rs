@@ -187,10 +187,7 @@ impl Lifter {
                     // (a range of its own: splitting is allowed, as above).
                     Some((n, always, block)) => {
                         let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
-                        out.extend(std::mem::take(&mut pre));
-                        if !body.is_empty() {
-                            out.extend(self.chunk(&std::mem::take(&mut body), &live, None)?);
-                        }
+                        self.flush(&mut out, &mut pre, &mut body, &live)?;
                         let live = union(later, &mentions(quote!(#(#stmts[k + 1..])* #(#after)*)));
                         let range = quote!(0..(#n));
                         let ranged = self.chunk(&[block], &live, Some(range))?;
@@ -214,19 +211,30 @@ impl Lifter {
             let named = mentions(tokens(&body));
             if ordered || names.iter().any(|n| named.contains(n)) {
                 let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
-                out.extend(std::mem::take(&mut pre));
-                if !body.is_empty() {
-                    out.extend(self.chunk(&std::mem::take(&mut body), &live, None)?);
-                }
+                self.flush(&mut out, &mut pre, &mut body, &live)?;
             }
             pre.extend(group);
         }
-        out.extend(pre);
-        if !body.is_empty() {
-            let live = union(later, &mentions(tokens(after)));
-            out.extend(self.chunk(&body, &live, None)?);
-        }
+        let live = union(later, &mentions(tokens(after)));
+        self.flush(&mut out, &mut pre, &mut body, &live)?;
         Ok(out)
+    }
+
+    /// Ends the loop being gathered in `segment`: the group's statements
+    /// before it, then the loop over the work-items (`live`: the names used
+    /// after it).
+    fn flush(
+        &mut self,
+        out: &mut TokenStream,
+        pre: &mut TokenStream,
+        body: &mut Vec<Stmt>,
+        live: &HashSet<String>,
+    ) -> Result<(), Fail> {
+        out.extend(std::mem::take(pre));
+        if !body.is_empty() {
+            out.extend(self.chunk(&std::mem::take(body), live, None)?);
+        }
+        Ok(())
     }
 
     /// Adds a binding to the innermost block.
@@ -300,14 +308,18 @@ impl Lifter {
         })
     }
 
-    /// Whether the variable `name` refers to here is `mut`.
-    fn is_mut(&self, name: &str) -> bool {
+    /// The binding `name` refers to here: the innermost, latest one.
+    fn binding(&self, name: &str) -> Option<&Binding> {
         self.scopes
             .iter()
             .rev()
             .flat_map(|s| s.iter().rev())
             .find(|b| b.name == name)
-            .is_some_and(|b| b.mutable)
+    }
+
+    /// Whether the variable `name` refers to here is `mut`.
+    fn is_mut(&self, name: &str) -> bool {
+        self.binding(name).is_some_and(|b| b.mutable)
     }
 
     /// Whether `e` is the same for every work-item, with no side effect
@@ -321,12 +333,7 @@ impl Lifter {
     /// Whether the binding `name` refers to here is uniform (`None`: not a
     /// variable of the kernel body).
     fn lookup_uniform(&self, name: &str) -> Option<bool> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|b| b.name == name)
-            .map(|b| b.uniform)
+        self.binding(name).map(|b| b.uniform)
     }
 
     /// Whether a new `name` here would hide a per-work-item variable of an

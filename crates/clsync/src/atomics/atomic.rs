@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::space::{Global, Local, Space};
-use crate::checker::{self, OpKind, Space as MemSpace};
+use crate::checker::{self, AtomicAccess, OpKind, Space as MemSpace};
 use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -232,8 +232,8 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         }
     }
 
-    /// Performs an operation: cancellation poll, trace and checker behind
-    /// one test (see `atomics::perform`).
+    /// The slow side of an operation, after the operation found the gate
+    /// raised: cancellation poll, trace and checker (`atomics::perform`).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn checked<R>(
@@ -246,8 +246,14 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         at: &'static Location<'static>,
         f: impl FnOnce() -> (R, bool),
     ) -> R {
-        let addr = self as *const Self as usize;
-        super::perform(addr, S::LOCAL, op, kind, order, failure, scope, at, f)
+        let access = AtomicAccess {
+            op,
+            kind,
+            order,
+            failure,
+            scope,
+        };
+        super::slow(self as *const Self as usize, S::LOCAL, access, at, f)
     }
 
     /// `atomic_init`: a non-atomic initialization of the object.

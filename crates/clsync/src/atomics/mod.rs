@@ -54,6 +54,7 @@ mod perform;
 mod space;
 
 pub(crate) use perform::perform;
+use perform::slow;
 
 pub use atomic::{
     Atomic, AtomicDouble, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong, AtomicPtrdiff,

@@ -41,10 +41,11 @@ pub(crate) fn perform<R>(
     slow(addr, local, access, at, f)
 }
 
-/// `perform` with the gate raised.
+/// `perform` with the gate raised (or by an operation that has tested it
+/// itself): poll, trace, check, perform.
 #[cold]
 #[inline(never)]
-fn slow<R>(
+pub(crate) fn slow<R>(
     addr: usize,
     local: bool,
     a: AtomicAccess,

@@ -27,7 +27,7 @@ use std::panic::Location;
 
 use super::loops::{Group, Item};
 use crate::error::{Divergence, Place, PlaceRun};
-use crate::geometry::ItemIds;
+use crate::geometry::{sub_group_len, ItemIds};
 use crate::memory::{Element, LocalArg, LocalView};
 use crate::sync::{
     AcqRel, Acquire, BarrierKind, FenceFlags, FenceOrder, FenceScopeFor, Release, Site,
@@ -135,8 +135,7 @@ impl Lane<'_, '_> {
     #[inline]
     pub fn get_sub_group_size(&self) -> u32 {
         let sg = self.group.sub_group_size();
-        let first = self.item.local_linear_id / sg * sg;
-        (self.group.len() - first).min(sg) as u32
+        sub_group_len(self.group.len(), sg, self.item.local_linear_id / sg) as u32
     }
     /// `get_max_sub_group_size`.
     #[inline]

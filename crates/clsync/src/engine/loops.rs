@@ -274,7 +274,7 @@ impl Group<'_> {
     }
     /// `get_num_sub_groups`: sub-groups in this group.
     pub fn get_num_sub_groups(&self) -> u32 {
-        self.len.div_ceil(self.env.geometry.sub_group_size) as u32
+        self.ids(0).num_sub_groups as u32
     }
     /// `get_enqueued_num_sub_groups`: sub-groups in a full group.
     pub fn get_enqueued_num_sub_groups(&self) -> u32 {

@@ -59,7 +59,7 @@ impl ItemIds {
         let sg = geo.sub_group_size;
         let sub_group_id = local_linear / sg;
         let num_sub_groups = group_len.div_ceil(sg);
-        let sub_group_size = (group_len - sub_group_id * sg).min(sg);
+        let sub_group_size = sub_group_len(group_len, sg, sub_group_id);
         ItemIds {
             global_id,
             local_id,
@@ -129,4 +129,11 @@ impl Iterator for GroupItems<'_> {
             + (n.global_id[0] - self.geo.offset[0]);
         Some(out)
     }
+}
+
+/// The size of sub-group `id` of a group of `group_len` work-items cut into
+/// sub-groups of `sg`: `sg`, except the last, which may be partial.
+#[inline]
+pub(crate) fn sub_group_len(group_len: usize, sg: usize, id: usize) -> usize {
+    (group_len - id * sg).min(sg)
 }
