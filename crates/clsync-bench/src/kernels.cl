@@ -3,7 +3,7 @@
 
 #define GROUP 256
 #define TILE 16
-#define HIST_PER_ITEM 16
+#define HIST_PER_ITEM 256
 
 kernel void barrier_loop(global uint* out, int barriers) {
     uint acc = (uint)get_local_id(0);
@@ -72,13 +72,18 @@ kernel void histogram(global const uchar* in, global atomic_uint* bins) {
     if (v != 0) atomic_fetch_add_explicit(&bins[l], v, memory_order_relaxed, memory_scope_device);
 }
 
-kernel void ping_pong(global atomic_uint* turn, global uint* msg, int rounds) {
+// turn, then the two messages, in one buffer: one cache line, as in the
+// clsync kernel and the limit.
+kernel void ping_pong(global atomic_uint* s, int rounds) {
     uint me = (uint)get_group_id(0);
+    global atomic_uint* turn = &s[0];
     for (uint r = 0; r < (uint)rounds; r++) {
         uint mine = 2 * r + me;
         while (atomic_load_explicit(turn, memory_order_acquire, memory_scope_device) != mine) {}
-        uint got = (r == 0 && me == 0) ? 0u : msg[1 - me];
-        msg[me] = got + 1;
+        uint got = (r == 0 && me == 0)
+            ? 0u
+            : atomic_load_explicit(&s[2 - me], memory_order_relaxed, memory_scope_device);
+        atomic_store_explicit(&s[1 + me], got + 1, memory_order_relaxed, memory_scope_device);
         atomic_store_explicit(turn, mine + 1, memory_order_release, memory_scope_device);
     }
 }

@@ -331,7 +331,8 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
 }
 
 /// 16×16 tiled SGEMM: each group loads a tile of A and of B into local
-/// memory, then every work-item accumulates its element of C.
+/// memory, then every work-item accumulates its element of C. `n` must be a
+/// multiple of [`TILE`].
 pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
     sgemm_with(a, b, n, |launch, ab, bb, c, ta, tb| {
         rt.launch_groups(launch, |g| {
@@ -358,17 +359,52 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
                     }
                 });
                 g.barrier(LOCAL);
-                // Each work-item's k loop, interchanged with the loop over
-                // work-items (no work-item reads another's values here), so
-                // the inner loop runs across a row of the tile.
-                for k in 0..TILE {
-                    g.for_each_mut(&mut acc, move |it, acc| {
-                        let (tx, ty) = (it.local_id[0], it.local_id[1]);
-                        // SAFETY: tx, ty, k < TILE, so both indices are below TILE * TILE.
-                        *acc += unsafe {
-                            ta.get_unchecked(ty * TILE + k) * tb.get_unchecked(k * TILE + tx)
-                        };
-                    });
+                if g.is_checked() {
+                    // Each work-item's k loop, interchanged with the loop
+                    // over work-items (no work-item reads another's values
+                    // here), so the inner loop runs across a row of the tile.
+                    for k in 0..TILE {
+                        g.for_each_mut(&mut acc, move |it, acc| {
+                            let (tx, ty) = (it.local_id[0], it.local_id[1]);
+                            // SAFETY: tx, ty, k < TILE, so both indices are below TILE * TILE.
+                            *acc = unsafe {
+                                fma(
+                                    ta.get_unchecked(ty * TILE + k),
+                                    tb.get_unchecked(k * TILE + tx),
+                                    *acc,
+                                )
+                            };
+                        });
+                    }
+                } else {
+                    // The same sums in the same order, register-blocked:
+                    // the tiles copied out of local memory at once, then
+                    // ROWS rows of 16 work-items' accumulators (local
+                    // linear id ty * TILE + tx) kept in registers through
+                    // the k loop. Unchecked only: the checker must see each
+                    // access inside `for_each`, as its work-item's.
+                    // SAFETY: TILE * TILE is the arrays' length.
+                    let (ta, tb): ([f32; TILE * TILE], [f32; TILE * TILE]) =
+                        unsafe { (ta.get_array_unchecked(0), tb.get_array_unchecked(0)) };
+                    for (acc, a) in acc
+                        .chunks_exact_mut(ROWS * TILE)
+                        .zip(ta.chunks_exact(ROWS * TILE))
+                    {
+                        let mut r = [[0f32; TILE]; ROWS];
+                        for (ri, acc) in r.iter_mut().zip(acc.chunks_exact(TILE)) {
+                            ri.copy_from_slice(acc);
+                        }
+                        for (k, b) in tb.chunks_exact(TILE).enumerate() {
+                            for (ri, ai) in r.iter_mut().zip(a.chunks_exact(TILE)) {
+                                for (v, bv) in ri.iter_mut().zip(b) {
+                                    *v = fma(ai[k], *bv, *v);
+                                }
+                            }
+                        }
+                        for (ri, acc) in r.iter().zip(acc.chunks_exact_mut(TILE)) {
+                            acc.copy_from_slice(ri);
+                        }
+                    }
                 }
                 g.barrier(LOCAL);
             }
@@ -380,6 +416,20 @@ pub fn sgemm(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
             });
         })
     })
+}
+
+/// Rows of the tile whose accumulators stay in registers at once.
+const ROWS: usize = 4;
+
+/// `a * b + c`, fused where the target has FMA (as PoCL's compiler fuses
+/// `acc += x * y`), else a multiply and an add.
+#[inline(always)]
+fn fma(a: f32, b: f32, c: f32) -> f32 {
+    if cfg!(target_feature = "fma") {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
 }
 
 /// Runs a form of the SGEMM kernel (given its launch, A, B, C and the two
@@ -397,6 +447,10 @@ fn sgemm_with(
         LocalArg<f32>,
     ) -> Result<clsync::LaunchSummary, clsync::LaunchError>,
 ) -> Run {
+    assert!(
+        n % TILE == 0,
+        "sgemm: the order {n} is not a multiple of the tile edge {TILE}"
+    );
     let (ab, bb) = (Buffer::from_slice(a), Buffer::from_slice(b));
     let c = Buffer::<f32>::new(n * n);
     let mut launch = Launch::new("sgemm", NdRange::new([n, n]).local([TILE, TILE]));
@@ -415,6 +469,11 @@ fn sgemm_with(
 /// atomics (no locked instruction: the group runs on one thread), merged
 /// into the global bins with one device-scope atomic per bin per group.
 pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
+    assert!(
+        input.len() % (GROUP * HIST_PER_ITEM) == 0,
+        "histogram: {} bytes is not a whole number of groups of {GROUP} work-items of {HIST_PER_ITEM} bytes",
+        input.len()
+    );
     let items = input.len() / HIST_PER_ITEM;
     let data = Buffer::from_slice(input);
     let bins: Buffer<AtomicUint> = Buffer::new(256);
@@ -460,32 +519,38 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
 /// the other's release store with an acquire load, reads the message, and
 /// answers.
 pub fn message_passing(rt: &Runtime, rounds: usize) -> Run {
-    let msg = Buffer::<u32>::new(2);
-    let turn: Buffer<AtomicUint> = Buffer::new(1);
+    // turn, then the two messages: one cache line, as the limit's.
+    let shared: Buffer<AtomicUint> = Buffer::new(3);
     let launch = Launch::new("ping_pong", NdRange::new([2]).local([1]));
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
             let me = g.get_group_id(0) as u32;
+            let s = g.global(&shared);
             g.for_each(|_| {
+                let (turn, mine_msg, their_msg) =
+                    (s.at(0), s.at(1 + me as usize), s.at(2 - me as usize));
                 for r in 0..rounds as u32 {
                     let mine = 2 * r + me;
                     // Acquire: pairs with the other side's release store.
-                    while turn.at(0).load_explicit(Acquire) != mine {
+                    while turn.load_explicit(Acquire) != mine {
                         spin_loop();
                     }
+                    // Relaxed: ordered by the acquire above.
                     let got = if r == 0 && me == 0 {
                         0
                     } else {
-                        msg.get(1 - me as usize)
+                        their_msg.load_explicit(Relaxed)
                     };
-                    msg.set(me as usize, got + 1);
-                    // Release: publishes `msg` to the other side.
-                    turn.at(0).store_explicit(mine + 1, Release);
+                    // Relaxed: published by the release store below.
+                    mine_msg.store_explicit(got + 1, Relaxed);
+                    // Release: publishes the message to the other side.
+                    turn.store_explicit(mine + 1, Release);
                 }
             });
         })
         .expect("ping pong");
     });
+    let msg = Buffer::<u32>::from_slice(&shared.to_vec()[1..]);
     let want = vec![2 * rounds as u32 - 1, 2 * rounds as u32];
     Run {
         time,

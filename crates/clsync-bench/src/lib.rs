@@ -93,13 +93,14 @@ impl Sizes {
         reduce: 1 << 14,
         scan: 1 << 12,
         sgemm: 64,
-        histogram: 1 << 14,
+        histogram: 1 << 17,
         rounds: 100,
     };
 }
 
-/// Work-items per histogram work-item's share of the bytes.
-pub const HIST_PER_ITEM: usize = 16;
+/// Bytes per histogram work-item: a group of [`GROUP`] counts 64 KB
+/// before its 256 device-scope merges.
+pub const HIST_PER_ITEM: usize = 256;
 /// Work-group size of reduce, scan and histogram.
 pub const GROUP: usize = 256;
 /// SGEMM tile edge.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::reference::{self, compare};
-use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
+use crate::{Run, Sizes, GROUP, TILE};
 
 /// The barrier loop's arithmetic with no barriers: what the work itself
 /// costs.
@@ -121,12 +121,12 @@ pub fn sgemm(pool: &rayon::ThreadPool, a: &[f32], b: &[f32], n: usize) -> Run {
     }
 }
 
-/// Private histograms per chunk, merged.
+/// Private histograms per 256 KB chunk, merged.
 pub fn histogram(pool: &rayon::ThreadPool, input: &[u8]) -> Run {
     let start = Instant::now();
     let bins = pool.install(|| {
         input
-            .par_chunks(GROUP * HIST_PER_ITEM * 64)
+            .par_chunks(1 << 18)
             .map(|c| {
                 let mut h = vec![0u32; 256];
                 for &b in c {

@@ -270,15 +270,14 @@ impl Pocl {
             "the ping-pong needs two compute units; this device has {}",
             self.compute_units
         );
-        let turn = self.buffer(&[0 as cl_uint]);
-        let msg = self.buffer(&[0 as cl_uint; 2]);
+        // turn, then the two messages.
+        let shared = self.buffer(&[0 as cl_uint; 3]);
         let k = self.kernel("ping_pong");
         let time = self.timed(|| {
             // SAFETY: the arguments match the kernel's parameters.
             unsafe {
                 ExecuteKernel::new(&k)
-                    .set_arg(&turn)
-                    .set_arg(&msg)
+                    .set_arg(&shared)
                     .set_arg(&(rounds as cl_int))
                     .set_global_work_size(2)
                     .set_local_work_size(1)
@@ -289,7 +288,7 @@ impl Pocl {
         let want = [2 * rounds as u32 - 1, 2 * rounds as u32];
         Run {
             time,
-            verified: compare("messages", &self.read(&msg, 2), &want),
+            verified: compare("messages", &self.read(&shared, 3)[1..], &want),
         }
     }
 

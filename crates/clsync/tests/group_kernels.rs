@@ -171,6 +171,66 @@ fn unchecked_access_out_of_bounds_is_reported_in_checked_launches() {
     assert_eq!(second.item.local_linear_id, 7, "{r}");
 }
 
+/// `LocalView::get_array_unchecked` reads what element-by-element reads
+/// give, unchecked and checked; in a checked launch a row past the end is
+/// an out-of-bounds report at its line, naming the work-item.
+#[test]
+fn array_reads_equal_element_reads_and_past_the_end_is_a_report() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let mut launch = Launch::new("rows", NdRange::new([32]).local([16]));
+    let tile = launch.local::<u32>(16);
+    for checked in [false, true] {
+        let out = Buffer::<u32>::new(32);
+        common::rt()
+            .with_checking(checked)
+            .launch_groups(&launch, |g| {
+                let t = g.local(tile);
+                let group = g.get_group_id(0) as u32;
+                g.for_each(move |it| {
+                    t.set(
+                        it.local_linear_id,
+                        100 * group + it.local_linear_id as u32 * 3,
+                    )
+                });
+                g.barrier(LOCAL);
+                // SAFETY: 4 * 4 <= 16, the array's length.
+                let rows: [[u32; 4]; 4] =
+                    std::array::from_fn(|r| unsafe { t.get_array_unchecked(4 * r) });
+                g.for_each(|it| {
+                    out.set(
+                        it.global_linear_id,
+                        rows[it.local_linear_id / 4][it.local_linear_id % 4],
+                    )
+                });
+            })
+            .unwrap();
+        let want: Vec<u32> = (0..32).map(|i| 100 * (i / 16) + (i % 16) * 3).collect();
+        assert_eq!(out.to_vec(), want, "checked: {checked}");
+    }
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let t = g.local(tile);
+                g.for_each(move |it| t.set(it.local_linear_id, 1));
+                g.barrier(LOCAL);
+                g.for_each_in(0..1, move |_| {
+                    // SAFETY: not met (14 + 4 > 16); the launch is checked,
+                    // so the reads past the end are reports.
+                    let row: [u32; 4] = unsafe { t.get_array_unchecked(14) }; //~ row
+                    assert_eq!(row[..2], [1, 1]);
+                });
+            })
+            .unwrap()
+    });
+    assert!(!reports.is_empty());
+    for r in &reports {
+        assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
+        assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "row"));
+        let second = r.second.as_ref().expect("the access");
+        assert_eq!(second.item.local_linear_id, 0, "{r}");
+    }
+}
+
 /// A panic in `for_each_mut` names its work-item, unchecked and checked.
 #[test]
 fn a_panic_in_for_each_mut_names_its_work_item() {

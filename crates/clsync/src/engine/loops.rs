@@ -33,6 +33,14 @@
 //!   bounds.
 //! * Write `if (l < n)` as [`Group::for_each_in`]`(0..n, …)`, and a branch on
 //!   the id as two ranges, so the loop body has no branch.
+//! * To read a row or a whole tile of local memory at once (to keep it in
+//!   registers while the work of several work-items uses it), use
+//!   [`LocalView::get_array_unchecked`]: one copy, where a loop of
+//!   `get_unchecked` tests the launch's mode per element.
+//! * Work-items' independent work may be reordered across them (a
+//!   register-blocked loop that computes a row of work-items at once) in
+//!   unchecked launches only: the checker knows an access as a work-item's
+//!   only inside `for_each`. [`Group::is_checked`] chooses the form.
 //!
 //! ```
 //! use clsync::{Buffer, Launch, NdRange, Runtime};
@@ -110,6 +118,15 @@ impl Group<'_> {
     /// Whether the group has no work-items (never: ranges are not empty).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Whether this launch is checked. In a checked launch each access
+    /// must be made inside [`for_each`](Self::for_each) to be known as its
+    /// work-item's; code that reorders the work-items' independent work
+    /// across them (a register-blocked loop, say) is for unchecked launches,
+    /// and takes the per-work-item form when this is true.
+    pub fn is_checked(&self) -> bool {
+        self.check.is_some()
     }
 
     /// All ids of the work-item with local linear id `l` (sub-group ids

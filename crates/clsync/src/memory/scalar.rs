@@ -132,6 +132,10 @@ raw_atomic! {
 
 /// A plain OpenCL C scalar (`char` … `double`, `size_t`) that global, local
 /// and image memory can hold, with the atomic cell that stores it.
+///
+/// Every implementation (the trait is sealed) is an integer or float of the
+/// cell's size whose `to_raw`/`from_raw` are bit casts, so a run of cells
+/// may be read as an array of the scalar.
 pub trait Scalar: Copy + PartialEq + Debug + Default + Send + Sync + Sealed + 'static {
     /// The storage cell.
     type Raw: RawAtomic;

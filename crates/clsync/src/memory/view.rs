@@ -146,6 +146,58 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
         // SAFETY: the caller promises `index < len`; the rest as in `get`.
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
     }
+    /// Reads the `N` elements from `start` with no bounds check outside
+    /// checked launches: a row of a tile as one copy, where a loop of
+    /// [`get_unchecked`](Self::get_unchecked) would test the launch's mode
+    /// per element and stay scalar. Checked, each element is read as by
+    /// `get_unchecked`.
+    ///
+    /// # Safety
+    ///
+    /// `start + N <= self.len()`, unless the launch is checked.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime};
+    /// use clsync::sync::LOCAL;
+    ///
+    /// let out = Buffer::<u32>::new(4);
+    /// let mut launch = Launch::new("rows", NdRange::new([16]).local([16]));
+    /// let tile = launch.local::<u32>(16);
+    /// Runtime::new().launch_groups(&launch, |g| {
+    ///     let t = g.local(tile);
+    ///     g.for_each(move |it| t.set(it.local_linear_id, it.local_linear_id as u32));
+    ///     g.barrier(LOCAL);
+    ///     // SAFETY: 12 + 4 <= 16, the array's length.
+    ///     let row: [u32; 4] = unsafe { t.get_array_unchecked(12) };
+    ///     g.for_each(|it| {
+    ///         if it.local_linear_id < 4 {
+    ///             out.set(it.local_linear_id, row[it.local_linear_id]);
+    ///         }
+    ///     });
+    /// }).unwrap();
+    /// assert_eq!(out.to_vec(), [12, 13, 14, 15]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub unsafe fn get_array_unchecked<const N: usize>(&self, start: usize) -> [T; N] {
+        if self.checked {
+            return Self::slow_array(self.slice, start);
+        }
+        const {
+            assert!(size_of::<T>() == size_of::<T::Raw>());
+            assert!(align_of::<T>() <= align_of::<T::Raw>());
+        }
+        // SAFETY: the caller promises `start + N <= len`, and `base` points
+        // to the slice's `len` cells, so the `N` cells are in it. Each cell
+        // is a std atomic, with the size and bit validity of its integer,
+        // and `T` is a bit cast of that integer (see `Scalar`) of the same
+        // size and no stricter alignment (asserted above), so the cells read
+        // as `[T; N]`. Only this thread reaches them (see
+        // `LocalSlice::get`), so the read races with nothing.
+        unsafe { std::ptr::read(self.base.add(start).cast::<[T; N]>()) }
+    }
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
@@ -153,6 +205,18 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     /// the loops calling `get` stay small enough to inline and vectorize,
     /// and given the slice rather than the view, so that the view's
     /// address never escapes and it stays in registers.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn slow_array<const N: usize>(slice: &LocalSlice<T>, start: usize) -> [T; N] {
+        // A loop rather than `array::from_fn`: a closure would give the
+        // reports its own line instead of the caller's.
+        let mut out = [T::default(); N];
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = slice.get(start + i);
+        }
+        out
+    }
     #[cold]
     #[inline(never)]
     #[track_caller]
