@@ -484,13 +484,13 @@ where
         let n = group.len;
         progress.join(&group.progress.borrow(), n);
         let at = group.current.get();
-        let ids = group.ids(at.unwrap_or(0));
-        if plan.check.is_none() && result.is_ok() {
-            keep_arena(plan.id, env.arena);
-        }
         let Err(payload) = result else {
+            if plan.check.is_none() {
+                keep_arena(plan.id, env.arena);
+            }
             return Ok(());
         };
+        let ids = group.ids(at.unwrap_or(0));
         let payload = match payload.downcast::<Disagreement>() {
             Ok(d) => {
                 let d = d.into_divergence(&plan.kernel, group_id, geo.dims);
