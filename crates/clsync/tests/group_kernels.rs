@@ -231,6 +231,42 @@ fn array_reads_equal_element_reads_and_past_the_end_is_a_report() {
     }
 }
 
+/// A worker reuses its last group's local memory for its next group; a
+/// kernel-declared array whose length follows the group's size (the last
+/// group of a non-uniform range is smaller) is still one array per group,
+/// of that group's length, unchecked and checked.
+#[test]
+fn declared_local_arrays_follow_each_groups_size() {
+    // 10 groups of 8 and a last group of 3, on one worker so that every
+    // group after the first reuses the arena.
+    let launch = Launch::new("sizes", NdRange::new([83]).local([8]));
+    for checked in [false, true] {
+        let out = Buffer::<u32>::new(83);
+        clsync::Runtime::with_threads(1)
+            .with_checking(checked)
+            .launch_groups(&launch, |g| {
+                let t = g.local_array::<u32>(g.len());
+                assert_eq!(t.len(), g.len());
+                g.for_each(move |it| t.set(it.local_linear_id, it.global_linear_id as u32));
+                g.barrier(LOCAL);
+                let n = g.len();
+                g.for_each(|it| {
+                    // The sum of the group's global ids, from its own array.
+                    let sum = (0..n).map(|i| t.get(i)).sum::<u32>();
+                    out.set(it.global_linear_id, sum);
+                });
+            })
+            .unwrap();
+        let want: Vec<u32> = (0..83u32)
+            .map(|i| {
+                let first = i / 8 * 8;
+                (first..(first + 8).min(83)).sum()
+            })
+            .collect();
+        assert_eq!(out.to_vec(), want, "checked: {checked}");
+    }
+}
+
 /// A panic in `for_each_mut` names its work-item, unchecked and checked.
 #[test]
 fn a_panic_in_for_each_mut_names_its_work_item() {

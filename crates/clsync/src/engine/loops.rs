@@ -76,8 +76,8 @@ use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
-use crate::memory::{Buffer, BufferView, Element, LocalArena, LocalArg, LocalView};
-use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared};
+use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView};
+use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 use crate::sync::{
     fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
     MemFlags, MemScope, Site,
@@ -464,12 +464,13 @@ where
         &self,
         shared: &Shared<'_>,
         linear: usize,
-        progress: &mut Progress<'_>,
+        worker: &mut Worker<'_>,
     ) -> Result<(), GroupFailure> {
         let plan = &shared.plan;
         let geo = &plan.geometry;
-        let arena = arena_for(plan.id, plan.locals, plan.check.is_some());
-        let (env, check) = GroupEnv::for_group(plan, linear, arena);
+        let (arena, progress) = worker.parts(plan);
+        let env = GroupEnv::for_group(plan, linear, arena);
+        let check = env.check(plan, linear);
         let (group_id, len) = (env.group_id, env.len());
         let fork: Progress<'_> = progress.fork();
         let group = Group {
@@ -485,9 +486,6 @@ where
         progress.join(&group.progress.borrow(), n);
         let at = group.current.get();
         let Err(payload) = result else {
-            if plan.check.is_none() {
-                keep_arena(plan.id, env.arena);
-            }
             return Ok(());
         };
         let ids = group.ids(at.unwrap_or(0));
@@ -520,29 +518,4 @@ where
             })),
         }
     }
-}
-
-thread_local! {
-    /// The local memory of the last group this worker ran unchecked, with
-    /// its launch's id: the next group of that launch takes it over.
-    static SPARE_ARENA: RefCell<Option<(u64, LocalArena)>> = const { RefCell::new(None) };
-}
-
-/// Local memory for a group of launch `id`: the previous group's, when this
-/// worker just ran one of the same launch unchecked (OpenCL leaves local
-/// memory's contents unspecified when a group starts, so reuse is allowed,
-/// and it saves an allocation and a clearing per group), else a fresh one.
-fn arena_for(id: u64, decls: &[crate::memory::LocalDecl], checked: bool) -> LocalArena {
-    if !checked {
-        if let Some((spare_id, arena)) = SPARE_ARENA.with(|s| s.borrow_mut().take()) {
-            if spare_id == id {
-                return arena;
-            }
-        }
-    }
-    LocalArena::new(decls, checked)
-}
-
-fn keep_arena(id: u64, arena: LocalArena) {
-    SPARE_ARENA.with(|s| *s.borrow_mut() = Some((id, arena)));
 }

@@ -78,42 +78,46 @@ pub struct GroupEnv<'l> {
     pub(crate) geometry: &'l Geometry,
     pub(crate) group_id: [usize; 3],
     pub(crate) local_size: [usize; 3],
-    pub(crate) arena: LocalArena,
+    pub(crate) arena: &'l LocalArena,
     pub(crate) launch_id: u64,
     pub(crate) strict_images: bool,
 }
 
 impl<'l> GroupEnv<'l> {
     /// The environment of group `linear` of `plan`, with `arena` as its
-    /// local memory, and the checker's state for the group if the launch is
-    /// checked.
-    pub(crate) fn for_group(
-        plan: &'l Plan<'_>,
-        linear: usize,
-        arena: LocalArena,
-    ) -> (Self, Option<GroupCheck>) {
+    /// local memory.
+    #[inline]
+    pub(crate) fn for_group(plan: &'l Plan<'_>, linear: usize, arena: &'l LocalArena) -> Self {
         let geometry = &plan.geometry;
         let group_id = geometry.group_id(linear);
         let local_size = geometry.local_size_of(group_id);
-        let check = plan.check.as_ref().map(|c| {
-            GroupCheck::new(
-                c.clone(),
-                linear,
-                GroupItems::new(geometry, group_id, local_size),
-            )
-        });
-        let env = GroupEnv {
+        GroupEnv {
             geometry,
             group_id,
             local_size,
             arena,
             launch_id: plan.id,
             strict_images: plan.strict_images,
-        };
-        (env, check)
+        }
+    }
+
+    /// The checker's state for this group (group `linear` of `plan`), if
+    /// the launch is checked. Made apart from the environment: returned
+    /// together, the two made one large value copied through the stack per
+    /// group, which cost more than an empty group's whole run.
+    #[inline]
+    pub(crate) fn check(&self, plan: &Plan<'_>, linear: usize) -> Option<GroupCheck> {
+        plan.check.as_ref().map(|c| {
+            GroupCheck::new(
+                c.clone(),
+                linear,
+                GroupItems::new(self.geometry, self.group_id, self.local_size),
+            )
+        })
     }
 
     /// Work-items in the group.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.local_size.iter().product()
     }

@@ -364,8 +364,17 @@ impl Geometry {
         self.local.iter().product()
     }
     /// The group id of the group with this linear index (dimension 0 fastest).
+    #[inline]
     pub fn group_id(&self, linear: usize) -> [usize; 3] {
         let n = self.num_groups;
+        // Without a division where the range allows: a division costs about
+        // as much as the rest of starting a group.
+        if n[1] == 1 && n[2] == 1 {
+            return [linear, 0, 0];
+        }
+        if n[2] == 1 {
+            return [linear % n[0], linear / n[0], 0];
+        }
         [
             linear % n[0],
             (linear / n[0]) % n[1],
@@ -375,6 +384,7 @@ impl Geometry {
     /// The actual local size of the group with this id: smaller than the
     /// enqueued size for the last group of a non-uniform dimension, and 0
     /// for a group outside the range.
+    #[inline]
     pub fn local_size_of(&self, group: [usize; 3]) -> [usize; 3] {
         let mut out = [1; 3];
         for d in 0..3 {

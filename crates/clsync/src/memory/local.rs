@@ -207,6 +207,10 @@ type Declared = Vec<(DeclKey, usize, Box<dyn Any>)>;
 pub(crate) struct LocalArena {
     args: Vec<Box<dyn Any>>,
     declared: RefCell<Declared>,
+    /// Arrays an earlier group declared (the arena is reused by a worker's
+    /// next group in unchecked launches): a group that declares the same
+    /// array with the same length takes it over instead of allocating.
+    earlier: RefCell<Declared>,
     checked: bool,
 }
 
@@ -218,7 +222,20 @@ impl LocalArena {
                 .map(|d| (d.make)(d.len, d.name.clone(), checked))
                 .collect(),
             declared: RefCell::new(Vec::new()),
+            earlier: RefCell::new(Vec::new()),
             checked,
+        }
+    }
+
+    /// Readies a reused arena for the next group: the arrays the last group
+    /// declared become `earlier`, so that the next group's declarations
+    /// (whose lengths may differ: a non-uniform range's last group is
+    /// smaller) are checked against each other only. `&mut self`: no slice
+    /// handed out before can be alive after this.
+    pub(crate) fn begin_group(&mut self) {
+        let declared = self.declared.get_mut();
+        if !declared.is_empty() {
+            self.earlier.get_mut().append(declared);
         }
     }
 
@@ -246,19 +263,36 @@ impl LocalArena {
                     .expect("keyed by type")
             }
             None => {
-                let name: Arc<str> = format!("local array at {site}").into();
-                let slice = Box::new(LocalSlice::<T>::new(len, name, self.checked));
-                let ptr: *const LocalSlice<T> = &*slice;
+                let mut earlier = self.earlier.borrow_mut();
+                let slice = match earlier.iter().position(|(k, _, _)| *k == key) {
+                    // An earlier group's array of the same length: the
+                    // contents of local memory are unspecified when a group
+                    // starts, so it is this group's as it is.
+                    Some(i) if earlier[i].1 == len => earlier.swap_remove(i).2,
+                    other => {
+                        // Of another length: dropped (no reference to it is
+                        // alive; see `begin_group`) and made anew.
+                        if let Some(i) = other {
+                            earlier.swap_remove(i);
+                        }
+                        let name: Arc<str> = format!("local array at {site}").into();
+                        Box::new(LocalSlice::<T>::new(len, name, self.checked))
+                    }
+                };
+                let ptr: *const LocalSlice<T> = slice
+                    .downcast_ref::<LocalSlice<T>>()
+                    .expect("keyed by type");
                 declared.push((key, len, slice));
                 ptr
             }
         };
         drop(declared);
-        // SAFETY: `ptr` points into a `Box` owned by `self.declared`. Entries
-        // are only ever appended, never removed or replaced, until the arena
-        // is dropped, and moving the `Box` within the `Vec` does not move its
-        // heap allocation. So the slice lives as long as `&self`, the
-        // lifetime returned. No `&mut` to it is ever made.
+        // SAFETY: `ptr` points into a `Box` owned by `self.declared`. Through
+        // `&self`, entries are only ever appended to it, never removed or
+        // replaced (only `begin_group`, which takes `&mut self`, moves them
+        // out, to `earlier`), and moving a `Box` between the vectors does not
+        // move its heap allocation. So the slice lives as long as `&self`,
+        // the lifetime returned. No `&mut` to it is ever made.
         unsafe { &*ptr }
     }
 }

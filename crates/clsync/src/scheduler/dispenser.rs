@@ -31,6 +31,7 @@
 //! its steal and its store holds groups no share shows; it runs them
 //! itself, so nothing is lost, only that worker ends a little early.
 
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
@@ -42,6 +43,9 @@ pub(crate) struct Dispenser {
     shares: Box<[CachePadded<AtomicU64>]>,
     cancelled: AtomicBool,
 }
+
+/// The most groups a worker takes from its own share at once.
+pub(crate) const MAX_BATCH: u32 = 16;
 
 fn pack(next: u32, end: u32) -> u64 {
     (u64::from(next) << 32) | u64::from(end)
@@ -71,9 +75,16 @@ impl Dispenser {
         }
     }
 
-    /// The next group for worker `me` to run, or `None` when every share is
-    /// empty or the launch is cancelled.
-    pub(crate) fn claim(&self, me: usize) -> Option<usize> {
+    /// The next groups for worker `me` to run, or `None` when every share
+    /// is empty or the launch is cancelled.
+    ///
+    /// From its own share a worker takes a sixteenth of what is left, at
+    /// least one group and at most [`MAX_BATCH`], as OpenMP's guided
+    /// schedule does: one compare-and-swap per group cost a third of an
+    /// empty group's run, and the batches shrink to single groups as the
+    /// share runs out, so thieves still find work to balance. A steal takes
+    /// one group (and the rest of the stolen half as the thief's share).
+    pub(crate) fn claim(&self, me: usize) -> Option<Range<usize>> {
         // Relaxed: cancellation only has to stop new claims eventually; the
         // error that caused it is published under the outcome mutex.
         if self.cancelled.load(Ordering::Relaxed) {
@@ -89,15 +100,16 @@ impl Dispenser {
         loop {
             let (next, end) = unpack(word);
             if next >= end {
-                return self.steal(me);
+                return self.steal(me).map(|g| g..g + 1);
             }
+            let take = ((end - next) / 16).clamp(1, MAX_BATCH);
             match own.compare_exchange_weak(
                 word,
-                pack(next + 1, end),
+                pack(next + take, end),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some(next as usize),
+                Ok(_) => return Some(next as usize..(next + take) as usize),
                 Err(now) => word = now,
             }
         }
@@ -148,6 +160,7 @@ impl Dispenser {
     }
 
     /// Whether the launch was cancelled.
+    #[inline]
     pub(crate) fn is_cancelled(&self) -> bool {
         // Relaxed: see `claim`.
         self.cancelled.load(Ordering::Relaxed)
@@ -176,28 +189,62 @@ mod tests {
 
     /// One worker gets its share in order; an idle worker steals the back
     /// half of what is left; every group comes out once.
+    /// Claims of one group each (the shares here are too small to batch).
+    fn one(d: &Dispenser, w: usize) -> Option<usize> {
+        d.claim(w).map(|r| {
+            assert_eq!(r.len(), 1, "{r:?}");
+            r.start
+        })
+    }
+
     #[test]
     fn shares_in_order_then_halves_stolen() {
         let d = Dispenser::new(10, 2);
-        assert_eq!(d.claim(0), Some(0));
-        assert_eq!(d.claim(1), Some(5));
-        assert_eq!(d.claim(1), Some(6));
+        assert_eq!(one(&d, 0), Some(0));
+        assert_eq!(one(&d, 1), Some(5));
+        assert_eq!(one(&d, 1), Some(6));
         // Worker 0 runs its share to the end...
-        let mine: Vec<_> = (0..4).map(|_| d.claim(0).unwrap()).collect();
+        let mine: Vec<_> = (0..4).map(|_| one(&d, 0).unwrap()).collect();
         assert_eq!(mine, vec![1, 2, 3, 4]);
         // ...then steals the back half of worker 1's 7..10: 8, keeping 9.
-        assert_eq!(d.claim(0), Some(8));
-        assert_eq!(d.claim(1), Some(7));
-        assert_eq!(d.claim(0), Some(9));
+        assert_eq!(one(&d, 0), Some(8));
+        assert_eq!(one(&d, 1), Some(7));
+        assert_eq!(one(&d, 0), Some(9));
         assert_eq!(d.claim(0), None);
         assert_eq!(d.claim(1), None);
+    }
+
+    /// A large share is taken in batches of a sixteenth of what is left, at
+    /// most `MAX_BATCH`, shrinking to single groups at its end; a thief
+    /// still gets half of what was left unclaimed.
+    #[test]
+    fn large_shares_go_in_shrinking_batches() {
+        let d = Dispenser::new(1000, 2);
+        assert_eq!(d.claim(0), Some(0..16));
+        assert_eq!(d.claim(0), Some(16..32));
+        let mut got: Vec<usize> = (0..32).collect();
+        let mut sizes = Vec::new();
+        while let Some(r) = d.claim(0) {
+            if r.start >= 500 {
+                // Worker 0's share is done: this is a steal from worker 1,
+                // who has claimed nothing: the back half of 500..1000.
+                assert_eq!(r, 750..751);
+                break;
+            }
+            sizes.push(r.len());
+            got.extend(r);
+        }
+        assert_eq!(got, (0..500).collect::<Vec<_>>());
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+        assert_eq!(sizes.last(), Some(&1));
+        assert_eq!(d.claim(1), Some(500..515)); // 250 left: 250 / 16 = 15
     }
 
     #[test]
     fn more_workers_than_groups() {
         let d = Dispenser::new(2, 4);
-        let mut got: Vec<_> = (0..4).filter_map(|w| d.claim(w)).collect();
-        got.extend((0..4).filter_map(|w| d.claim(w)));
+        let mut got: Vec<_> = (0..4).filter_map(|w| one(&d, w)).collect();
+        got.extend((0..4).filter_map(|w| one(&d, w)));
         got.sort();
         assert_eq!(got, vec![0, 1]);
     }

@@ -28,12 +28,11 @@
 //! so a group can never hang in the scheduler; only a work-item that runs
 //! forever can, and that is the watchdog's case.
 
-use super::{Progress, Shared};
+use super::{Progress, Shared, Worker};
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
 use crate::geometry::{GroupItems, ItemIds};
-use crate::memory::LocalArena;
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
 /// A work-item's state between rounds.
@@ -96,11 +95,12 @@ pub(crate) fn run_group<E: Engine>(
     engine: &E,
     shared: &Shared,
     linear: usize,
-    progress: &mut Progress<'_>,
+    worker: &mut Worker<'_>,
 ) -> Result<(), GroupFailure> {
     let plan = &shared.plan;
-    let arena = LocalArena::new(plan.locals, plan.check.is_some());
-    let (env, check) = GroupEnv::for_group(plan, linear, arena);
+    let (arena, progress) = worker.parts(plan);
+    let env = GroupEnv::for_group(plan, linear, arena);
+    let check = env.check(plan, linear);
     let n = env.len();
     let mut tasks = Vec::with_capacity(n);
     let mut slots = vec![Slot::Ready; n];

@@ -20,8 +20,10 @@ fn claim_all(total: usize, workers: usize) {
         .map(|w| {
             let (d, claimed) = (d.clone(), claimed.clone());
             thread::spawn(move || {
-                while let Some(i) = d.claim(w) {
-                    claimed[i].fetch_add(1, Ordering::Relaxed);
+                while let Some(batch) = d.claim(w) {
+                    for i in batch {
+                        claimed[i].fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             })
         })
@@ -65,8 +67,10 @@ fn loom_dispenser_stops_after_cancel() {
         let worker = {
             let (d, claimed) = (d.clone(), claimed.clone());
             thread::spawn(move || {
-                while let Some(i) = d.claim(0) {
-                    claimed[i].fetch_add(1, Ordering::Relaxed);
+                while let Some(batch) = d.claim(0) {
+                    for i in batch {
+                        claimed[i].fetch_add(1, Ordering::Relaxed);
+                    }
                     if d.is_cancelled() {
                         assert!(d.claim(0).is_none());
                         break;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use crate::engine::Engine;
 use crate::error::{GroupStall, LaunchError, Stall};
 use crate::geometry::Geometry;
-use crate::memory::LocalDecl;
+use crate::memory::{LocalArena, LocalDecl};
 use crossbeam_utils::CachePadded;
 
 use crate::primitive::{AtomicU64, Mutex};
@@ -79,6 +79,7 @@ pub(crate) struct Progress<'a> {
 
 impl<'a> Progress<'a> {
     /// A counter on the same slot, for a group-level kernel to advance.
+    #[inline]
     pub(crate) fn fork(&self) -> Progress<'a> {
         Progress {
             count: self.count,
@@ -87,6 +88,7 @@ impl<'a> Progress<'a> {
     }
 
     /// Takes back a fork's count, plus `finished` work-items.
+    #[inline]
     pub(crate) fn join(&mut self, fork: &Progress<'_>, finished: usize) {
         self.count = fork.count;
         self.steps(finished);
@@ -113,6 +115,34 @@ impl Progress<'_> {
     }
 }
 
+/// What a worker keeps from one of its groups to the next, for one launch:
+/// its progress counter and the local memory of its last group.
+pub(crate) struct Worker<'a> {
+    progress: Progress<'a>,
+    spare: Option<LocalArena>,
+}
+
+impl<'a> Worker<'a> {
+    /// Local memory for a group of `plan`, and the progress counter. The
+    /// memory is this worker's previous group's when the launch is
+    /// unchecked (OpenCL leaves local memory's contents unspecified when a
+    /// group starts, so reuse is allowed, and it saves an allocation per
+    /// group); a checked launch gets a fresh one per group, as its arena
+    /// carries the group's checker state. Lent in place rather than moved
+    /// into the group's environment: a move per group copies it through the
+    /// stack, which cost a quarter of an empty group's run.
+    #[inline]
+    pub(crate) fn parts(&mut self, plan: &Plan<'_>) -> (&LocalArena, &mut Progress<'a>) {
+        let checked = plan.check.is_some();
+        match &mut self.spare {
+            Some(arena) if !checked => arena.begin_group(),
+            spare => *spare = Some(LocalArena::new(plan.locals, checked)),
+        }
+        let arena = self.spare.as_ref().expect("made above");
+        (arena, &mut self.progress)
+    }
+}
+
 /// How a launch runs one work-group: the work-items of an [`Engine`] as
 /// tasks with barrier rounds, or a group-level kernel
 /// ([`crate::engine::loops`]).
@@ -122,7 +152,7 @@ pub(crate) trait GroupRunner: Sync {
         &self,
         shared: &Shared<'_>,
         linear: usize,
-        progress: &mut Progress<'_>,
+        worker: &mut Worker<'_>,
     ) -> Result<(), GroupFailure>;
 }
 
@@ -134,9 +164,9 @@ impl<E: Engine> GroupRunner for Tasks<'_, E> {
         &self,
         shared: &Shared<'_>,
         linear: usize,
-        progress: &mut Progress<'_>,
+        worker: &mut Worker<'_>,
     ) -> Result<(), GroupFailure> {
-        group::run_group(self.0, shared, linear, progress)
+        group::run_group(self.0, shared, linear, worker)
     }
 }
 
@@ -238,16 +268,24 @@ fn watch(shared: &Shared<'_>, latch: &Latch, timeout: Option<Duration>) -> bool 
 /// or the launch is cancelled.
 fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
     let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag());
-    let mut progress = Progress {
-        count: 0,
-        slot: &shared.progress[index],
+    let mut state = Worker {
+        progress: Progress {
+            count: 0,
+            slot: &shared.progress[index],
+        },
+        spare: None,
     };
     // Counted here and added once: a shared counter bumped per group would
     // move one cache line between every worker for every group.
     let mut finished = 0;
-    while let Some(claimed) = shared.dispenser.claim(index) {
+    let claims = std::iter::from_fn(|| shared.dispenser.claim(index)).flatten();
+    for claimed in claims {
+        // A batch is cut short by a cancel, as a claim would be.
+        if shared.dispenser.is_cancelled() {
+            break;
+        }
         let linear = shared.group_order.as_ref().map_or(claimed, |o| o[claimed]);
-        match engine.run_group(shared, linear, &mut progress) {
+        match engine.run_group(shared, linear, &mut state) {
             Ok(()) => finished += 1,
             Err(GroupFailure::Error(e)) => {
                 let mut out = shared.outcome.lock().unwrap_or_else(|e| e.into_inner());
