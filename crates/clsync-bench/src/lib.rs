@@ -65,6 +65,10 @@ impl Workload {
 pub struct Sizes {
     /// Barrier loop: work-items, local size, barriers per work-item.
     pub barrier: (usize, usize, usize),
+    /// The local sizes the suite runs the barrier loop at (the PoCL
+    /// figure spans 64–1024); `barrier.1` is the one of the general
+    /// engines' rows.
+    pub barrier_locals: [usize; 3],
     /// Reduce: floats.
     pub reduce: usize,
     /// Scan: ints.
@@ -78,9 +82,19 @@ pub struct Sizes {
 }
 
 impl Sizes {
+    /// These sizes with the barrier loop at local size `local`.
+    pub fn with_barrier_local(self, local: usize) -> Sizes {
+        let (n, _, b) = self.barrier;
+        Sizes {
+            barrier: (n, local, b),
+            ..self
+        }
+    }
+
     /// The sizes of the PoCL figures.
     pub const FULL: Sizes = Sizes {
         barrier: (1 << 16, 256, 1000),
+        barrier_locals: [64, 256, 1024],
         reduce: 1 << 26,
         scan: 1 << 24,
         sgemm: 1024,
@@ -90,6 +104,7 @@ impl Sizes {
     /// Small sizes for the tests.
     pub const SMALL: Sizes = Sizes {
         barrier: (1024, 64, 10),
+        barrier_locals: [16, 64, 256],
         reduce: 1 << 14,
         scan: 1 << 12,
         sgemm: 64,

@@ -58,6 +58,12 @@ fn args() -> Args {
     }
 }
 
+/// The OpenCL side.
+#[cfg(feature = "pocl")]
+type Opencl = clsync_bench::pocl::Pocl;
+#[cfg(not(feature = "pocl"))]
+type Opencl = NoPocl;
+
 /// The OpenCL side, or why there is none.
 #[cfg(feature = "pocl")]
 fn opencl() -> Result<clsync_bench::pocl::Pocl, String> {
@@ -123,7 +129,7 @@ fn main() {
         bytes: reference::histogram_input(s.histogram),
     };
     println!(
-        "{:<16} {:>13} {:>13} {:>13} {:>12} {:>12} {:>6}  unit",
+        "{:<18} {:>13} {:>13} {:>13} {:>12} {:>12} {:>6}  unit",
         "workload", "clsync", "PoCL", "limit", "clsync/PoCL", "clsync/limit", "goal"
     );
     for w in Workload::ALL {
@@ -132,93 +138,130 @@ fn main() {
         }
         if w == Workload::MessagePassing && args.threads < 2 {
             // Two work-groups that wait for each other need two workers.
-            println!("{:<16} (needs two threads)", w.name());
+            println!("{:<18} (needs two threads)", w.name());
             continue;
         }
-        let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
-        // The kernel written per work-item and lifted by `#[kernel]`.
-        let mut lifted = Vec::new();
-        for rep in 0..args.reps {
-            // Rotate who goes first, so no side always meets a warm cache.
-            for side in 0..3 {
-                match (side + rep) % 3 {
-                    0 => {
-                        c.push(checked(w, "clsync", run_clsync(w, &rt, &s, &inputs)));
-                        if let Some(r) = run_lifted(w, &rt, &s, &inputs) {
-                            lifted.push(checked(w, "#[kernel]", r));
-                        }
+        if w == Workload::BarrierLoop {
+            for local in s.barrier_locals {
+                let name = format!("barrier loop/{local}");
+                row(
+                    w,
+                    &name,
+                    &args,
+                    &s.with_barrier_local(local),
+                    &rt,
+                    &pool,
+                    &cl,
+                    &inputs,
+                );
+            }
+            general_engine_rows(&args, &rt);
+        } else {
+            row(w, w.name(), &args, &s, &rt, &pool, &cl, &inputs);
+        }
+    }
+}
+
+/// Measures one workload three ways (and lifted, where it has that form),
+/// interleaved, and prints its row.
+#[allow(clippy::too_many_arguments)]
+fn row(
+    w: Workload,
+    name: &str,
+    args: &Args,
+    s: &Sizes,
+    rt: &Runtime,
+    pool: &rayon::ThreadPool,
+    cl: &Result<Opencl, String>,
+    inputs: &Inputs,
+) {
+    let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
+    // The kernel written per work-item and lifted by `#[kernel]`.
+    let mut lifted = Vec::new();
+    for rep in 0..args.reps {
+        // Rotate who goes first, so no side always meets a warm cache.
+        for side in 0..3 {
+            match (side + rep) % 3 {
+                0 => {
+                    c.push(checked(w, "clsync", run_clsync(w, rt, s, inputs)));
+                    if let Some(r) = run_lifted(w, rt, s, inputs) {
+                        lifted.push(checked(w, "#[kernel]", r));
                     }
-                    1 => {
-                        if let Ok(cl) = &cl {
-                            if pocl_can_run(w, cl) {
-                                p.push(checked(w, "PoCL", run_pocl(w, cl, &s, &inputs)));
-                            }
-                        }
-                    }
-                    _ => l.push(checked(w, "limit", run_limit(w, &pool, &s, &inputs))),
                 }
+                1 => {
+                    if let Ok(cl) = cl {
+                        if pocl_can_run(w, cl) {
+                            p.push(checked(w, "PoCL", run_pocl(w, cl, s, inputs)));
+                        }
+                    }
+                }
+                _ => l.push(checked(w, "limit", run_limit(w, pool, s, inputs))),
             }
         }
-        let c = median(c);
-        let l = median(l);
-        let p = (!p.is_empty()).then(|| median(p));
-        let (cf, unit) = figure(w, &s, c);
-        let pf = p.map_or("-".to_string(), |p| format!("{:.3}", figure(w, &s, p).0));
-        let ratio = p.map_or("-".to_string(), |p| {
-            format!("{:.2}", c.as_secs_f64() / p.as_secs_f64())
-        });
-        let goal = match w {
-            Workload::BarrierLoop | Workload::Sgemm => "<=1.0",
-            _ => "<=0.5",
-        };
+    }
+    let c = median(c);
+    let l = median(l);
+    let p = (!p.is_empty()).then(|| median(p));
+    let (cf, unit) = figure(w, s, c);
+    let pf = p.map_or("-".to_string(), |p| format!("{:.3}", figure(w, s, p).0));
+    let ratio = p.map_or("-".to_string(), |p| {
+        format!("{:.2}", c.as_secs_f64() / p.as_secs_f64())
+    });
+    let goal = match w {
+        Workload::BarrierLoop | Workload::Sgemm => "<=1.0",
+        _ => "<=0.5",
+    };
+    println!(
+        "{:<18} {:>13.3} {:>13} {:>13.3} {:>12} {:>12.2} {:>6}  {unit}",
+        name,
+        cf,
+        pf,
+        figure(w, s, l).0,
+        ratio,
+        c.as_secs_f64() / l.as_secs_f64(),
+        goal
+    );
+    if !lifted.is_empty() {
+        let k = median(lifted);
         println!(
-            "{:<16} {:>13.3} {:>13} {:>13.3} {:>12} {:>12.2} {:>6}  {unit}",
-            w.name(),
-            cf,
-            pf,
-            figure(w, &s, l).0,
-            ratio,
-            c.as_secs_f64() / l.as_secs_f64(),
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12.2} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
+            "  #[kernel]",
+            figure(w, s, k).0,
+            "",
+            "",
+            p.map_or("-".to_string(), |p| format!("{:.2}", k.as_secs_f64() / p.as_secs_f64())),
+            k.as_secs_f64() / l.as_secs_f64(),
             goal
         );
-        if !lifted.is_empty() {
-            let k = median(lifted);
-            println!(
-                "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12.2} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
-                "  #[kernel]",
-                figure(w, &s, k).0,
-                "",
-                "",
-                p.map_or("-".to_string(), |p| format!("{:.2}", k.as_secs_f64() / p.as_secs_f64())),
-                k.as_secs_f64() / l.as_secs_f64(),
-                goal
-            );
-        }
-        if w == Workload::BarrierLoop {
-            type General = fn(&Runtime, &Sizes) -> Run;
-            let engines: [(&str, General); 2] = [
-                ("  coroutines", kernels::barrier_loop_general),
-                ("  async", kernels::barrier_loop_async),
-            ];
-            for (name, run) in engines {
-                let g = median(
-                    (0..args.reps)
-                        .map(|_| checked(w, name, run(&rt, &s)))
-                        .collect(),
-                );
-                let (n, _, b) = s.barrier;
-                println!(
-                    "{:<16} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine)",
-                    name,
-                    g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
-                    "",
-                    "",
-                    "",
-                    "",
-                    "<=3"
-                );
-            }
-        }
+    }
+}
+
+/// The barrier loop on the general engines, at the sizes' own local size.
+fn general_engine_rows(args: &Args, rt: &Runtime) {
+    let s = &args.sizes;
+    let w = Workload::BarrierLoop;
+    type General = fn(&Runtime, &Sizes) -> Run;
+    let engines: [(&str, General); 2] = [
+        ("  coroutines", kernels::barrier_loop_general),
+        ("  async", kernels::barrier_loop_async),
+    ];
+    for (name, run) in engines {
+        let g = median(
+            (0..args.reps)
+                .map(|_| checked(w, name, run(rt, s)))
+                .collect(),
+        );
+        let (n, local, b) = s.barrier;
+        println!(
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine, local {local})",
+            name,
+            g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
+            "",
+            "",
+            "",
+            "",
+            "<=3"
+        );
     }
 }
 

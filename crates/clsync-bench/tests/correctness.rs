@@ -43,6 +43,41 @@ fn clsync_kernels_match_the_references_checked_and_unchecked() {
     }
 }
 
+/// The barrier loop at each of the suite's local sizes, in every form.
+#[test]
+fn barrier_loops_match_at_every_local_size() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for local in S.barrier_locals {
+        let s = S.with_barrier_local(local);
+        for rt in runtimes() {
+            for run in [
+                kernels::barrier_loop(&rt, &s),
+                kernels::barrier_loop_lifted(&rt, &s),
+                kernels::barrier_loop_general(&rt, &s),
+            ] {
+                assert_eq!(
+                    run.verified,
+                    Ok(()),
+                    "local {local}, checked: {}",
+                    rt.checking()
+                );
+            }
+        }
+        assert_eq!(
+            limit::barrier_loop(&pool, &s).verified,
+            Ok(()),
+            "local {local}"
+        );
+        #[cfg(feature = "pocl")]
+        if let Ok(cl) = clsync_bench::pocl::Pocl::new() {
+            assert_eq!(cl.barrier_loop(&s).verified, Ok(()), "local {local}");
+        }
+    }
+}
+
 #[test]
 fn plain_rust_limits_match_the_references() {
     let pool = rayon::ThreadPoolBuilder::new()
