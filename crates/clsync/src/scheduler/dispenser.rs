@@ -3,21 +3,22 @@
 //!
 //! Each worker starts with its own contiguous share of the groups, as
 //! OpenMP's static schedule and PoCL's default split do, and takes them in
-//! order from a word of its own; a worker whose share is done steals the
-//! back half of the largest share left. So, without contention, a worker
-//! runs the same groups launch after launch — a kernel that reads what the
-//! previous one wrote finds it in its own core's cache — and claiming a
-//! group is an uncontended compare-and-swap, not a shared counter that
-//! every claim moves between cores. Stealing keeps the load balanced when
-//! groups differ in cost.
+//! order, in batches, from a word of its own; a worker whose share is done
+//! steals the back half of the largest share left. So, without contention,
+//! a worker runs the same groups launch after launch — a kernel that reads
+//! what the previous one wrote finds it in its own core's cache — and
+//! claiming groups is an uncontended compare-and-swap, not a shared counter
+//! that every claim moves between cores. Stealing keeps the load balanced
+//! when groups differ in cost.
 //!
 //! # The state of a share
 //!
 //! A share is one 64-bit word, `next` in the high half and `end` in the
 //! low: the groups `next..end` are unclaimed.
 //!
-//! * The owner claims `next` by a compare-and-swap `(next, end)` →
-//!   `(next + 1, end)`.
+//! * The owner claims `next..next + k` by a compare-and-swap `(next, end)`
+//!   → `(next + k, end)`, with `k` a sixteenth of what is left, from 1 to
+//!   [`MAX_BATCH`] (OpenMP's guided schedule).
 //! * A thief takes the back half by a compare-and-swap `(next, end)` →
 //!   `(next, mid)`, then runs `mid` and stores `(mid + 1, end)` as its own
 //!   share, which was empty.
