@@ -351,12 +351,14 @@ fn group_held_and_per_item_variables_keep_their_meaning() {
 }
 
 /// `if l < n { … }` on the local id runs as a loop over the first `n`
-/// work-items; with `get_local_id(0)` that holds in 1-D ranges only, and a
-/// 2-D range takes the tested loop. Both give the sequential result.
+/// work-items, `if l == c { … }` over work-item `c` alone (none where `c` is
+/// past the group's end); with `get_local_id(0)` that holds in 1-D ranges
+/// only, and a 2-D range takes the tested loop. All give the sequential
+/// result.
 #[test]
 fn first_items_loops_match_the_sequential_result_in_1d_and_2d() {
     #[kernel(groups)]
-    fn firsts(wi: &WorkItem, out: &Buffer<u32>, n: usize) {
+    fn firsts(wi: &WorkItem, out: &Buffer<u32>, n: usize, c: usize) {
         let l = wi.get_local_id(0);
         let ll = wi.get_local_linear_id();
         let g = wi.get_global_linear_id();
@@ -367,6 +369,12 @@ fn first_items_loops_match_the_sequential_result_in_1d_and_2d() {
         if ll < n {
             out.set(g, out.get(g) + 10);
         }
+        if l == c {
+            out.set(g, out.get(g) + 100);
+        }
+        if ll == c + 1 {
+            out.set(g, out.get(g) + 1000);
+        }
     }
     common::within(60, || {
         for dims in [1, 2] {
@@ -376,19 +384,76 @@ fn first_items_loops_match_the_sequential_result_in_1d_and_2d() {
             } else {
                 Launch::new("firsts", NdRange::new([8, 8]).local([4, 4]))
             };
-            firsts_launch(&common::rt(), &launch, &out, 3).unwrap();
-            let want: Vec<u32> = (0..64)
-                .map(|g: usize| {
-                    let (lx, ll) = if dims == 1 {
-                        (g % 16, g % 16)
-                    } else {
-                        let (x, y) = (g % 8, g / 8);
-                        (x % 4, (y % 4) * 4 + x % 4)
-                    };
-                    u32::from(lx < 3) + 10 * u32::from(ll < 3)
-                })
-                .collect();
-            assert_eq!(out.to_vec(), want, "{dims}-D");
+            // c = 2 names a work-item of every group; c = 15 (so c + 1 =
+            // 16) names one in 1-D groups of 16 but is past the end for
+            // `ll == c + 1`, and past every 2-D group of 16 work-items too.
+            for c in [2, 15] {
+                out.copy_from_slice(&[0; 64]);
+                firsts_launch(&common::rt(), &launch, &out, 3, c).unwrap();
+                let want: Vec<u32> = (0..64)
+                    .map(|g: usize| {
+                        let (lx, ll) = if dims == 1 {
+                            (g % 16, g % 16)
+                        } else {
+                            let (x, y) = (g % 8, g / 8);
+                            (x % 4, (y % 4) * 4 + x % 4)
+                        };
+                        u32::from(lx < 3)
+                            + 10 * u32::from(ll < 3)
+                            + 100 * u32::from(lx == c)
+                            + 1000 * u32::from(ll == c + 1)
+                    })
+                    .collect();
+                assert_eq!(out.to_vec(), want, "{dims}-D, c = {c}");
+            }
         }
+    });
+}
+
+/// Local-id variables used after barriers are taken from the work-item again
+/// in each loop rather than kept per work-item: in a 2-D range, in a loop
+/// condition around a barrier (evaluated per work-item: it agrees), and
+/// hidden by an inner `let` of the same name, they keep their meaning (equal
+/// to the general engine and to the sequential result).
+#[test]
+fn local_id_variables_keep_their_meaning_across_barriers() {
+    #[kernel(groups)]
+    fn ids(wi: &WorkItem, out: &Buffer<u32>) {
+        let x = wi.get_local_id(0);
+        let ll = wi.get_local_linear_id();
+        let g = wi.get_global_linear_id();
+        let mut acc = 0;
+        wi.barrier(LOCAL);
+        let mut k = 0;
+        // x < 4, so every work-item loops twice.
+        while k < x / 100 + 2 {
+            wi.barrier(LOCAL);
+            acc += x + 1;
+            k += 1;
+        }
+        {
+            let x = ll * 100;
+            acc += x;
+        }
+        wi.barrier(LOCAL);
+        out.set(g, (acc + x * 10_000) as u32);
+    }
+    common::within(60, || {
+        let launch = Launch::new("ids", NdRange::new([8, 4]).local([4, 2]));
+        let (lifted, general) = (Buffer::<u32>::new(32), Buffer::<u32>::new(32));
+        ids_launch(&common::rt(), &launch, &lifted).unwrap();
+        common::rt()
+            .launch(&launch, |wi| ids(wi, &general))
+            .unwrap();
+        let want: Vec<u32> = (0..32u32)
+            .map(|g| {
+                let (gx, gy) = (g % 8, g / 8);
+                let (x, y) = (gx % 4, gy % 2);
+                let ll = y * 4 + x;
+                2 * (x + 1) + ll * 100 + x * 10_000
+            })
+            .collect();
+        assert_eq!(lifted.to_vec(), want);
+        assert_eq!(general.to_vec(), want);
     });
 }

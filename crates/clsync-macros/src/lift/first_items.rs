@@ -1,8 +1,10 @@
-//! `if l < n { … }` on the local id, OpenCL C's way of running code on the
-//! first `n` work-items, as a loop over `0..n` with no test per work-item
+//! `if l < n { … }` and `if l == c { … }` on the local id, OpenCL C's ways
+//! of running code on the first `n` work-items or on work-item `c` alone,
+//! as a loop over `0..n` or `c..c + 1` with no test per work-item
 //! (`Group::for_each_in`): the lifted counterpart of the hand-written group
 //! kernels' ranges.
 
+use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, Pat, Stmt};
 
@@ -30,28 +32,40 @@ impl Lifter {
         }
     }
 
-    /// `if l < n { … }`, `l` the local linear id and `n` uniform: OpenCL
-    /// C's way of running code on the first `n` work-items. Returns `n`,
-    /// whether `l` is the linear id in every range (else in 1-D ones only),
-    /// and the body as a block statement, so that it can run as a loop over
-    /// `0..n` alone, with no test per work-item.
-    pub(super) fn first_items(&self, s: &Stmt) -> Option<(Expr, bool, Stmt)> {
+    /// `if l < n { … }` or `if l == c { … }`, `l` the local linear id and
+    /// `n`, `c` uniform: OpenCL C's way of running code on the first `n`
+    /// work-items, or on one. Returns the range of local ids that pass the
+    /// test (`0..n`, `c..c + 1`), whether `l` is the linear id in every
+    /// range (else in 1-D ones only), and the body as a block statement, so
+    /// that it can run as a loop over that range alone, with no test per
+    /// work-item. (A range past the group's end is cut there, so `c` at or
+    /// beyond the group's size runs nothing, as the test would.)
+    pub(super) fn first_items(&self, s: &Stmt) -> Option<(TokenStream, bool, Stmt)> {
         let Stmt::Expr(Expr::If(i), _) = s else {
             return None;
         };
         let Expr::Binary(b) = &*i.cond else {
             return None;
         };
-        if i.else_branch.is_some() || !matches!(b.op, syn::BinOp::Lt(_)) {
+        if i.else_branch.is_some() {
             return None;
         }
+        let bound = &b.right;
+        let range = match b.op {
+            syn::BinOp::Lt(_) => quote!(0..(#bound)),
+            syn::BinOp::Eq(_) => quote!({
+                let c: usize = #bound;
+                c..c.saturating_add(1)
+            }),
+            _ => return None,
+        };
         let Expr::Path(p) = &*b.left else { return None };
         let name = p.path.get_ident()?.to_string();
         let always = self.binding(&name)?.id?;
-        if !self.uniform_expr(&b.right) {
+        if !self.uniform_expr(bound) {
             return None;
         }
         let block = &i.then_branch;
-        Some(((*b.right).clone(), always, syn::parse_quote!(#block)))
+        Some((range, always, syn::parse_quote!(#block)))
     }
 }

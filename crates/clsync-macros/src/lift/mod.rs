@@ -14,6 +14,7 @@ use crate::uniform;
 
 mod first_items;
 mod held;
+mod scope;
 
 /// Why a kernel stays on the general engine, and where.
 pub(crate) struct Fail {
@@ -112,22 +113,6 @@ impl Lifter {
         Ident::new(&format!("__clsync_slots_{n}"), Span::mixed_site())
     }
 
-    /// The per-work-item variables visible here that `used` names, with
-    /// their slots.
-    fn visible(&self, used: &HashSet<String>) -> Vec<(String, usize)> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for b in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
-            if !seen.insert(b.name.clone()) {
-                continue;
-            }
-            if let (Some(slot), true) = (b.slot, used.contains(&b.name)) {
-                out.push((b.name.clone(), slot));
-            }
-        }
-        out
-    }
-
     /// A block's statements: runs of barrier-free statements become loops
     /// over the work-items; the others are run by the group. `later` holds
     /// the names used after the block (and, in a loop, anywhere in it).
@@ -183,13 +168,13 @@ impl Lifter {
                         body.push(stmts[k].clone());
                         continue;
                     }
-                    // `if l < n { … }` as a loop over the first n work-items
-                    // (a range of its own: splitting is allowed, as above).
-                    Some((n, always, block)) => {
+                    // `if l < n { … }` as a loop over the first n work-items,
+                    // `if l == c { … }` over work-item c alone (a range of
+                    // its own: splitting is allowed, as above).
+                    Some((range, always, block)) => {
                         let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
                         self.flush(&mut out, &mut pre, &mut body, &live)?;
                         let live = union(later, &mentions(quote!(#(#stmts[k + 1..])* #(#after)*)));
-                        let range = quote!(0..(#n));
                         let ranged = self.chunk(&[block], &live, Some(range))?;
                         if always {
                             out.extend(ranged);
@@ -237,20 +222,6 @@ impl Lifter {
         Ok(())
     }
 
-    /// Adds a binding to the innermost block.
-    fn bind(&mut self, name: String, slot: Option<usize>, uniform: bool, mutable: bool) {
-        self.scopes
-            .last_mut()
-            .expect("inside a block")
-            .push(Binding {
-                name,
-                slot,
-                uniform,
-                mutable,
-                id: None,
-            });
-    }
-
     /// Barrier-free statements with no group-held assignment, as one loop
     /// over the work-items.
     fn chunk(
@@ -262,6 +233,7 @@ impl Lifter {
         let code = tokens(stmts);
         let used = mentions(&code);
         let ins = self.visible(&used);
+        let ids = self.visible_ids(&used);
         // The names its top-level `let`s declare, in order.
         let mut fresh = HashSet::new();
         for s in stmts {
@@ -272,6 +244,7 @@ impl Lifter {
                     "a `let` without a value between barriers (give it one)",
                 ));
             }
+            let id = self.id_call(local);
             for (name, mutable) in pat_bindings(&local.pat) {
                 if self.shadows_outer(&name) && live.contains(&name) {
                     return Err(Fail::new(
@@ -279,7 +252,8 @@ impl Lifter {
                         "a `let` that hides a variable of an enclosing block that holds a barrier",
                     ));
                 }
-                let slot = live.contains(&name).then(|| {
+                // A local id needs no slot (see `visible_ids`).
+                let slot = (id.is_none() && live.contains(&name)).then(|| {
                     self.slots += 1;
                     self.slots - 1
                 });
@@ -288,7 +262,6 @@ impl Lifter {
                 }
                 self.bind(name, slot, false, mutable);
             }
-            let id = self.id_call(local);
             if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
                 b.id = id;
             }
@@ -300,26 +273,12 @@ impl Lifter {
             .into_iter()
             .filter(|(n, _)| live.contains(n) && (fresh.contains(n) || self.is_mut(n)))
             .collect();
-        let body = self.item_code(&ins, &outs, &code, quote!());
+        let body = self.item_code(&ids, &ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
         Ok(match range {
             None => quote! { #g.for_each(move |#it| { #body }); },
             Some(r) => quote! { #g.for_each_in(#r, move |#it| { #body }); },
         })
-    }
-
-    /// The binding `name` refers to here: the innermost, latest one.
-    fn binding(&self, name: &str) -> Option<&Binding> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|b| b.name == name)
-    }
-
-    /// Whether the variable `name` refers to here is `mut`.
-    fn is_mut(&self, name: &str) -> bool {
-        self.binding(name).is_some_and(|b| b.mutable)
     }
 
     /// Whether `e` is the same for every work-item, with no side effect
@@ -330,27 +289,13 @@ impl Lifter {
         })
     }
 
-    /// Whether the binding `name` refers to here is uniform (`None`: not a
-    /// variable of the kernel body).
-    fn lookup_uniform(&self, name: &str) -> Option<bool> {
-        self.binding(name).map(|b| b.uniform)
-    }
-
-    /// Whether a new `name` here would hide a per-work-item variable of an
-    /// enclosing block (one the lifting is inside, not this one).
-    fn shadows_outer(&self, name: &str) -> bool {
-        let n = self.scopes.len();
-        self.scopes[..n - 1]
-            .iter()
-            .flat_map(|s| s.iter())
-            .any(|b| b.name == name && b.slot.is_some())
-    }
-
-    /// A work-item's code in a loop over the group: its variables read from
-    /// their slots, `code`, the variables written back, then `tail` (the
-    /// value of a condition).
+    /// A work-item's code in a loop over the group: its local-id variables
+    /// `ids` taken from the work-item, its other variables read from their
+    /// slots, `code`, the variables written back, then `tail` (the value of
+    /// a condition).
     fn item_code(
         &self,
+        ids: &[(String, bool)],
         ins: &[(String, usize)],
         outs: &[(String, usize)],
         code: &TokenStream,
@@ -363,6 +308,18 @@ impl Lifter {
         } else {
             quote!()
         };
+        let ids = ids.iter().map(|(name, linear)| {
+            let name = Ident::new(name, Span::call_site());
+            let id = if *linear {
+                quote!(#it.local_linear_id)
+            } else {
+                quote!(#it.local_id[0])
+            };
+            quote! {
+                #[allow(unused_variables)]
+                let #name = #id;
+            }
+        });
         let reads = ins.iter().map(|(name, slot)| {
             let (name, ptr) = (Ident::new(name, Span::call_site()), self.slot(*slot));
             // SAFETY (of the generated `read`): `l` is a local linear id of
@@ -382,6 +339,7 @@ impl Lifter {
         quote! {
             let #l = #it.local_linear_id;
             #lane
+            #(#ids)*
             #(#reads)*
             #code
             #(#writes)*
@@ -408,7 +366,8 @@ impl Lifter {
                     && BARRIERS.contains(&m.method.to_string().as_str()) =>
             {
                 let args = &m.args;
-                if !self.visible(&mentions(args)).is_empty() {
+                let used = mentions(args);
+                if !self.visible(&used).is_empty() || !self.visible_ids(&used).is_empty() {
                     return Err(Fail::new(
                         args.span(),
                         "a barrier's arguments use a per-work-item variable",
@@ -544,6 +503,7 @@ impl Lifter {
         }
         let used = mentions(&code);
         let ins = self.visible(&used);
+        let ids = self.visible_ids(&used);
         let outs: Vec<_> = ins
             .iter()
             .filter(|(n, _)| live.contains(n))
@@ -551,7 +511,7 @@ impl Lifter {
             .collect();
         let v = Ident::new("__clsync_v", Span::mixed_site());
         let code = quote! { let #v = #code; };
-        Ok(self.item_code(&ins, &outs, &code, quote!(#v)))
+        Ok(self.item_code(&ids, &ins, &outs, &code, quote!(#v)))
     }
 }
 

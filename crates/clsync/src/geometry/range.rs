@@ -347,12 +347,23 @@ impl Geometry {
     /// `v[dim]` for a dimension in use, else `default`: what OpenCL C's
     /// work-item functions return for a dimension beyond `get_work_dim()`
     /// (1 for sizes, 0 for ids and offsets).
+    ///
+    /// Every `v` passed here (sizes, ids, offsets of this geometry) holds
+    /// that default already in the dimensions past `dims` (see the type's
+    /// docs: size 1, offset 0, so ids 0 and one group), so only a `dim` of 3
+    /// or more needs the test, and `dims` is not read: in a loop over
+    /// work-items, reading it through the geometry's pointer per call cost
+    /// a load chain per work-item.
     #[inline]
     pub(crate) fn in_dim(&self, dim: u32, v: [usize; 3], default: usize) -> usize {
-        if dim < self.dims as u32 {
-            v[dim as usize]
-        } else {
-            default
+        debug_assert!(
+            (self.dims..3).all(|d| v[d] == default),
+            "{v:?} is not {default} past dimension {}",
+            self.dims
+        );
+        match v.get(dim as usize) {
+            Some(&x) => x,
+            None => default,
         }
     }
     /// Total number of work-items.
