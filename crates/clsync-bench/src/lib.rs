@@ -5,11 +5,11 @@
 //! * [`kernels`]: clsync kernels (group-level, on
 //!   [`Runtime::launch_groups`](clsync::Runtime::launch_groups); the barrier
 //!   loop also on the general engine);
-//! * [`pocl`] (feature `pocl`): OpenCL C kernels on PoCL through the ICD;
+//! * `pocl` (feature `pocl`): OpenCL C kernels on PoCL through the ICD;
 //! * [`limit`]: plain Rust with rayon, the practical limit.
 //!
 //! Each run returns its time and whether its result matched the
-//! sequential reference in [`reference`].
+//! sequential reference in [`reference`](mod@reference).
 
 pub mod kernels;
 pub mod limit;

@@ -3,7 +3,7 @@
 //! These are what `clsync` (the command line, with no arguments) runs, what
 //! the integration tests run at small sizes, and what the benchmarks time.
 //! Each sample builds its inputs from a fixed seed, runs on a
-//! [`Runtime`](clsync::Runtime), and compares the result with a plain
+//! [`Runtime`], and compares the result with a plain
 //! sequential computation.
 
 pub mod histogram;
