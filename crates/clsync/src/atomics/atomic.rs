@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::space::{Global, Local, Space};
-use crate::checker::{self, AtomicAccess, OpKind, Space as MemSpace};
+use crate::checker::{self, OpKind, Space as MemSpace};
 use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
 use crate::sync::sealed::Sealed;
@@ -246,14 +246,19 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         at: &'static Location<'static>,
         f: impl FnOnce() -> (R, bool),
     ) -> R {
-        let access = AtomicAccess {
+        // `perform` tests the gate again: on this path only, and the slow
+        // side is all it adds.
+        super::perform(
+            self as *const Self as usize,
+            S::LOCAL,
             op,
             kind,
             order,
             failure,
             scope,
-        };
-        super::slow(self as *const Self as usize, S::LOCAL, access, at, f)
+            at,
+            f,
+        )
     }
 
     /// `atomic_init`: a non-atomic initialization of the object.

@@ -54,7 +54,6 @@ mod perform;
 mod space;
 
 pub(crate) use perform::perform;
-use perform::slow;
 
 pub use atomic::{
     Atomic, AtomicDouble, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong, AtomicPtrdiff,

@@ -41,11 +41,10 @@ pub(crate) fn perform<R>(
     slow(addr, local, access, at, f)
 }
 
-/// `perform` with the gate raised (or by an operation that has tested it
-/// itself): poll, trace, check, perform.
+/// `perform` with the gate raised: poll, trace, check, perform.
 #[cold]
 #[inline(never)]
-pub(crate) fn slow<R>(
+fn slow<R>(
     addr: usize,
     local: bool,
     a: AtomicAccess,
