@@ -5,7 +5,7 @@ mod common;
 
 use clsync::checker::ReportKind;
 use clsync::sync::{GLOBAL, LOCAL};
-use clsync::{Buffer, Launch, LaunchError, NdRange};
+use clsync::{Buffer, Launch, LaunchError, NdRange, Place};
 
 #[test]
 fn tree_reduction_matches_the_sequential_sum() {
@@ -106,5 +106,82 @@ fn a_sync_barrier_in_an_async_kernel_is_an_error() {
             .launch_async(&launch, async |wi| wi.barrier(LOCAL))
             .unwrap_err();
         assert!(e.to_string().contains("awaits its barriers"), "{e}");
+    });
+}
+
+/// Where each work-item of a divergence report is: `(items, place)` with the
+/// place as "line N" for a barrier, "exited" or "running".
+fn places(e: LaunchError) -> Vec<(Vec<usize>, String)> {
+    let LaunchError::Divergence(d) = e else {
+        panic!("expected divergence, got {e}")
+    };
+    d.places
+        .iter()
+        .map(|r| {
+            let place = match &r.place {
+                Place::AtBarrier(w) => format!("line {}", w.site.line),
+                Place::Exited => "exited".to_string(),
+                other => format!("{other:?}"),
+            };
+            (r.items.clone(), place)
+        })
+        .collect()
+}
+
+/// The scheduler resumes a group's work-items without recording them while
+/// each waits where the round's first one waits (rounds after a release of
+/// the whole group). Whichever work-item breaks that first — the first one,
+/// one in the middle, the last — the report must still place every
+/// work-item, in both general engines, after a uniform round.
+#[test]
+// The branches are the same text but two different barriers (call sites),
+// which is the point.
+#[allow(clippy::if_same_then_else)]
+fn a_round_that_stops_being_uniform_still_places_every_work_item() {
+    common::within(60, || {
+        for odd in [0usize, 5, 15] {
+            let launch = Launch::new("odd_one", NdRange::new([16]).local([16]));
+            let first_line = line!() + 6;
+            let co = common::rt()
+                .launch(&launch, |wi| {
+                    wi.barrier(LOCAL);
+                    let l = wi.get_local_id(0);
+                    if l == odd {
+                        wi.barrier(LOCAL);
+                    } else if l != odd + 1 {
+                        wi.barrier(LOCAL);
+                    }
+                })
+                .unwrap_err();
+            let async_line = line!() + 6;
+            let asy = common::rt()
+                .launch_async(&launch, async |wi| {
+                    wi.barrier_async(LOCAL).await;
+                    let l = wi.get_local_id(0);
+                    if l == odd {
+                        wi.barrier_async(LOCAL).await;
+                    } else if l != odd + 1 {
+                        wi.barrier_async(LOCAL).await;
+                    }
+                })
+                .unwrap_err();
+            for (line, e) in [(first_line, co), (async_line, asy)] {
+                // Independent of the scheduler: work-item `odd` waits at the
+                // first inner barrier, `odd + 1` has returned, the others
+                // wait at the second.
+                let others: Vec<usize> = (0..16).filter(|l| *l != odd && *l != odd + 1).collect();
+                let mut want = vec![
+                    (vec![odd], format!("line {line}")),
+                    (others, format!("line {}", line + 2)),
+                ];
+                if odd + 1 < 16 {
+                    want.push((vec![odd + 1], "exited".to_string()));
+                }
+                let mut got = places(e);
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "odd one {odd}");
+            }
+        }
     });
 }

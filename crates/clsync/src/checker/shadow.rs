@@ -48,13 +48,7 @@ const ORDERS: [MemOrder; 5] = [
     MemOrder::AcqRel,
     MemOrder::SeqCst,
 ];
-const SCOPES: [MemScope; 5] = [
-    MemScope::WorkItem,
-    MemScope::SubGroup,
-    MemScope::WorkGroup,
-    MemScope::Device,
-    MemScope::AllSvmDevices,
-];
+const SCOPES: [MemScope; 5] = MemScope::ALL;
 
 impl PackedOp {
     pub(crate) fn pack(op: AccessOp) -> Self {

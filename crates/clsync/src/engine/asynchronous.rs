@@ -25,6 +25,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::panic::Location;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -32,37 +33,144 @@ use std::task::{Context, Poll, Waker};
 use super::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend, WorkItem};
 use crate::geometry::ItemIds;
 use crate::scheduler::hooks;
-use crate::sync::BarrierWait;
+use crate::sync::{fence_effect, BarrierKind, BarrierWait, MemFlags, MemOrder, MemScope, Site};
 
 thread_local! {
-    /// The barrier the work-item being polled on this thread arrived at.
-    static ARRIVED: Cell<Option<BarrierWait>> = const { Cell::new(None) };
+    /// Where the work-item being polled on this thread arrived at a barrier
+    /// (`None`: it did not).
+    static ARRIVED_AT: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
+    /// Which barrier it was, packed ([`Arrival::how`]).
+    static ARRIVED_HOW: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The future of one arrival at a barrier: pending once (the scheduler
-/// then holds the work-item until the barrier is released), then ready.
-pub(crate) struct Arrive {
-    wait: BarrierWait,
+/// A barrier arrival, as the future hands it to the scheduler: the site as
+/// its static `Location`, made into a [`Site`] only when the scheduler reads
+/// it, and the kind, flags and scope packed in one word.
+///
+/// Each goes through the thread-locals as a single scalar store and load.
+/// Copying a whole [`BarrierWait`] through the future and a thread-local
+/// within one poll cost a stalled load per arrival: a value stored in
+/// pieces and read back in one wider load cannot be forwarded from the
+/// store buffer, and that stall was most of an async barrier's cost.
+#[derive(Clone, Copy)]
+struct Arrival {
+    at: &'static Location<'static>,
+    how: u32,
+}
+
+impl Arrival {
+    #[inline]
+    fn new(
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> Self {
+        let kind = match kind {
+            BarrierKind::WorkGroup => 0,
+            BarrierKind::SubGroup => 1,
+        };
+        // A scope's discriminant is its index in `MemScope::ALL`.
+        let scope = scope as u32;
+        Arrival {
+            at,
+            how: kind | (u32::from(flags.bits()) << 1) | (scope << 4),
+        }
+    }
+
+    #[inline]
+    fn kind(self) -> BarrierKind {
+        if self.how & 1 == 0 {
+            BarrierKind::WorkGroup
+        } else {
+            BarrierKind::SubGroup
+        }
+    }
+
+    #[inline]
+    fn flags(self) -> MemFlags {
+        MemFlags(((self.how >> 1) & 7) as u8)
+    }
+
+    #[inline]
+    fn scope(self) -> MemScope {
+        MemScope::ALL[(self.how >> 4) as usize]
+    }
+
+    #[inline]
+    fn wait(self) -> BarrierWait {
+        BarrierWait {
+            kind: self.kind(),
+            site: Site::from(self.at),
+            flags: self.flags(),
+            scope: self.scope(),
+        }
+    }
+
+    /// Hands the arrival to the scheduler.
+    #[inline]
+    fn post(self) {
+        ARRIVED_HOW.with(|c| c.set(self.how));
+        ARRIVED_AT.with(|c| c.set(Some(self.at)));
+    }
+
+    /// What the last poll on this thread posted, if anything.
+    #[inline]
+    fn take() -> Option<Arrival> {
+        let at = ARRIVED_AT.with(|c| c.take())?;
+        Some(Arrival {
+            at,
+            how: ARRIVED_HOW.with(|c| c.get()),
+        })
+    }
+}
+
+/// The future of one arrival at a barrier: at its first poll the
+/// work-item arrives (the barrier's release half) and it is pending (the
+/// scheduler then holds the work-item until the barrier is released); at the
+/// next it takes the barrier's acquire half and is ready.
+///
+/// Written by hand rather than as an `async fn`, so that it holds no more
+/// than the barrier and its work-item: a suspended work-item's future is this
+/// plus the kernel's own live values, and the smaller a group's futures, the
+/// more of them stay in the cache from one barrier to the next.
+pub(crate) struct Arrive<'w, 'g> {
+    wi: &'w WorkItem<'g>,
+    arrival: Arrival,
     arrived: bool,
 }
 
-impl Arrive {
-    pub(crate) fn new(wait: BarrierWait) -> Self {
+impl<'w, 'g> Arrive<'w, 'g> {
+    #[inline]
+    pub(crate) fn new(
+        wi: &'w WorkItem<'g>,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> Self {
         Arrive {
-            wait,
+            wi,
+            arrival: Arrival::new(kind, flags, scope, at),
             arrived: false,
         }
     }
 }
 
-impl Future for Arrive {
+impl Future for Arrive<'_, '_> {
     type Output = ();
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let a = self.arrival;
         if self.arrived {
+            // Released: the acquire half.
+            fence_effect(a.flags(), MemOrder::Acquire, a.scope());
             return Poll::Ready(());
         }
         self.arrived = true;
-        ARRIVED.with(|a| a.set(Some(self.wait)));
+        self.wi
+            .arrive(a.kind(), a.flags(), a.scope(), || Site::from(a.at));
+        a.post();
         Poll::Pending
     }
 }
@@ -104,8 +212,8 @@ impl ItemTask for AsyncTask<'_> {
                 self.future = None;
                 Suspend::Done
             }
-            Ok(Poll::Pending) => match ARRIVED.with(|a| a.take()) {
-                Some(wait) => Suspend::Barrier(wait),
+            Ok(Poll::Pending) => match Arrival::take() {
+                Some(arrival) => Suspend::Barrier(arrival.wait()),
                 None => {
                     self.future = None;
                     Suspend::Failed(ItemFailure::Panic {
@@ -133,7 +241,11 @@ where
     where
         Self: 'g;
 
-    fn spawn<'g>(&'g self, env: &'g GroupEnv<'g>, ids: ItemIds) -> Result<AsyncTask<'g>, String> {
+    fn spawn<'g>(
+        &'g self,
+        env: &'g GroupEnv<'g>,
+        ids: &'g ItemIds,
+    ) -> Result<AsyncTask<'g>, String> {
         let kernel = self.kernel;
         let future = async move {
             let wi = WorkItem {

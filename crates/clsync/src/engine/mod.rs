@@ -150,7 +150,11 @@ pub trait Engine: Sync {
 
     /// Makes the task for the work-item `ids` of the group `env`. It must not
     /// run any kernel code until first resumed.
-    fn spawn<'g>(&'g self, env: &'g GroupEnv<'g>, ids: ItemIds) -> Result<Self::Task<'g>, String>;
+    fn spawn<'g>(
+        &'g self,
+        env: &'g GroupEnv<'g>,
+        ids: &'g ItemIds,
+    ) -> Result<Self::Task<'g>, String>;
 
     /// Takes back a task that has finished or failed, to reuse its resources.
     fn retire(&self, task: Self::Task<'_>);

@@ -28,7 +28,7 @@
 //! so a group can never hang in the scheduler; only a work-item that runs
 //! forever can, and that is the watchdog's case.
 
-use super::{Progress, Shared, Worker};
+use super::{Plan, Progress, Shared, Worker};
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
@@ -102,10 +102,12 @@ pub(crate) fn run_group<E: Engine>(
     let env = GroupEnv::for_group(plan, linear, arena);
     let check = env.check(plan, linear);
     let n = env.len();
+    // Every work-item's ids, made once per group; each task borrows its own.
+    let ids: Vec<ItemIds> = GroupItems::new(&plan.geometry, env.group_id, env.local_size).collect();
     let mut tasks = Vec::with_capacity(n);
     let mut slots = vec![Slot::Ready; n];
     let mut result = Ok(());
-    for ids in GroupItems::new(&plan.geometry, env.group_id, env.local_size) {
+    for ids in &ids {
         match engine.spawn(&env, ids) {
             Ok(t) => tasks.push(t),
             Err(message) => {
@@ -118,6 +120,10 @@ pub(crate) fn run_group<E: Engine>(
         }
     }
     if result.is_ok() {
+        // Progress counted in a local copy, told to the watchdog per
+        // work-item as before and taken back at the end: a count behind the
+        // worker's reference went through memory twice per work-item.
+        let mut local = progress.fork();
         result = drive(
             &mut tasks,
             &mut slots,
@@ -125,8 +131,9 @@ pub(crate) fn run_group<E: Engine>(
             &env,
             check.as_ref(),
             linear,
-            progress,
+            &mut local,
         );
+        progress.join(&local, 0);
     }
     if result.is_err() {
         cancel_all(&mut tasks, &mut slots);
@@ -138,6 +145,14 @@ pub(crate) fn run_group<E: Engine>(
 }
 
 /// Rounds until the group finishes or fails.
+///
+/// A round over a group whose slots are all `Ready` (the first round, and
+/// every round after the whole group was released) starts on a fast path:
+/// while each work-item waits where the round's first one waits, its slot
+/// is not written at all, so a uniform round costs a resume and a
+/// comparison per work-item. The first work-item that does anything else
+/// ends the fast path: the slots of those before it become `Waiting` at
+/// the first one's barrier, and the round goes on as a general one.
 fn drive<T: ItemTask>(
     tasks: &mut [T],
     slots: &mut [Slot],
@@ -156,65 +171,77 @@ fn drive<T: ItemTask>(
     } else {
         Vec::new()
     };
+    // Whether every slot is `Ready`.
+    let mut all_ready = true;
     loop {
         if let Some(rng) = shuffle.as_mut() {
             rng.shuffle(&mut order);
         }
         // What this round saw, for the common case: every work-item resumed
         // and waiting at one work-group barrier.
-        let mut resumed = 0;
-        let mut first: Option<BarrierWait> = None;
-        let mut uniform = true;
+        let mut round = Round {
+            resumed: 0,
+            first: None,
+            uniform: true,
+        };
+        // On the fast path while every work-item so far waits at `first`
+        // and its slot is untouched (`Ready`).
+        let mut fast_path = all_ready && order.is_empty();
         for k in 0..n {
             let i = if order.is_empty() { k } else { order[k] };
-            if slots[i] != Slot::Ready {
+            if !fast_path && slots[i] != Slot::Ready {
                 continue;
             }
-            resumed += 1;
             let running = check.map(|c| Running::enter(c, i));
             let suspend = tasks[i].resume(Resume::Continue);
             drop(running);
+            // Each variant destructured here, so that an inlined `resume`'s
+            // barrier stays in registers for the comparison.
             match suspend {
                 Suspend::Barrier(w) => {
-                    progress.step();
-                    match first {
-                        None => first = Some(w),
-                        Some(f) => uniform &= f == w,
+                    if fast_path && round.first.is_none_or(|f| f == w) {
+                        progress.step();
+                        round.resumed += 1;
+                        if round.first.is_none() {
+                            round.first = Some(w);
+                        }
+                        continue;
                     }
-                    slots[i] = Slot::Waiting(w);
+                    leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
+                    round.barrier(i, w, slots, progress);
                 }
                 Suspend::Done => {
-                    progress.step();
-                    uniform = false;
-                    slots[i] = Slot::Done;
+                    leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
+                    round.done(i, slots, progress);
                 }
-                Suspend::Failed(ItemFailure::Panic { message, site }) => {
-                    slots[i] = Slot::Stopped;
-                    let ids = ItemIds::new(&plan.geometry, env.group_id, env.local_size, i);
-                    return Err(GroupFailure::Error(LaunchError::Panic(Box::new(
-                        KernelPanic {
-                            kernel: plan.kernel.clone(),
-                            dims: plan.geometry.dims,
-                            ids,
-                            message,
-                            site,
-                        },
-                    ))));
-                }
-                Suspend::Failed(ItemFailure::Cancelled { site }) => {
-                    slots[i] = Slot::Stopped;
-                    return Err(stalled(slots, env, Some((i, site))));
+                Suspend::Failed(failure) => {
+                    leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
+                    return Err(failed(i, failure, slots, env, plan));
                 }
             }
         }
-        let fast =
-            resumed == n && uniform && first.is_some_and(|w| w.kind == BarrierKind::WorkGroup);
+        if fast_path {
+            // The whole group waits at `first`, its slots still `Ready`.
+            let first = round.first.expect("a group has work-items");
+            if first.kind == BarrierKind::SubGroup {
+                slots.fill(Slot::Waiting(first));
+                all_ready = false;
+            }
+        }
+        let fast = round.resumed == n
+            && round.uniform
+            && round
+                .first
+                .is_some_and(|w| w.kind == BarrierKind::WorkGroup);
         let resolution = if fast {
             // Every work-item waits at the same work-group barrier: release.
-            if let (Some(c), Some(w)) = (check, first) {
+            if let (Some(c), Some(w)) = (check, round.first) {
                 c.release_group(w);
             }
-            slots.fill(Slot::Ready);
+            if !all_ready {
+                slots.fill(Slot::Ready);
+                all_ready = true;
+            }
             Ok(Resolution::Released)
         } else {
             resolve(slots, sg, &plan.kernel, env, check)
@@ -227,6 +254,93 @@ fn drive<T: ItemTask>(
         if shared.dispenser.is_cancelled() {
             return Err(stalled(slots, env, None));
         }
+    }
+}
+
+/// What one round of `drive` has seen so far.
+struct Round {
+    /// Work-items resumed.
+    resumed: usize,
+    /// The barrier the first of them waits at.
+    first: Option<BarrierWait>,
+    /// Whether every one resumed waits at `first`.
+    uniform: bool,
+}
+
+/// Ends a round's fast path at its `k`th work-item: those before it wait at
+/// the round's first barrier, which their slots now say.
+#[inline]
+fn leave_fast_path(
+    fast_path: &mut bool,
+    all_ready: &mut bool,
+    slots: &mut [Slot],
+    k: usize,
+    round: &Round,
+) {
+    if *fast_path {
+        *fast_path = false;
+        *all_ready = false;
+        if let Some(f) = round.first {
+            // Ready → Waiting, for each of them.
+            slots[..k].fill(Slot::Waiting(f));
+        }
+    }
+}
+
+impl Round {
+    /// Work-item `i` waits at `w`.
+    #[inline]
+    fn barrier(
+        &mut self,
+        i: usize,
+        w: BarrierWait,
+        slots: &mut [Slot],
+        progress: &mut Progress<'_>,
+    ) {
+        self.resumed += 1;
+        progress.step();
+        match self.first {
+            None => self.first = Some(w),
+            Some(f) => self.uniform &= f == w,
+        }
+        // Ready → Waiting.
+        slots[i] = Slot::Waiting(w);
+    }
+
+    /// Work-item `i` returned.
+    #[inline]
+    fn done(&mut self, i: usize, slots: &mut [Slot], progress: &mut Progress<'_>) {
+        self.resumed += 1;
+        progress.step();
+        self.uniform = false;
+        // Ready → Done.
+        slots[i] = Slot::Done;
+    }
+}
+
+/// Work-item `i` failed: the group's failure.
+#[cold]
+fn failed(
+    i: usize,
+    failure: ItemFailure,
+    slots: &mut [Slot],
+    env: &GroupEnv<'_>,
+    plan: &Plan<'_>,
+) -> GroupFailure {
+    // Ready → Stopped.
+    slots[i] = Slot::Stopped;
+    match failure {
+        ItemFailure::Panic { message, site } => {
+            let ids = ItemIds::new(&plan.geometry, env.group_id, env.local_size, i);
+            GroupFailure::Error(LaunchError::Panic(Box::new(KernelPanic {
+                kernel: plan.kernel.clone(),
+                dims: plan.geometry.dims,
+                ids,
+                message,
+                site,
+            })))
+        }
+        ItemFailure::Cancelled { site } => stalled(slots, env, Some((i, site))),
     }
 }
 

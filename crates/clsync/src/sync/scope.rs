@@ -43,6 +43,16 @@ pub enum MemScope {
 }
 
 impl MemScope {
+    /// Every scope, narrowest first; a scope's discriminant is its index
+    /// here.
+    pub const ALL: [MemScope; 5] = [
+        MemScope::WorkItem,
+        MemScope::SubGroup,
+        MemScope::WorkGroup,
+        MemScope::Device,
+        MemScope::AllSvmDevices,
+    ];
+
     /// The OpenCL C spelling.
     pub fn name(self) -> &'static str {
         match self {

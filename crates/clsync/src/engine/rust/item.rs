@@ -44,7 +44,11 @@ use crate::trace::{self, SyncEvent};
 /// assert_eq!(data.get(64), 127);
 /// ```
 pub struct WorkItem<'g> {
-    pub(crate) ids: ItemIds,
+    /// Held by reference: the group keeps every work-item's ids in one
+    /// table, so a suspended work-item's own state stays small (an async
+    /// work-item's future is polled once per barrier, and a group's futures
+    /// should fit the cache together).
+    pub(crate) ids: &'g ItemIds,
     pub(crate) env: &'g GroupEnv<'g>,
     /// The coroutine to suspend at a barrier; `None` on the async engine,
     /// whose barriers are awaited.
@@ -75,7 +79,7 @@ impl fmt::Debug for WorkItem<'_> {
 impl WorkItem<'_> {
     /// All ids of this work-item at once.
     pub fn ids(&self) -> &ItemIds {
-        &self.ids
+        self.ids
     }
     /// `get_work_dim`.
     pub fn get_work_dim(&self) -> u32 {
@@ -262,30 +266,37 @@ impl WorkItem<'_> {
     }
 
     /// What every barrier does before it waits: the release half of its
-    /// fence, the image fence, the trace. Returns the wait to hand over.
+    /// fence, the image fence, the trace (`site` is asked for only while a
+    /// trace is captured).
     #[inline]
-    fn arrive(
+    pub(crate) fn arrive(
         &self,
         kind: BarrierKind,
         flags: MemFlags,
         scope: MemScope,
-        site: Site,
-    ) -> BarrierWait {
+        site: impl FnOnce() -> Site,
+    ) {
         fence_effect(flags, MemOrder::Release, scope);
         self.image_fence(flags, MemOrder::AcqRel);
+        trace::note(|| {
+            SyncEvent::Barrier(BarrierWait {
+                kind,
+                site: site(),
+                flags,
+                scope,
+            })
+        });
+    }
+
+    #[inline]
+    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
+        self.arrive(kind, flags, scope, || site);
         let wait = BarrierWait {
             kind,
             site,
             flags,
             scope,
         };
-        trace::note(|| SyncEvent::Barrier(wait));
-        wait
-    }
-
-    #[inline]
-    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
-        let wait = self.arrive(kind, flags, scope, site);
         let Some(yielder) = self.yielder else {
             panic!("{wait}: a kernel on the async engine awaits its barriers (`barrier_async(…).await`)");
         };
@@ -301,7 +312,7 @@ impl WorkItem<'_> {
 /// Barriers of the async engine ([`crate::engine::asynchronous`]): the same
 /// barriers, awaited. The work-item's future returns `Pending` at each one,
 /// which is how the scheduler learns it waits.
-impl WorkItem<'_> {
+impl<'g> WorkItem<'g> {
     /// `barrier(flags)`, awaited.
     #[track_caller]
     pub fn barrier_async<F: FenceFlags>(
@@ -312,7 +323,6 @@ impl WorkItem<'_> {
             BarrierKind::WorkGroup,
             flags.mem_flags(),
             MemScope::WorkGroup,
-            Site::caller(),
         )
     }
     /// `work_group_barrier(flags, scope)`, awaited.
@@ -322,12 +332,7 @@ impl WorkItem<'_> {
         flags: F,
         _scope: S,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        self.wait_async(
-            BarrierKind::WorkGroup,
-            flags.mem_flags(),
-            S::SCOPE,
-            Site::caller(),
-        )
+        self.wait_async(BarrierKind::WorkGroup, flags.mem_flags(), S::SCOPE)
     }
     /// `sub_group_barrier(flags)`, awaited.
     #[track_caller]
@@ -335,19 +340,24 @@ impl WorkItem<'_> {
         &self,
         flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        self.wait_async(
-            BarrierKind::SubGroup,
-            flags.mem_flags(),
-            MemScope::SubGroup,
-            Site::caller(),
-        )
+        self.wait_async(BarrierKind::SubGroup, flags.mem_flags(), MemScope::SubGroup)
     }
 
-    async fn wait_async(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
-        let wait = self.arrive(kind, flags, scope, site);
-        crate::engine::asynchronous::Arrive::new(wait).await;
-        // Acquire half.
-        fence_effect(flags, MemOrder::Acquire, scope);
+    #[inline]
+    #[track_caller]
+    fn wait_async(
+        &self,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+    ) -> crate::engine::asynchronous::Arrive<'_, 'g> {
+        crate::engine::asynchronous::Arrive::new(
+            self,
+            kind,
+            flags,
+            scope,
+            std::panic::Location::caller(),
+        )
     }
 }
 

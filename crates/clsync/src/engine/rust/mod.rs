@@ -63,7 +63,11 @@ where
     where
         Self: 'g;
 
-    fn spawn<'g>(&'g self, env: &'g GroupEnv<'g>, ids: ItemIds) -> Result<RustTask<'g>, String> {
+    fn spawn<'g>(
+        &'g self,
+        env: &'g GroupEnv<'g>,
+        ids: &'g ItemIds,
+    ) -> Result<RustTask<'g>, String> {
         let stack = stack::take(self.stack_size)?;
         let kernel = self.kernel;
         let body = move |yielder: &Yielder<Resume, Suspend>, first: Resume| -> Suspend {
