@@ -494,8 +494,12 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
                     // SAFETY: base + k < items * HIST_PER_ITEM, at most the
                     // input's length, and no one writes `data` during the launch.
                     let v = unsafe { data.get_unchecked(base + k) } as usize;
-                    lb.at(v)
-                        .fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+                    // SAFETY: a byte is below 256, the number of bins.
+                    unsafe { lb.at_unchecked(v) }.fetch_add_explicit_scope(
+                        1,
+                        Relaxed,
+                        WorkGroupScope,
+                    );
                 }
             });
             g.barrier(LOCAL);

@@ -6,8 +6,8 @@
 mod common;
 
 use clsync::checker::{Report, ReportKind};
-use clsync::sync::{FenceFlags, GLOBAL, LOCAL};
-use clsync::{Buffer, Group, KernelPanic, Launch, LaunchError, NdRange};
+use clsync::sync::{DeviceScope, FenceFlags, Relaxed, WorkGroupScope, GLOBAL, LOCAL};
+use clsync::{AtomicUint, Buffer, Group, KernelPanic, Launch, LaunchError, NdRange};
 
 #[test]
 fn for_each_ids_match_the_work_item_functions() {
@@ -228,6 +228,72 @@ fn array_reads_equal_element_reads_and_past_the_end_is_a_report() {
         assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "row"));
         let second = r.second.as_ref().expect("the access");
         assert_eq!(second.item.local_linear_id, 0, "{r}");
+    }
+}
+
+/// `LocalView::at_unchecked` on local atomics: the same counts as `at` in
+/// unchecked and checked launches (against a sequential count), and an
+/// index past the end in a checked launch is an out-of-bounds report at its
+/// line, naming the work-item.
+#[test]
+fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
+    let mut want = vec![0u32; 16];
+    for &b in &bytes {
+        want[b as usize] += 1;
+    }
+    let data = Buffer::from_slice(&bytes);
+    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
+    let bins = launch.local::<AtomicUint>(16);
+    for checked in [false, true] {
+        let out: Buffer<AtomicUint> = Buffer::new(16);
+        common::rt()
+            .with_checking(checked)
+            .launch_groups(&launch, |g| {
+                let (b, data, out) = (g.local(bins), g.global(&data), g.global(&out));
+                g.for_each_in(0..16, move |it| {
+                    b.at(it.local_linear_id)
+                        .store_explicit_scope(0, Relaxed, WorkGroupScope)
+                });
+                g.barrier(LOCAL);
+                g.for_each(move |it| {
+                    let v = data.get(it.global_linear_id) as usize;
+                    // SAFETY: every byte of the input is below 11 < 16.
+                    unsafe { b.at_unchecked(v) }.fetch_add_explicit_scope(
+                        1,
+                        Relaxed,
+                        WorkGroupScope,
+                    );
+                });
+                g.barrier(LOCAL);
+                g.for_each_in(0..16, move |it| {
+                    let l = it.local_linear_id;
+                    let v = b.at(l).load_explicit_scope(Relaxed, WorkGroupScope);
+                    out.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
+                });
+            })
+            .unwrap();
+        assert_eq!(out.to_vec(), want, "checked: {checked}");
+    }
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let b = g.local(bins);
+                g.for_each_in(3..4, move |_| {
+                    // SAFETY: not met (16 is past the end); the launch is
+                    // checked, so the access is a report.
+                    let _ = unsafe { b.at_unchecked(16) }; //~ bin
+                });
+            })
+            .unwrap()
+    });
+    assert!(!reports.is_empty());
+    for r in &reports {
+        assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
+        assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "bin"));
+        let second = r.second.as_ref().expect("the access");
+        assert_eq!(second.item.local_linear_id, 3, "{r}");
     }
 }
 

@@ -245,6 +245,47 @@ impl<'a, T: AtomicValue> LocalView<'a, Atomic<T, Global>> {
         // borrowed for `'a`, so the element is live.
         unsafe { &*self.base.add(index) }
     }
+    /// The local atomic object at `index`, with no bounds check outside
+    /// checked launches (where an index out of bounds is reported, as with
+    /// [`at`](Self::at)): for an index in bounds by construction, such as a
+    /// histogram's bin of a byte in 256 bins, as OpenCL C has no check.
+    ///
+    /// # Safety
+    ///
+    /// `index < self.len()`, unless the launch is checked.
+    ///
+    /// ```
+    /// use clsync::sync::{Relaxed, WorkGroupScope, LOCAL};
+    /// use clsync::{AtomicUint, Buffer, Launch, NdRange, Runtime};
+    ///
+    /// let bytes = Buffer::from_slice(&[3u8, 200, 3, 7]);
+    /// let mut launch = Launch::new("count", NdRange::new([4]).local([4]));
+    /// let bins = launch.local::<AtomicUint>(256);
+    /// let threes = Buffer::<u32>::new(1);
+    /// Runtime::with_threads(1).launch_groups(&launch, |g| {
+    ///     let (b, data) = (g.local(bins), g.global(&bytes));
+    ///     g.for_each(move |it| b.at(it.local_linear_id).store_explicit_scope(0, Relaxed, WorkGroupScope));
+    ///     g.barrier(LOCAL);
+    ///     g.for_each(move |it| {
+    ///         let v = data.get(it.global_linear_id) as usize;
+    ///         // SAFETY: a byte is below 256, the number of bins.
+    ///         unsafe { b.at_unchecked(v) }.fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+    ///     });
+    ///     g.barrier(LOCAL);
+    ///     threes.set(0, b.at(3).load_explicit_scope(Relaxed, WorkGroupScope));
+    /// }).unwrap();
+    /// assert_eq!(threes.get(0), 2);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub unsafe fn at_unchecked(&self, index: usize) -> &'a Atomic<T, Local> {
+        if self.checked {
+            return Self::slow_at(self.slice, index);
+        }
+        // SAFETY: the caller promises `index < len`, the slice's length,
+        // and the slice is borrowed for `'a`, so the element is live.
+        unsafe { &*self.base.add(index) }
+    }
     /// As `LocalView::slow_get`.
     #[cold]
     #[inline(never)]
