@@ -27,6 +27,12 @@
 //! Every round either releases a barrier, finishes the group, or fails it,
 //! so a group can never hang in the scheduler; only a work-item that runs
 //! forever can, and that is the watchdog's case.
+//!
+//! The slots are the state machine's record, written only where it is
+//! needed: a round in which the whole group waits at one work-group barrier
+//! (case 3 released) leaves them `Ready` and never writes `Waiting`, and a
+//! round that stops being that writes the `Waiting` of those before the
+//! first work-item that broke it (see `drive`).
 
 use super::{Plan, Progress, Shared, Worker};
 use crate::checker::{GroupCheck, Running};
