@@ -16,6 +16,8 @@ kernel void barrier_loop(global uint* out, int barriers) {
 
 kernel void reduce(global const float* in, global float* partial, local float* s) {
     size_t l = get_local_id(0);
+    size_t ahead = get_group_id(0) + 2;
+    if (l == 0 && ahead < get_num_groups(0)) prefetch(in + ahead * GROUP, GROUP);
     s[l] = in[get_global_id(0)];
     for (size_t h = GROUP / 2; h > 0; h /= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -28,6 +30,8 @@ kernel void scan_groups(global int* data, global int* sums, local int* a, local 
     size_t l = get_local_id(0);
     local int* src = a;
     local int* dst = b;
+    size_t ahead = get_group_id(0) + 2;
+    if (l == 0 && ahead < get_num_groups(0)) prefetch(data + ahead * GROUP, GROUP);
     src[l] = data[get_global_id(0)];
     for (size_t step = 1; step < GROUP; step *= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -124,6 +124,11 @@ pub fn reduce(rt: &Runtime, input: &[f32]) -> Run {
         rt.launch_groups(launch, |g| {
             let data = g.global(data);
             let s = g.local(scratch);
+            // OpenCL C's `prefetch` of the group two ahead, as `kernels.cl`
+            // does: a worker runs its groups in order, so that is usually its
+            // own next-but-one (past the end, ignored).
+            let ahead = g.get_group_id(0) + 2;
+            data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
             g.for_each(move |it| {
                 // SAFETY: global_linear_id < n, the buffer's length (the
                 // range is n), and no one writes `data` during the launch.
@@ -185,6 +190,10 @@ pub fn reduce_item(
 ) {
     let l = wi.get_local_id(0);
     let s = wi.local(scratch);
+    let ahead = wi.get_group_id(0) + 2;
+    if l == 0 {
+        data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
+    }
     s.set(l, data.get(wi.get_global_id(0)));
     let mut h = GROUP / 2;
     while h > 0 {
@@ -255,6 +264,9 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
         rt.launch_groups(&launch, |g| {
             let data = g.global(&data);
             let (mut src, mut dst) = (g.local(a), g.local(b));
+            // The group two ahead, prefetched as in `reduce`.
+            let ahead = g.get_group_id(0) + 2;
+            data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
             // `move` closures: the views are `Copy`, and a copy stays in
             // registers through the loop.
             g.for_each(move |it| {

@@ -297,6 +297,44 @@ fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() 
     }
 }
 
+/// `prefetch` (OpenCL C's built-in) is a hint: with ranges inside, across
+/// and past the end of the buffer, empty or reversed, a kernel's results are
+/// the sequential ones, and a checked launch reports nothing for it (it is
+/// not an access), from group code and from inside `for_each` alike.
+#[test]
+#[allow(clippy::reversed_empty_ranges)]
+fn prefetch_changes_nothing_and_is_not_an_access() {
+    let data = Buffer::from_slice(&(0..100u32).collect::<Vec<_>>());
+    let launch = Launch::new("hint", NdRange::new([100]).local([10]));
+    let want: Vec<u32> = (0..100).map(|i| i * 2 + 1).collect();
+    for checked in [false, true] {
+        let out = Buffer::<u32>::new(100);
+        let rt = common::rt().with_checking(checked);
+        let kernel = |g: &Group<'_>| {
+            let group = g.get_group_id(0);
+            data.prefetch(group * 10..group * 10 + 30);
+            data.prefetch(95..1000);
+            data.prefetch(200..300);
+            data.prefetch(7..7);
+            data.prefetch(9..3);
+            let view = g.global(&data);
+            g.for_each(|it| {
+                view.prefetch(it.global_linear_id..it.global_linear_id + 64);
+                out.set(it.global_linear_id, view.get(it.global_linear_id) * 2 + 1);
+            });
+        };
+        let reports = if checked {
+            rt.check_groups(&launch, kernel).unwrap()
+        } else {
+            rt.launch_groups(&launch, kernel).unwrap();
+            Vec::new()
+        };
+        assert_eq!(out.to_vec(), want, "checked: {checked}");
+        assert!(reports.is_empty(), "{reports:?}");
+    }
+    assert_eq!(data.to_vec(), (0..100).collect::<Vec<u32>>());
+}
+
 /// A worker reuses its last group's local memory for its next group; a
 /// kernel-declared array whose length follows the group's size (the last
 /// group of a non-uniform range is smaller) is still one array per group,

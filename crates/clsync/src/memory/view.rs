@@ -359,6 +359,12 @@ impl<'a, T: Element> BufferView<'a, T> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// [`Buffer::prefetch`]: a hint that elements `range` will be read
+    /// soon.
+    #[inline]
+    pub fn prefetch(&self, range: std::ops::Range<usize>) {
+        self.buffer.prefetch(range)
+    }
     /// The buffer.
     pub fn buffer(&self) -> &'a Buffer<T> {
         self.buffer
