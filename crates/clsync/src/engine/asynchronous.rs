@@ -12,8 +12,8 @@
 //! words in thread-locals (`Arrival`); the scheduler compares it with the
 //! round's first arrival and moves on (`scheduler::group`'s fast path). About
 //! 10 ns per work-item per barrier on the development machine, the coroutine
-//! engine's figure there; 15–17 ns on the 16-core Xeon, where a stack switch
-//! costs twice that. What once made it 30 ns: a future that held its
+//! engine's figure there; 15–27 ns on a 16-core Xeon, against the coroutine
+//! engine's 27–33. What once made it 30 ns: a future that held its
 //! work-item's ids (144 bytes) and an `async fn` barrier, and a barrier
 //! record stored field by field and read back in one wider load within the
 //! same poll, which the processor cannot forward from its store buffer.
