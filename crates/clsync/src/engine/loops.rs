@@ -37,6 +37,12 @@
 //!   registers while the work of several work-items uses it), use
 //!   [`LocalView::get_array_unchecked`]: one copy, where a loop of
 //!   `get_unchecked` tests the launch's mode per element.
+//! * A group that reads a block of global memory and then works in local
+//!   memory for longer than the read took leaves the processor's stream
+//!   prefetcher behind: ask for a later group's block with
+//!   [`BufferView::prefetch`] (OpenCL C's `prefetch`; a worker runs its
+//!   groups in order, so the group two ahead is usually its own). The
+//!   bench's reduction doubled its speed so.
 //! * Work-items' independent work may be reordered across them (a
 //!   register-blocked loop that computes a row of work-items at once) in
 //!   unchecked launches only: the checker knows an access as a work-item's
