@@ -69,8 +69,10 @@ kernel void histogram(global const uchar* in, global atomic_uint* bins) {
     atomic_store_explicit(&lb[l], 0u, memory_order_relaxed, memory_scope_work_group);
     barrier(CLK_LOCAL_MEM_FENCE);
     size_t base = get_global_id(0) * HIST_PER_ITEM;
-    for (int k = 0; k < HIST_PER_ITEM; k++)
-        atomic_fetch_add_explicit(&lb[in[base + k]], 1u, memory_order_relaxed, memory_scope_work_group);
+    // Four bytes per step, as the clsync kernel.
+    for (int k = 0; k < HIST_PER_ITEM; k += 4)
+        for (int j = 0; j < 4; j++)
+            atomic_fetch_add_explicit(&lb[in[base + k + j]], 1u, memory_order_relaxed, memory_scope_work_group);
     barrier(CLK_LOCAL_MEM_FENCE);
     uint v = atomic_load_explicit(&lb[l], memory_order_relaxed, memory_scope_work_group);
     if (v != 0) atomic_fetch_add_explicit(&bins[l], v, memory_order_relaxed, memory_scope_device);

@@ -502,16 +502,23 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
             g.barrier(LOCAL);
             g.for_each(move |it| {
                 let base = it.global_linear_id * HIST_PER_ITEM;
-                for k in 0..HIST_PER_ITEM {
-                    // SAFETY: base + k < items * HIST_PER_ITEM, at most the
-                    // input's length, and no one writes `data` during the launch.
-                    let v = unsafe { data.get_unchecked(base + k) } as usize;
-                    // SAFETY: a byte is below 256, the number of bins.
-                    unsafe { lb.at_unchecked(v) }.fetch_add_explicit_scope(
-                        1,
-                        Relaxed,
-                        WorkGroupScope,
-                    );
+                // Four bytes per step, in order (the compiler does not unroll
+                // a loop whose body may call the atomics' slow path); as
+                // `kernels.cl`.
+                const _: () = assert!(HIST_PER_ITEM % 4 == 0);
+                for k in (0..HIST_PER_ITEM).step_by(4) {
+                    for j in 0..4 {
+                        // SAFETY: base + k + j < items * HIST_PER_ITEM, at most
+                        // the input's length, and no one writes `data` during
+                        // the launch.
+                        let v = unsafe { data.get_unchecked(base + k + j) } as usize;
+                        // SAFETY: a byte is below 256, the number of bins.
+                        unsafe { lb.at_unchecked(v) }.fetch_add_explicit_scope(
+                            1,
+                            Relaxed,
+                            WorkGroupScope,
+                        );
+                    }
                 }
             });
             g.barrier(LOCAL);
