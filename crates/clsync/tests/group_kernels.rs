@@ -164,11 +164,7 @@ fn unchecked_access_out_of_bounds_is_reported_in_checked_launches() {
             .unwrap()
     });
     assert_eq!(reports.len(), 1, "{reports:?}");
-    let r = &reports[0];
-    assert_eq!(r.kind, ReportKind::OutOfBounds);
-    assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "oob"));
-    let second = r.second.as_ref().expect("the access");
-    assert_eq!(second.item.local_linear_id, 7, "{r}");
+    out_of_bounds_at(&reports, SOURCE, "oob", 7);
 }
 
 /// `LocalView::get_array_unchecked` reads what element-by-element reads
@@ -222,12 +218,18 @@ fn array_reads_equal_element_reads_and_past_the_end_is_a_report() {
             })
             .unwrap()
     });
+    out_of_bounds_at(&reports, SOURCE, "row", 0);
+}
+
+/// Asserts that there are reports and that each is an out-of-bounds access
+/// at the line marked `marker` by the work-item with local linear id `item`.
+fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: usize) {
     assert!(!reports.is_empty());
-    for r in &reports {
+    for r in reports {
         assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
-        assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "row"));
+        assert_eq!(Some(r.site.line), common::check::line_of(source, marker));
         let second = r.second.as_ref().expect("the access");
-        assert_eq!(second.item.local_linear_id, 0, "{r}");
+        assert_eq!(second.item.local_linear_id, item, "{r}");
     }
 }
 
@@ -288,13 +290,7 @@ fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() 
             })
             .unwrap()
     });
-    assert!(!reports.is_empty());
-    for r in &reports {
-        assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
-        assert_eq!(Some(r.site.line), common::check::line_of(SOURCE, "bin"));
-        let second = r.second.as_ref().expect("the access");
-        assert_eq!(second.item.local_linear_id, 3, "{r}");
-    }
+    out_of_bounds_at(&reports, SOURCE, "bin", 3);
 }
 
 /// `prefetch` (OpenCL C's built-in) is a hint: with ranges inside, across
@@ -330,7 +326,7 @@ fn prefetch_changes_nothing_and_is_not_an_access() {
             Vec::new()
         };
         assert_eq!(out.to_vec(), want, "checked: {checked}");
-        assert!(reports.is_empty(), "{reports:?}");
+        common::check::expect_none(&reports);
     }
     assert_eq!(data.to_vec(), (0..100).collect::<Vec<u32>>());
 }

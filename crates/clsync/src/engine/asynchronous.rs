@@ -277,3 +277,31 @@ where
         drop(task);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every barrier an async work-item can wait at reaches the scheduler
+    /// as itself: each kind, each of the seven legal flag sets
+    /// (`000_96da91f170ff246f.txt`) and each scope survive the packing into
+    /// one word, and the site is the arrival's.
+    #[test]
+    fn arrivals_unpack_to_their_barrier() {
+        let at = Location::caller();
+        for kind in [BarrierKind::WorkGroup, BarrierKind::SubGroup] {
+            for bits in 1..=7 {
+                let flags = MemFlags::from_bits(bits).expect("a legal set");
+                for scope in MemScope::ALL {
+                    let want = BarrierWait {
+                        kind,
+                        site: Site::from(at),
+                        flags,
+                        scope,
+                    };
+                    assert_eq!(Arrival::new(kind, flags, scope, at).wait(), want);
+                }
+            }
+        }
+    }
+}

@@ -125,13 +125,8 @@ impl<T: Element> Buffer<T> {
     /// ```
     #[inline]
     pub fn prefetch(&self, range: std::ops::Range<usize>) {
-        let end = range.end.min(self.len());
-        if range.start >= end {
-            return;
-        }
-        let size = std::mem::size_of::<T::Slot>();
-        let start = self.slots.as_ptr().wrapping_add(range.start) as *const u8;
-        prefetch_lines(start, (end - range.start) * size);
+        let (base, len) = self.raw_parts();
+        prefetch_elements(base, len, range);
     }
 
     /// Its elements (the scratch one not included).
@@ -264,6 +259,18 @@ impl<T: Element> fmt::Debug for Buffer<T> {
             .field("len", &self.len())
             .finish()
     }
+}
+
+/// Prefetches elements `range` of the `len` elements from `base`, those past
+/// the end left out (a hint; nothing is read).
+#[inline]
+pub(super) fn prefetch_elements<S>(base: *const S, len: usize, range: std::ops::Range<usize>) {
+    let end = range.end.min(len);
+    if range.start >= end {
+        return;
+    }
+    let start = base.wrapping_add(range.start) as *const u8;
+    prefetch_lines(start, (end - range.start) * std::mem::size_of::<S>());
 }
 
 /// Prefetches every cache line of the `bytes` bytes from `start` (a hint;

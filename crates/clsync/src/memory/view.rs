@@ -363,7 +363,8 @@ impl<'a, T: Element> BufferView<'a, T> {
     /// soon.
     #[inline]
     pub fn prefetch(&self, range: std::ops::Range<usize>) {
-        self.buffer.prefetch(range)
+        // The view's own pointer and length, held in registers in a loop.
+        super::buffer::prefetch_elements(self.base, self.len, range)
     }
     /// The buffer.
     pub fn buffer(&self) -> &'a Buffer<T> {
