@@ -1,5 +1,5 @@
-//! Barrier cost of the general (coroutine) engine: nanoseconds per
-//! work-item per barrier, at local sizes 64, 256 and 1024.
+//! Barrier cost of the general engines (coroutines and async): nanoseconds
+//! per work-item per barrier, at local sizes 64, 256 and 1024.
 //!
 //! `cargo bench -p clsync --bench barrier` prints, for each local size, the
 //! median of 9 runs of a kernel whose work-items pass 200 barriers each,
@@ -24,33 +24,51 @@ fn main() {
         rt.threads()
     );
     println!(
-        "{:>10} {:>12} {:>22}",
-        "local size", "work-items", "ns/work-item/barrier"
+        "{:>10} {:>12} {:>13} {:>13}",
+        "local size", "work-items", "coroutines", "async"
     );
-    for local in [64usize, 256, 1024] {
+    println!("{:>10} {:>12} {:>27}", "", "", "ns/work-item/barrier");
+    for local in [16usize, 64, 256, 1024] {
         let groups = 16 * rt.threads();
         let n = local * groups;
         let sink = Buffer::<u32>::new(n);
         let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-        let mut times: Vec<f64> = (0..RUNS)
-            .map(|_| {
-                let start = Instant::now();
-                rt.launch(&launch, |wi| {
-                    let mut acc = wi.get_local_id(0) as u32;
-                    for _ in 0..BARRIERS {
-                        wi.barrier(LOCAL);
-                        acc = acc.wrapping_mul(3).wrapping_add(1);
-                    }
-                    sink.set(wi.get_global_id(0), acc);
-                })
-                .expect("the barrier loop runs");
-                start.elapsed().as_secs_f64()
+        let coroutines = per_item(&rt, n, || {
+            rt.launch(&launch, |wi| {
+                let mut acc = wi.get_local_id(0) as u32;
+                for _ in 0..BARRIERS {
+                    wi.barrier(LOCAL);
+                    acc = acc.wrapping_mul(3).wrapping_add(1);
+                }
+                sink.set(wi.get_global_id(0), acc);
             })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        let median = times[RUNS / 2];
-        // Per thread: the groups are spread over all workers.
-        let per = median * 1e9 * rt.threads() as f64 / (n * BARRIERS) as f64;
-        println!("{local:>10} {n:>12} {per:>22.2}");
+            .expect("the barrier loop runs");
+        });
+        let futures = per_item(&rt, n, || {
+            rt.launch_async(&launch, async |wi| {
+                let mut acc = wi.get_local_id(0) as u32;
+                for _ in 0..BARRIERS {
+                    wi.barrier_async(LOCAL).await;
+                    acc = acc.wrapping_mul(3).wrapping_add(1);
+                }
+                sink.set(wi.get_global_id(0), acc);
+            })
+            .expect("the barrier loop runs");
+        });
+        println!("{local:>10} {n:>12} {coroutines:>13.2} {futures:>13.2}");
     }
+}
+
+/// The median of `RUNS` runs of `launch`, per work-item per barrier and per
+/// worker thread (the groups are spread over all workers).
+fn per_item(rt: &Runtime, n: usize, launch: impl Fn()) -> f64 {
+    let mut times: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            launch();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[RUNS / 2] * 1e9 * rt.threads() as f64 / (n * BARRIERS) as f64
 }

@@ -140,7 +140,7 @@ impl Runtime {
         F: AsyncFn(&WorkItem<'_>) + Sync,
     {
         let engine = crate::engine::asynchronous::AsyncEngine::new(&kernel);
-        self.launch_engine(launch, &engine)
+        self.run_with(launch, &engine, false)
     }
 
     /// Runs a group-level kernel: `kernel` is called once per work-group,

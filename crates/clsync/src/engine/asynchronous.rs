@@ -3,20 +3,22 @@
 //!
 //! Like the coroutine engine it takes any control flow around barriers, but
 //! a work-item is a state machine rather than a stack: resuming it is a
-//! call, not a stack switch, and a group of 4096 work-items costs 4096
-//! small allocations rather than 4096 stacks.
+//! call, not a stack switch, and a group's work-items are one slice of
+//! futures rather than one stack each.
 //!
 //! # What a barrier costs
 //!
-//! A resumption is a poll through the future's vtable, and an arrival two
-//! words in thread-locals (`Arrival`); the scheduler compares it with the
-//! round's first arrival and moves on (`scheduler::group`'s fast path). About
-//! 10 ns per work-item per barrier on the development machine, the coroutine
-//! engine's figure there; 15–27 ns on a 16-core Xeon, against the coroutine
-//! engine's 27–33. What once made it 30 ns: a future that held its
-//! work-item's ids (144 bytes) and an `async fn` barrier, and a barrier
-//! record stored field by field and read back in one wider load within the
-//! same poll, which the processor cannot forward from its store buffer.
+//! The engine is not an [`Engine`](super::Engine): its tasks are the
+//! kernel's own futures, whose type no one can name, so it makes each
+//! group's tasks itself (the scheduler's `with_group` hands it the group)
+//! and keeps them side by side in one pinned slice. A resumption is then a
+//! direct call of the kernel's `poll`, not one through a vtable; the
+//! barrier's kind, flags and scope are types (`Arrive`), so its fences
+//! fold at compile time; the arrival is two words through thread-locals,
+//! and the scheduler's fast path compares it with the round's first as two
+//! words ([`Arrival`]). About 80 instructions per work-item per barrier, 190
+//! before (`valgrind --tool=callgrind`, local 256): 4–7 ns on the
+//! development machine, 10–17 ns before.
 //!
 //! ```
 //! use clsync::sync::LOCAL;
@@ -37,15 +39,17 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::Location;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend, WorkItem};
-use crate::geometry::ItemIds;
-use crate::scheduler::hooks;
-use crate::sync::{fence_effect, BarrierKind, BarrierWait, MemFlags, MemOrder, MemScope, Site};
+use super::{ItemFailure, ItemTask, Resume, Suspend, WorkItem};
+use crate::scheduler::{hooks, with_group, GroupFailure, GroupRunner, Shared, Worker};
+use crate::sync::{
+    fence_effect, Arrival, BarrierKind, FenceFlags, MemFlags, MemOrder, Scope, Site,
+};
 
 thread_local! {
     /// Where the work-item being polled on this thread arrived at a barrier
@@ -55,85 +59,33 @@ thread_local! {
     static ARRIVED_HOW: Cell<u32> = const { Cell::new(0) };
 }
 
-/// A barrier arrival, as the future hands it to the scheduler: the site as
-/// its static `Location`, made into a [`Site`] only when the scheduler reads
-/// it, and the kind, flags and scope packed in one word.
+/// How an arrival crosses the thread-locals: its two words, each as a
+/// single scalar store and load.
 ///
-/// Each goes through the thread-locals as a single scalar store and load.
-/// Copying a whole [`BarrierWait`] through the future and a thread-local
-/// within one poll cost a stalled load per arrival: a value stored in
-/// pieces and read back in one wider load cannot be forwarded from the
-/// store buffer, and that stall was most of an async barrier's cost.
-#[derive(Clone, Copy)]
-struct Arrival {
-    at: &'static Location<'static>,
-    how: u32,
+/// Copying a whole [`BarrierWait`](crate::sync::BarrierWait) through the
+/// future and a thread-local within one poll cost a stalled load per arrival:
+/// a value stored in pieces and read back in one wider load cannot be
+/// forwarded from the store buffer, and that stall was most of an async
+/// barrier's cost.
+trait Post: Sized {
+    /// Hands the arrival to the scheduler.
+    fn post(self);
+    /// What the last poll on this thread posted, if anything.
+    fn take() -> Option<Self>;
 }
 
-impl Arrival {
-    #[inline]
-    fn new(
-        kind: BarrierKind,
-        flags: MemFlags,
-        scope: MemScope,
-        at: &'static Location<'static>,
-    ) -> Self {
-        let kind = match kind {
-            BarrierKind::WorkGroup => 0,
-            BarrierKind::SubGroup => 1,
-        };
-        // A scope's discriminant is its index in `MemScope::ALL`.
-        let scope = scope as u32;
-        Arrival {
-            at,
-            how: kind | (u32::from(flags.bits()) << 1) | (scope << 4),
-        }
-    }
-
-    #[inline]
-    fn kind(self) -> BarrierKind {
-        if self.how & 1 == 0 {
-            BarrierKind::WorkGroup
-        } else {
-            BarrierKind::SubGroup
-        }
-    }
-
-    #[inline]
-    fn flags(self) -> MemFlags {
-        MemFlags(((self.how >> 1) & 7) as u8)
-    }
-
-    #[inline]
-    fn scope(self) -> MemScope {
-        MemScope::ALL[(self.how >> 4) as usize]
-    }
-
-    #[inline]
-    fn wait(self) -> BarrierWait {
-        BarrierWait {
-            kind: self.kind(),
-            site: Site::from(self.at),
-            flags: self.flags(),
-            scope: self.scope(),
-        }
-    }
-
-    /// Hands the arrival to the scheduler.
+impl Post for Arrival {
     #[inline]
     fn post(self) {
-        ARRIVED_HOW.with(|c| c.set(self.how));
-        ARRIVED_AT.with(|c| c.set(Some(self.at)));
+        let (at, how) = self.parts();
+        ARRIVED_HOW.with(|c| c.set(how));
+        ARRIVED_AT.with(|c| c.set(Some(at)));
     }
 
-    /// What the last poll on this thread posted, if anything.
     #[inline]
     fn take() -> Option<Arrival> {
         let at = ARRIVED_AT.with(|c| c.take())?;
-        Some(Arrival {
-            at,
-            how: ARRIVED_HOW.with(|c| c.get()),
-        })
+        Some(Arrival::from_parts(at, ARRIVED_HOW.with(|c| c.get())))
     }
 }
 
@@ -143,52 +95,65 @@ impl Arrival {
 /// next it takes the barrier's acquire half and is ready.
 ///
 /// Written by hand rather than as an `async fn`, so that it holds no more
-/// than the barrier and its work-item: a suspended work-item's future is this
-/// plus the kernel's own live values, and the smaller a group's futures, the
-/// more of them stay in the cache from one barrier to the next.
-pub(crate) struct Arrive<'w, 'g> {
+/// than its work-item, its site and one flag: a suspended work-item's future
+/// is this plus the kernel's own live values, and the smaller a group's
+/// futures, the more of them stay in the cache from one barrier to the next.
+/// The barrier's kind (`SUB`), flags (`F`) and scope (`S`) are types, as the
+/// kernel wrote them, so its fences fold to what they need at compile time
+/// (a compiler fence, for a local barrier) and its arrival to a constant.
+pub(crate) struct Arrive<'w, 'g, F, S, const SUB: bool> {
     wi: &'w WorkItem<'g>,
-    arrival: Arrival,
+    at: &'static Location<'static>,
     arrived: bool,
+    // `fn() -> _`: the types are markers, borrowed from no one.
+    barrier: PhantomData<fn() -> (F, S)>,
 }
 
-impl<'w, 'g> Arrive<'w, 'g> {
+impl<'w, 'g, F: FenceFlags, S: Scope, const SUB: bool> Arrive<'w, 'g, F, S, SUB> {
+    const KIND: BarrierKind = if SUB {
+        BarrierKind::SubGroup
+    } else {
+        BarrierKind::WorkGroup
+    };
+    const FLAGS: MemFlags = MemFlags(F::BITS);
+
     #[inline]
-    pub(crate) fn new(
-        wi: &'w WorkItem<'g>,
-        kind: BarrierKind,
-        flags: MemFlags,
-        scope: MemScope,
-        at: &'static Location<'static>,
-    ) -> Self {
+    pub(crate) fn new(wi: &'w WorkItem<'g>, at: &'static Location<'static>) -> Self {
         Arrive {
             wi,
-            arrival: Arrival::new(kind, flags, scope, at),
+            at,
             arrived: false,
+            barrier: PhantomData,
         }
     }
 }
 
-impl Future for Arrive<'_, '_> {
+impl<F: FenceFlags, S: Scope, const SUB: bool> Future for Arrive<'_, '_, F, S, SUB> {
     type Output = ();
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        let a = self.arrival;
         if self.arrived {
             // Released: the acquire half.
-            fence_effect(a.flags(), MemOrder::Acquire, a.scope());
+            fence_effect(Self::FLAGS, MemOrder::Acquire, S::SCOPE);
             return Poll::Ready(());
         }
         self.arrived = true;
+        let at = self.at;
         self.wi
-            .arrive(a.kind(), a.flags(), a.scope(), || Site::from(a.at));
-        a.post();
+            .arrive(Self::KIND, Self::FLAGS, S::SCOPE, || Site::from(at));
+        Arrival::new(Self::KIND, Self::FLAGS, S::SCOPE, at).post();
         Poll::Pending
     }
 }
 
 /// Runs an async Rust kernel.
-pub struct AsyncEngine<'k, F> {
+///
+/// Not an [`Engine`](super::Engine): its tasks are the kernel's own futures,
+/// a type no one can name, so it makes each group's tasks itself (through
+/// the scheduler's `with_group`), all in one pinned slice. Polling them is
+/// then a direct call the compiler can inline into the scheduler's rounds,
+/// not one through a vtable, and a group's futures lie side by side.
+pub(crate) struct AsyncEngine<'k, F> {
     kernel: &'k F,
 }
 
@@ -197,37 +162,39 @@ where
     F: AsyncFn(&WorkItem<'_>) + Sync,
 {
     /// An engine for `kernel`.
-    pub fn new(kernel: &'k F) -> Self {
+    pub(crate) fn new(kernel: &'k F) -> Self {
         AsyncEngine { kernel }
     }
 }
 
-/// One work-item of an async kernel.
-pub struct AsyncTask<'g> {
-    future: Option<Pin<Box<dyn Future<Output = ()> + 'g>>>,
+/// One work-item of an async kernel: its future, in its group's pinned
+/// slice (`None` once it has finished or was cancelled).
+struct AsyncTask<'a, Fut> {
+    future: Pin<&'a mut Option<Fut>>,
 }
 
-impl ItemTask for AsyncTask<'_> {
+impl<Fut: Future<Output = ()>> ItemTask for AsyncTask<'_, Fut> {
     #[inline]
     fn resume(&mut self, signal: Resume) -> Suspend {
-        let Some(future) = self.future.as_mut() else {
+        let Some(future) = self.future.as_mut().as_pin_mut() else {
             return Suspend::Failed(ItemFailure::Cancelled { site: None });
         };
         if signal == Resume::Cancel {
-            // Dropping the future unwinds nothing: its state is freed.
-            self.future = None;
+            // Dropping the future (in place) unwinds nothing: its state is
+            // freed.
+            self.future.set(None);
             return Suspend::Failed(ItemFailure::Cancelled { site: None });
         }
         let mut cx = Context::from_waker(Waker::noop());
-        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+        match catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx))) {
             Ok(Poll::Ready(())) => {
-                self.future = None;
+                self.future.set(None);
                 Suspend::Done
             }
             Ok(Poll::Pending) => match Arrival::take() {
-                Some(arrival) => Suspend::Barrier(arrival.wait()),
+                Some(arrival) => Suspend::Arrived(arrival),
                 None => {
-                    self.future = None;
+                    self.future.set(None);
                     Suspend::Failed(ItemFailure::Panic {
                         message: "the kernel awaited something other than a clsync barrier; \
                                   work-items cannot wait for anything else"
@@ -237,71 +204,58 @@ impl ItemTask for AsyncTask<'_> {
                 }
             },
             Err(payload) => {
-                self.future = None;
+                self.future.set(None);
                 Suspend::Failed(hooks::failure_from_panic(payload))
             }
         }
     }
 }
 
-impl<F> Engine for AsyncEngine<'_, F>
+impl<F> GroupRunner for AsyncEngine<'_, F>
 where
     F: AsyncFn(&WorkItem<'_>) + Sync,
 {
-    type Task<'g>
-        = AsyncTask<'g>
-    where
-        Self: 'g;
-
-    fn spawn<'g>(
-        &'g self,
-        env: &'g GroupEnv<'g>,
-        ids: &'g ItemIds,
-    ) -> Result<AsyncTask<'g>, String> {
+    fn run_group(
+        &self,
+        shared: &Shared<'_>,
+        linear: usize,
+        worker: &mut Worker<'_>,
+    ) -> Result<(), GroupFailure> {
         let kernel = self.kernel;
-        let future = async move {
-            let wi = WorkItem {
-                ids,
-                env,
-                yielder: None,
-                image_pending: RefCell::new(Vec::new()),
-            };
-            kernel(&wi).await
-        };
-        Ok(AsyncTask {
-            future: Some(Box::pin(future)),
+        with_group(shared, linear, worker, |env, ids, run| {
+            // The work-items apart from their futures, which borrow them:
+            // a future is then the kernel's own, not one that also holds
+            // its work-item and awaits the kernel's (one state machine per
+            // resumption rather than two).
+            let items: Vec<WorkItem<'_>> = ids
+                .iter()
+                .map(|ids| WorkItem {
+                    ids,
+                    env,
+                    yielder: None,
+                    image_pending: RefCell::new(Vec::new()),
+                })
+                .collect();
+            let mut futures: Pin<Box<[_]>> = items
+                .iter()
+                .map(|wi| Some(kernel(wi)))
+                .collect::<Box<[_]>>()
+                .into();
+            // SAFETY: each element of a pinned slice is pinned too: the
+            // slice stays where it is, in its box, until the box is dropped,
+            // which drops each future in place, and `futures` is not touched
+            // again while the tasks borrow it. No future is moved out of it:
+            // a task only polls its own through `Pin` and replaces it through
+            // `Pin::set`, which drops it in place.
+            let slots = unsafe { futures.as_mut().get_unchecked_mut() };
+            let mut tasks: Vec<AsyncTask<'_, _>> = slots
+                .iter_mut()
+                // SAFETY: as above; each element is lent to one task only.
+                .map(|f| AsyncTask {
+                    future: unsafe { Pin::new_unchecked(f) },
+                })
+                .collect();
+            run.drive(&mut tasks)
         })
-    }
-
-    fn retire(&self, task: AsyncTask<'_>) {
-        drop(task);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every barrier an async work-item can wait at reaches the scheduler
-    /// as itself: each kind, each of the seven legal flag sets
-    /// (`000_96da91f170ff246f.txt`) and each scope survive the packing into
-    /// one word, and the site is the arrival's.
-    #[test]
-    fn arrivals_unpack_to_their_barrier() {
-        let at = Location::caller();
-        for kind in [BarrierKind::WorkGroup, BarrierKind::SubGroup] {
-            for bits in 1..=7 {
-                let flags = MemFlags::from_bits(bits).expect("a legal set");
-                for scope in MemScope::ALL {
-                    let want = BarrierWait {
-                        kind,
-                        site: Site::from(at),
-                        flags,
-                        scope,
-                    };
-                    assert_eq!(Arrival::new(kind, flags, scope, at).wait(), want);
-                }
-            }
-        }
     }
 }

@@ -23,7 +23,7 @@ use crate::checker::GroupCheck;
 use crate::geometry::{Geometry, GroupItems, ItemIds};
 use crate::memory::LocalArena;
 use crate::scheduler::Plan;
-use crate::sync::{BarrierWait, Site};
+use crate::sync::{Arrival, BarrierWait, Site};
 
 /// How the scheduler resumes a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +41,10 @@ pub enum Resume {
 pub enum Suspend {
     /// It waits at a barrier.
     Barrier(BarrierWait),
+    /// It waits at a barrier with a static site: the same as
+    /// `Barrier(arrival.wait())`, cheaper for the scheduler to compare (see
+    /// [`Arrival`]).
+    Arrived(Arrival),
     /// It returned from the kernel.
     Done,
     /// It failed; it cannot be resumed.

@@ -41,6 +41,10 @@ use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Pl
 use crate::geometry::{GroupItems, ItemIds};
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
+mod round;
+
+use round::{leave_fast_path, Round};
+
 /// A work-item's state between rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -96,58 +100,110 @@ enum Resolution {
     Finished,
 }
 
-/// Runs the group with linear index `linear` to completion.
+/// Runs the group with linear index `linear` to completion, its work-items
+/// made by `engine`.
 pub(crate) fn run_group<E: Engine>(
     engine: &E,
     shared: &Shared,
     linear: usize,
     worker: &mut Worker<'_>,
 ) -> Result<(), GroupFailure> {
+    with_group(shared, linear, worker, |env, ids, run| {
+        let mut tasks = Vec::with_capacity(ids.len());
+        let mut result = Ok(());
+        for ids in ids {
+            match engine.spawn(env, ids) {
+                Ok(t) => tasks.push(t),
+                Err(message) => {
+                    result = Err(run.resource_error(message));
+                    break;
+                }
+            }
+        }
+        if result.is_ok() {
+            result = run.drive(&mut tasks);
+        } else {
+            cancel_all(&mut tasks, &mut vec![Slot::Ready; ids.len()]);
+        }
+        for t in tasks {
+            engine.retire(t);
+        }
+        result
+    })
+}
+
+/// Sets up the group with linear index `linear` (its environment, every
+/// work-item's ids, its checker state) and hands them to `make`, which makes
+/// the group's tasks and runs them with [`GroupRun::drive`].
+///
+/// A callback rather than a return value, so that the tasks may borrow the
+/// environment and ids and still be of a type only `make` knows: the async
+/// engine's tasks are its kernel's own futures, which cannot be named.
+#[inline]
+pub(crate) fn with_group<R>(
+    shared: &Shared,
+    linear: usize,
+    worker: &mut Worker<'_>,
+    make: impl FnOnce(&GroupEnv<'_>, &[ItemIds], GroupRun<'_, '_>) -> R,
+) -> R {
     let plan = &shared.plan;
     let (arena, progress) = worker.parts(plan);
     let env = GroupEnv::for_group(plan, linear, arena);
     let check = env.check(plan, linear);
-    let n = env.len();
     // Every work-item's ids, made once per group; each task borrows its own.
     let ids: Vec<ItemIds> = GroupItems::new(&plan.geometry, env.group_id, env.local_size).collect();
-    let mut tasks = Vec::with_capacity(n);
-    let mut slots = vec![Slot::Ready; n];
-    let mut result = Ok(());
-    for ids in &ids {
-        match engine.spawn(&env, ids) {
-            Ok(t) => tasks.push(t),
-            Err(message) => {
-                result = Err(GroupFailure::Error(LaunchError::Resource {
-                    kernel: plan.kernel.clone(),
-                    message,
-                }));
-                break;
-            }
-        }
-    }
-    if result.is_ok() {
+    let run = GroupRun {
+        shared,
+        env: &env,
+        check: check.as_ref(),
+        linear,
+        progress,
+    };
+    make(&env, &ids, run)
+}
+
+/// One group's barrier rounds, ready to run its tasks (see [`with_group`]).
+pub(crate) struct GroupRun<'a, 'w> {
+    shared: &'a Shared<'a>,
+    env: &'a GroupEnv<'a>,
+    check: Option<&'a GroupCheck>,
+    linear: usize,
+    progress: &'a mut Progress<'w>,
+}
+
+impl GroupRun<'_, '_> {
+    /// Runs `tasks`, one per work-item in linear order, to completion; a
+    /// failed group's tasks are cancelled before it returns.
+    #[inline]
+    pub(crate) fn drive<T: ItemTask>(self, tasks: &mut [T]) -> Result<(), GroupFailure> {
+        let mut slots = vec![Slot::Ready; tasks.len()];
         // Progress counted in a local copy, told to the watchdog per
         // work-item as before and taken back at the end: a count behind the
         // worker's reference went through memory twice per work-item.
-        let mut local = progress.fork();
-        result = drive(
-            &mut tasks,
+        let mut local = self.progress.fork();
+        let result = drive(
+            tasks,
             &mut slots,
-            shared,
-            &env,
-            check.as_ref(),
-            linear,
+            self.shared,
+            self.env,
+            self.check,
+            self.linear,
             &mut local,
         );
-        progress.join(&local, 0);
+        self.progress.join(&local, 0);
+        if result.is_err() {
+            cancel_all(tasks, &mut slots);
+        }
+        result
     }
-    if result.is_err() {
-        cancel_all(&mut tasks, &mut slots);
+
+    /// The failure of a group whose tasks could not be made.
+    pub(crate) fn resource_error(&self, message: String) -> GroupFailure {
+        GroupFailure::Error(LaunchError::Resource {
+            kernel: self.shared.plan.kernel.clone(),
+            message,
+        })
     }
-    for t in tasks {
-        engine.retire(t);
-    }
-    result
 }
 
 /// Rounds until the group finishes or fails.
@@ -158,7 +214,11 @@ pub(crate) fn run_group<E: Engine>(
 /// is not written at all, so a uniform round costs a resume and a
 /// comparison per work-item. The first work-item that does anything else
 /// ends the fast path: the slots of those before it become `Waiting` at
-/// the first one's barrier, and the round goes on as a general one.
+/// the first one's barrier, and the round goes on as a general one. In an
+/// unchecked launch in linear order the fast path runs in a loop of its own
+/// (`Round::uniform_prefix`), comparing [`Arrival`](crate::sync::Arrival)s, with the progress count
+/// in a register: a count kept behind a reference made one chain of
+/// dependent loads and stores through every work-item of a round.
 fn drive<T: ItemTask>(
     tasks: &mut [T],
     slots: &mut [Slot],
@@ -188,43 +248,63 @@ fn drive<T: ItemTask>(
         let mut round = Round {
             resumed: 0,
             first: None,
+            arrival: None,
             uniform: true,
         };
         // On the fast path while every work-item so far waits at `first`
         // and its slot is untouched (`Ready`).
         let mut fast_path = all_ready && order.is_empty();
-        for k in 0..n {
-            let i = if order.is_empty() { k } else { order[k] };
-            if !fast_path && slots[i] != Slot::Ready {
-                continue;
+        // An unchecked launch's fast path starts in a loop of its own; the
+        // work-item it stopped at, and why, go on below.
+        let (start, mut stopped) = if fast_path && check.is_none() {
+            match round.uniform_prefix(tasks, progress) {
+                Some((k, suspend)) => (k, Some(suspend)),
+                None => (n, None),
             }
-            let running = check.map(|c| Running::enter(c, i));
-            let suspend = tasks[i].resume(Resume::Continue);
-            drop(running);
-            // Each variant destructured here, so that an inlined `resume`'s
-            // barrier stays in registers for the comparison.
-            match suspend {
-                Suspend::Barrier(w) => {
-                    if fast_path && round.first.is_none_or(|f| f == w) {
-                        progress.step();
-                        round.resumed += 1;
-                        if round.first.is_none() {
-                            round.first = Some(w);
-                        }
+        } else {
+            (0, None)
+        };
+        for k in start..n {
+            let i = if order.is_empty() { k } else { order[k] };
+            let suspend = match stopped.take() {
+                Some(suspend) => suspend,
+                None => {
+                    if !fast_path && slots[i] != Slot::Ready {
                         continue;
                     }
-                    leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
-                    round.barrier(i, w, slots, progress);
+                    let running = check.map(|c| Running::enter(c, i));
+                    let suspend = tasks[i].resume(Resume::Continue);
+                    drop(running);
+                    suspend
                 }
+            };
+            // Each variant destructured here, so that an inlined `resume`'s
+            // barrier stays in registers for the comparison.
+            let w = match suspend {
+                Suspend::Arrived(a) => {
+                    if fast_path && round.joins_arrival(a) {
+                        progress.step();
+                        continue;
+                    }
+                    a.wait()
+                }
+                Suspend::Barrier(w) => w,
                 Suspend::Done => {
                     leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
                     round.done(i, slots, progress);
+                    continue;
                 }
                 Suspend::Failed(failure) => {
                     leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
                     return Err(failed(i, failure, slots, env, plan));
                 }
+            };
+            if fast_path && round.joins(w) {
+                progress.step();
+                continue;
             }
+            leave_fast_path(&mut fast_path, &mut all_ready, slots, k, &round);
+            round.barrier(i, w, slots, progress);
         }
         if fast_path {
             // The whole group waits at `first`, its slots still `Ready`.
@@ -260,67 +340,6 @@ fn drive<T: ItemTask>(
         if shared.dispenser.is_cancelled() {
             return Err(stalled(slots, env, None));
         }
-    }
-}
-
-/// What one round of `drive` has seen so far.
-struct Round {
-    /// Work-items resumed.
-    resumed: usize,
-    /// The barrier the first of them waits at.
-    first: Option<BarrierWait>,
-    /// Whether every one resumed waits at `first`.
-    uniform: bool,
-}
-
-/// Ends a round's fast path at its `k`th work-item: those before it wait at
-/// the round's first barrier, which their slots now say.
-#[inline]
-fn leave_fast_path(
-    fast_path: &mut bool,
-    all_ready: &mut bool,
-    slots: &mut [Slot],
-    k: usize,
-    round: &Round,
-) {
-    if *fast_path {
-        *fast_path = false;
-        *all_ready = false;
-        if let Some(f) = round.first {
-            // Ready → Waiting, for each of them.
-            slots[..k].fill(Slot::Waiting(f));
-        }
-    }
-}
-
-impl Round {
-    /// Work-item `i` waits at `w`.
-    #[inline]
-    fn barrier(
-        &mut self,
-        i: usize,
-        w: BarrierWait,
-        slots: &mut [Slot],
-        progress: &mut Progress<'_>,
-    ) {
-        self.resumed += 1;
-        progress.step();
-        match self.first {
-            None => self.first = Some(w),
-            Some(f) => self.uniform &= f == w,
-        }
-        // Ready → Waiting.
-        slots[i] = Slot::Waiting(w);
-    }
-
-    /// Work-item `i` returned.
-    #[inline]
-    fn done(&mut self, i: usize, slots: &mut [Slot], progress: &mut Progress<'_>) {
-        self.resumed += 1;
-        progress.step();
-        self.uniform = false;
-        // Ready → Done.
-        slots[i] = Slot::Done;
     }
 }
 
@@ -466,6 +485,7 @@ fn cancel_all<T: ItemTask>(tasks: &mut [T], slots: &mut [Slot]) {
             tries += 1;
             match t.resume(Resume::Cancel) {
                 Suspend::Barrier(w) => *s = Slot::Waiting(w),
+                Suspend::Arrived(a) => *s = Slot::Waiting(a.wait()),
                 Suspend::Done => *s = Slot::Done,
                 Suspend::Failed(_) => *s = Slot::Stopped,
             }

@@ -32,7 +32,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::primitive::{AtomicU64, Mutex};
 use dispenser::Dispenser;
-pub(crate) use group::GroupFailure;
+pub(crate) use group::{with_group, GroupFailure};
 use latch::Latch;
 pub use schedule::Schedule;
 
@@ -202,8 +202,8 @@ pub(crate) fn run<R: GroupRunner>(
             let shared = &shared;
             let latch = &latch;
             scope.spawn(move |_| {
+                let _done = Finished { shared, latch };
                 worker(engine, shared, index);
-                latch.count_down();
             });
         }
         stalled = watch(&shared, &latch, watchdog);
@@ -231,6 +231,24 @@ pub(crate) fn run<R: GroupRunner>(
         })));
     }
     Ok(elapsed)
+}
+
+/// Counts a worker down when it finishes, also by a panic (a bug in an
+/// engine's `spawn` or `resume`, outside any kernel's `catch_unwind`), which
+/// also cancels the launch: the launching thread then sees every worker
+/// finish, and the scope hands it the panic, instead of waiting forever.
+struct Finished<'a, 'p> {
+    shared: &'a Shared<'p>,
+    latch: &'a Latch,
+}
+
+impl Drop for Finished<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.shared.dispenser.cancel();
+        }
+        self.latch.count_down();
+    }
 }
 
 /// The watchdog: waits for the workers; if a whole timeout passes without

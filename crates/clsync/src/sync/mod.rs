@@ -14,6 +14,7 @@
 //! The [`opencl`] module spells the same values with OpenCL C's names
 //! (`CLK_LOCAL_MEM_FENCE`, `memory_order_acquire`, `memory_scope_device`…).
 
+mod arrival;
 mod fence;
 mod flags;
 pub mod opencl;
@@ -21,6 +22,7 @@ mod order;
 mod scope;
 pub mod validate;
 
+pub use arrival::Arrival;
 pub use fence::{fence_effect, fence_kind, BarrierKind, BarrierWait, FenceKind, Site};
 pub use flags::{FenceFlags, Flags, MemFlags, GLOBAL, IMAGE, LOCAL};
 pub use order::{

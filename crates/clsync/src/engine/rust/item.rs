@@ -3,18 +3,20 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::panic::Location;
 
 use corosensei::Yielder;
 
 use crate::checker;
+use crate::engine::asynchronous::Arrive;
 use crate::engine::{GroupEnv, Resume, Suspend};
 use crate::geometry::ItemIds;
 use crate::memory::{Element, LocalArg, LocalSlice};
 use crate::scheduler::hooks;
 use crate::sync::{
-    fence_effect, validate, AcqRel, Acquire, BarrierKind, BarrierScope, BarrierWait, FenceFlags,
-    FenceOrder, FenceScopeFor, MemFlags, MemOrder, MemScope, Release, Site, SyncError,
-    WorkGroupScope,
+    fence_effect, validate, AcqRel, Acquire, Arrival, BarrierKind, BarrierScope, BarrierWait,
+    FenceFlags, FenceOrder, FenceScopeFor, MemFlags, MemOrder, MemScope, Release, Site,
+    SubGroupScope, SyncError, WorkGroupScope,
 };
 use crate::trace::{self, SyncEvent};
 
@@ -183,55 +185,55 @@ impl WorkItem<'_> {
     #[inline]
     #[track_caller]
     pub fn barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(
+        self.wait_at_location(
             BarrierKind::WorkGroup,
             flags.mem_flags(),
             MemScope::WorkGroup,
-            Site::caller(),
+            Location::caller(),
         )
     }
     /// `work_group_barrier(flags)`: work-group scope.
     #[inline]
     #[track_caller]
     pub fn work_group_barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(
+        self.wait_at_location(
             BarrierKind::WorkGroup,
             flags.mem_flags(),
             MemScope::WorkGroup,
-            Site::caller(),
+            Location::caller(),
         )
     }
     /// `work_group_barrier(flags, scope)`.
     #[inline]
     #[track_caller]
     pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
-        self.wait_at(
+        self.wait_at_location(
             BarrierKind::WorkGroup,
             flags.mem_flags(),
             S::SCOPE,
-            Site::caller(),
+            Location::caller(),
         )
     }
     /// `sub_group_barrier(flags)`: sub-group scope.
     #[inline]
     #[track_caller]
     pub fn sub_group_barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait_at(
+        self.wait_at_location(
             BarrierKind::SubGroup,
             flags.mem_flags(),
             MemScope::SubGroup,
-            Site::caller(),
+            Location::caller(),
         )
     }
     /// `sub_group_barrier(flags, scope)`.
     #[inline]
     #[track_caller]
     pub fn sub_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
-        self.wait_at(
+        self.wait_at_location(
             BarrierKind::SubGroup,
             flags.mem_flags(),
             S::SCOPE,
-            Site::caller(),
+            Location::caller(),
         )
     }
     /// A barrier with run-time arguments: raw `cl_mem_fence_flags` bits and
@@ -288,21 +290,63 @@ impl WorkItem<'_> {
         });
     }
 
+    /// Waits at the barrier at `site`, an interpreted program's.
     #[inline]
     fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
-        self.arrive(kind, flags, scope, || site);
         let wait = BarrierWait {
             kind,
             site,
             flags,
             scope,
         };
+        self.wait(kind, flags, scope, || site, Suspend::Barrier(wait));
+    }
+
+    /// Waits at the barrier at `at`, a Rust kernel's: the scheduler gets the
+    /// two-word [`Arrival`], the cheaper to compare.
+    #[inline]
+    fn wait_at_location(
+        &self,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) {
+        let arrival = Arrival::new(kind, flags, scope, at);
+        let site = || Site::from(at);
+        self.wait(kind, flags, scope, site, Suspend::Arrived(arrival));
+    }
+
+    /// Arrives at the barrier, suspends with `suspend` (which stands for
+    /// it) and, once released, takes the barrier's acquire half. `site` is
+    /// only asked for when it is needed (a trace, a cancellation, a misuse),
+    /// so that a barrier with a static location reads no file name.
+    ///
+    /// Always inlined: as a call it took `suspend` through memory, stored
+    /// in pieces by the caller and read back whole, which the processor
+    /// cannot forward from its store buffer (a stall per barrier).
+    #[inline(always)]
+    fn wait(
+        &self,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        site: impl Fn() -> Site + Copy,
+        suspend: Suspend,
+    ) {
+        self.arrive(kind, flags, scope, site);
         let Some(yielder) = self.yielder else {
+            let wait = BarrierWait {
+                kind,
+                site: site(),
+                flags,
+                scope,
+            };
             panic!("{wait}: a kernel on the async engine awaits its barriers (`barrier_async(…).await`)");
         };
-        match yielder.suspend(Suspend::Barrier(wait)) {
+        match yielder.suspend(suspend) {
             Resume::Continue => {}
-            Resume::Cancel => hooks::cancel_unwind(Some(site)),
+            Resume::Cancel => hooks::cancel_unwind(Some(site())),
         }
         // Acquire half.
         fence_effect(flags, MemOrder::Acquire, scope);
@@ -315,49 +359,28 @@ impl WorkItem<'_> {
 impl<'g> WorkItem<'g> {
     /// `barrier(flags)`, awaited.
     #[track_caller]
-    pub fn barrier_async<F: FenceFlags>(
+    pub fn barrier_async<F: FenceFlags + 'static>(
         &self,
-        flags: F,
+        _flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        self.wait_async(
-            BarrierKind::WorkGroup,
-            flags.mem_flags(),
-            MemScope::WorkGroup,
-        )
+        Arrive::<F, WorkGroupScope, false>::new(self, Location::caller())
     }
     /// `work_group_barrier(flags, scope)`, awaited.
     #[track_caller]
-    pub fn work_group_barrier_scope_async<F: FenceFlags, S: BarrierScope>(
+    pub fn work_group_barrier_scope_async<F: FenceFlags + 'static, S: BarrierScope + 'static>(
         &self,
-        flags: F,
+        _flags: F,
         _scope: S,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        self.wait_async(BarrierKind::WorkGroup, flags.mem_flags(), S::SCOPE)
+        Arrive::<F, S, false>::new(self, Location::caller())
     }
     /// `sub_group_barrier(flags)`, awaited.
     #[track_caller]
-    pub fn sub_group_barrier_async<F: FenceFlags>(
+    pub fn sub_group_barrier_async<F: FenceFlags + 'static>(
         &self,
-        flags: F,
+        _flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        self.wait_async(BarrierKind::SubGroup, flags.mem_flags(), MemScope::SubGroup)
-    }
-
-    #[inline]
-    #[track_caller]
-    fn wait_async(
-        &self,
-        kind: BarrierKind,
-        flags: MemFlags,
-        scope: MemScope,
-    ) -> crate::engine::asynchronous::Arrive<'_, 'g> {
-        crate::engine::asynchronous::Arrive::new(
-            self,
-            kind,
-            flags,
-            scope,
-            std::panic::Location::caller(),
-        )
+        Arrive::<F, SubGroupScope, true>::new(self, Location::caller())
     }
 }
 
