@@ -140,6 +140,52 @@ fn views_and_private_vectors_match_a_sequential_loop() {
     }
 }
 
+/// Outside checked launches, a view's `get` or `set` past the end is the
+/// same panic as the slice's or buffer's own (naming the object, index and
+/// length) and fails the launch naming the work-item, for local and global
+/// views, reads and writes alike; inside bounds the same kernel runs.
+#[test]
+fn view_access_out_of_bounds_fails_an_unchecked_launch() {
+    let run = |last: usize, what: u8| {
+        common::within(60, move || {
+            let small = Buffer::<u32>::new(12).named("small");
+            let mut launch = Launch::new("views", NdRange::new([16]).local([16]));
+            let tile = launch.local_named::<u32>("tile", 12);
+            common::rt().launch_groups(&launch, |g| {
+                let (t, b) = (g.local(tile), g.global(&small));
+                g.for_each_in(0..last, move |it| {
+                    let l = it.local_linear_id;
+                    match what {
+                        0 => t.set(l, 1),
+                        1 => b.set(l, t.get(l.min(11))),
+                        2 => t.set(l.min(11), b.get(l)),
+                        _ => t.set(l.min(11), t.get(l)),
+                    }
+                });
+            })
+        })
+    };
+    for what in 0..4 {
+        run(12, what).unwrap_or_else(|e| panic!("case {what} in bounds: {e}"));
+        let e = run(16, what).expect_err("past the end");
+        let LaunchError::Panic(p) = &e else {
+            panic!("case {what}: {e}")
+        };
+        let object = if what == 1 || what == 2 {
+            "global buffer `small`"
+        } else {
+            "local memory `tile`"
+        };
+        assert_eq!(p.ids.local_id[0], 12, "case {what}: the first past the end");
+        assert!(
+            p.message.contains(object)
+                && p.message.contains("index 12")
+                && p.message.contains("length 12"),
+            "case {what}: {e}"
+        );
+    }
+}
+
 /// In a checked launch, `get_unchecked` past the end is an out-of-bounds
 /// report at its line, not undefined behaviour, and the kernel runs on.
 #[test]

@@ -99,8 +99,11 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        if self.checked || index >= self.len {
+        if self.checked {
             return Self::slow_get(self.slice, index);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.slice, index)
         }
         // SAFETY: `index < len`, the slice's length, and the slice is
         // borrowed for `'a`, so the cell is live; only this thread reaches
@@ -111,8 +114,11 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
-        if self.checked || index >= self.len {
+        if self.checked {
             return Self::slow_set(self.slice, index, value);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.slice, index)
         }
         // SAFETY: as in `get`.
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
@@ -222,6 +228,16 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[track_caller]
     fn slow_get(slice: &LocalSlice<T>, index: usize) -> T {
         slice.get(index)
+    }
+    /// An access out of bounds in an unchecked launch: `LocalSlice::get`'s
+    /// panic. Diverging, so that a loop of `get`s has no call that returns
+    /// into it, and the compiler can unroll it.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn out_of_bounds(slice: &LocalSlice<T>, index: usize) -> ! {
+        slice.get(index);
+        unreachable!("an access out of bounds panics outside checked launches")
     }
     /// As `slow_get`.
     #[cold]
@@ -377,8 +393,11 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        if self.checked || index >= self.len {
+        if self.checked {
             return Self::slow_get(self.buffer, index);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.buffer, index)
         }
         // SAFETY: `index < len`, the buffer's length, and the buffer is
         // borrowed for `'a`, so the element is live.
@@ -390,8 +409,11 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
-        if self.checked || index >= self.len {
+        if self.checked {
             return Self::slow_set(self.buffer, index, value);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.buffer, index)
         }
         // SAFETY: as in `get`.
         let slot = unsafe { &*self.base.add(index) };
@@ -448,6 +470,15 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[track_caller]
     fn slow_get(buffer: &Buffer<T>, index: usize) -> T {
         buffer.get(index)
+    }
+    /// An access out of bounds in an unchecked launch: `Buffer::get`'s
+    /// panic, diverging (as `LocalView`'s).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn out_of_bounds(buffer: &Buffer<T>, index: usize) -> ! {
+        buffer.get(index);
+        unreachable!("an access out of bounds panics outside checked launches")
     }
     /// As `slow_get`.
     #[cold]
