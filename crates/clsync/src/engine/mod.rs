@@ -8,7 +8,19 @@
 //! the same scheduler, barrier resolution, divergence reports and watchdog as
 //! Rust kernels do, and shares their memory and atomics.
 //!
+//! A barrier reaches the scheduler as a [`BarrierWait`]
+//! ([`Suspend::Barrier`]), or, from an engine whose barriers have static
+//! source locations, as the two-word [`Arrival`] ([`Suspend::Arrived`]),
+//! which a uniform round compares more cheaply; the two are one barrier
+//! wherever their waits agree.
+//!
 //! [`RustEngine`] runs Rust closures, each work-item a stackful coroutine.
+//! The [`asynchronous`] engine runs async closures; it is not an `Engine`,
+//! because its tasks are the kernel's own futures, whose type cannot be
+//! named: it makes each group's tasks itself, in one slice, through the
+//! scheduler's group set-up, and drives them through the same rounds.
+//! [`loops`] and [`lifted`] run group-level and `#[kernel]`-lifted kernels,
+//! whose work-items are loops rather than tasks.
 
 pub mod asynchronous;
 pub mod lifted;
