@@ -48,11 +48,10 @@ const ORDERS: [MemOrder; 5] = [
     MemOrder::AcqRel,
     MemOrder::SeqCst,
 ];
-const SCOPES: [MemScope; 5] = MemScope::ALL;
 
 impl PackedOp {
     pub(crate) fn pack(op: AccessOp) -> Self {
-        // The discriminants are the indices into ORDERS and SCOPES (same
+        // The discriminants are the indices into ORDERS and MemScope::ALL (same
         // declaration order; `unpack` and the unit test below rely on it).
         let index = |o: MemOrder| o as u32;
         let sindex = |s: MemScope| s as u32;
@@ -82,7 +81,7 @@ impl PackedOp {
             2 => AccessOp::Atomic {
                 op: intern::name_of((v >> 16) as u16),
                 order: ORDERS[(v >> 3 & 7) as usize],
-                scope: SCOPES[(v >> 6 & 7) as usize],
+                scope: MemScope::ALL[(v >> 6 & 7) as usize],
                 writes: v & 1 << 2 != 0,
             },
             _ => AccessOp::Call(intern::name_of((v >> 16) as u16)),
@@ -99,7 +98,8 @@ impl PackedOp {
 
     /// The scope of an atomic access.
     pub(crate) fn scope(self) -> Option<MemScope> {
-        self.is_atomic().then(|| SCOPES[(self.0 >> 6 & 7) as usize])
+        self.is_atomic()
+            .then(|| MemScope::ALL[(self.0 >> 6 & 7) as usize])
     }
 }
 
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn packed_ops_unpack_to_themselves() {
         for order in ORDERS {
-            for scope in SCOPES {
+            for scope in MemScope::ALL {
                 for writes in [false, true] {
                     let op = AccessOp::Atomic {
                         op: "atomic_fetch_add",

@@ -59,34 +59,26 @@ thread_local! {
     static ARRIVED_HOW: Cell<u32> = const { Cell::new(0) };
 }
 
-/// How an arrival crosses the thread-locals: its two words, each as a
-/// single scalar store and load.
+/// Hands `arrival` to the scheduler, across the thread-locals as its two
+/// words, each a single scalar store (read back by [`take`]).
 ///
 /// Copying a whole [`BarrierWait`](crate::sync::BarrierWait) through the
 /// future and a thread-local within one poll cost a stalled load per arrival:
 /// a value stored in pieces and read back in one wider load cannot be
 /// forwarded from the store buffer, and that stall was most of an async
 /// barrier's cost.
-trait Post: Sized {
-    /// Hands the arrival to the scheduler.
-    fn post(self);
-    /// What the last poll on this thread posted, if anything.
-    fn take() -> Option<Self>;
+#[inline]
+fn post(arrival: Arrival) {
+    let (at, how) = arrival.parts();
+    ARRIVED_HOW.with(|c| c.set(how));
+    ARRIVED_AT.with(|c| c.set(Some(at)));
 }
 
-impl Post for Arrival {
-    #[inline]
-    fn post(self) {
-        let (at, how) = self.parts();
-        ARRIVED_HOW.with(|c| c.set(how));
-        ARRIVED_AT.with(|c| c.set(Some(at)));
-    }
-
-    #[inline]
-    fn take() -> Option<Arrival> {
-        let at = ARRIVED_AT.with(|c| c.take())?;
-        Some(Arrival::from_parts(at, ARRIVED_HOW.with(|c| c.get())))
-    }
+/// What the last poll on this thread [`post`]ed, if anything.
+#[inline]
+fn take() -> Option<Arrival> {
+    let at = ARRIVED_AT.with(|c| c.take())?;
+    Some(Arrival::from_parts(at, ARRIVED_HOW.with(|c| c.get())))
 }
 
 /// The future of one arrival at a barrier: at its first poll the
@@ -141,7 +133,7 @@ impl<F: FenceFlags, S: Scope, const SUB: bool> Future for Arrive<'_, '_, F, S, S
         let at = self.at;
         self.wi
             .arrive(Self::KIND, Self::FLAGS, S::SCOPE, || Site::from(at));
-        Arrival::new(Self::KIND, Self::FLAGS, S::SCOPE, at).post();
+        post(Arrival::new(Self::KIND, Self::FLAGS, S::SCOPE, at));
         Poll::Pending
     }
 }
@@ -191,7 +183,7 @@ impl<Fut: Future<Output = ()>> ItemTask for AsyncTask<'_, Fut> {
                 self.future.set(None);
                 Suspend::Done
             }
-            Ok(Poll::Pending) => match Arrival::take() {
+            Ok(Poll::Pending) => match take() {
                 Some(arrival) => Suspend::Arrived(arrival),
                 None => {
                     self.future.set(None);

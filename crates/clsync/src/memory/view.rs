@@ -15,6 +15,7 @@
 //! Checked launches take the same paths as [`Buffer`] and [`LocalSlice`],
 //! out of line: every access reports to the checker.
 
+use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::buffer::Buffer;
@@ -103,7 +104,7 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
             return Self::slow_get(self.slice, index);
         }
         if index >= self.len {
-            Self::out_of_bounds(self.slice, index)
+            Self::out_of_bounds(self.slice, index, false)
         }
         // SAFETY: `index < len`, the slice's length, and the slice is
         // borrowed for `'a`, so the cell is live; only this thread reaches
@@ -118,7 +119,7 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
             return Self::slow_set(self.slice, index, value);
         }
         if index >= self.len {
-            Self::out_of_bounds(self.slice, index)
+            Self::out_of_bounds(self.slice, index, true)
         }
         // SAFETY: as in `get`.
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
@@ -229,14 +230,15 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     fn slow_get(slice: &LocalSlice<T>, index: usize) -> T {
         slice.get(index)
     }
-    /// An access out of bounds in an unchecked launch: `LocalSlice::get`'s
-    /// panic. Diverging, so that a loop of `get`s has no call that returns
-    /// into it, and the compiler can unroll it.
+    /// An access (a write if `write`) out of bounds in an unchecked launch:
+    /// the slice's own bounds check, which panics there. Diverging, so that
+    /// a loop of `get`s has no call that returns into it, and the compiler
+    /// can unroll it.
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn out_of_bounds(slice: &LocalSlice<T>, index: usize) -> ! {
-        slice.get(index);
+    fn out_of_bounds(slice: &LocalSlice<T>, index: usize, write: bool) -> ! {
+        slice.slot_at(index, write, Location::caller());
         unreachable!("an access out of bounds panics outside checked launches")
     }
     /// As `slow_get`.
@@ -397,7 +399,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
             return Self::slow_get(self.buffer, index);
         }
         if index >= self.len {
-            Self::out_of_bounds(self.buffer, index)
+            Self::out_of_bounds(self.buffer, index, false)
         }
         // SAFETY: `index < len`, the buffer's length, and the buffer is
         // borrowed for `'a`, so the element is live.
@@ -413,7 +415,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
             return Self::slow_set(self.buffer, index, value);
         }
         if index >= self.len {
-            Self::out_of_bounds(self.buffer, index)
+            Self::out_of_bounds(self.buffer, index, true)
         }
         // SAFETY: as in `get`.
         let slot = unsafe { &*self.base.add(index) };
@@ -471,13 +473,13 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     fn slow_get(buffer: &Buffer<T>, index: usize) -> T {
         buffer.get(index)
     }
-    /// An access out of bounds in an unchecked launch: `Buffer::get`'s
-    /// panic, diverging (as `LocalView`'s).
+    /// An access out of bounds in an unchecked launch: the buffer's own
+    /// bounds check, diverging (as `LocalView`'s).
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn out_of_bounds(buffer: &Buffer<T>, index: usize) -> ! {
-        buffer.get(index);
+    fn out_of_bounds(buffer: &Buffer<T>, index: usize, write: bool) -> ! {
+        buffer.slot_at(index, write, Location::caller());
         unreachable!("an access out of bounds panics outside checked launches")
     }
     /// As `slow_get`.

@@ -123,7 +123,8 @@ pub(crate) fn run_group<E: Engine>(
         if result.is_ok() {
             result = run.drive(&mut tasks);
         } else {
-            cancel_all(&mut tasks, &mut vec![Slot::Ready; ids.len()]);
+            let mut slots = vec![Slot::Ready; tasks.len()];
+            cancel_all(&mut tasks, &mut slots);
         }
         for t in tasks {
             engine.retire(t);
