@@ -7,19 +7,13 @@
 //! its own figure.
 
 use std::hint::spin_loop;
-use std::time::Instant;
 
 use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
 use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::reference::{self, compare};
+use crate::timing::timed;
 use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
-
-fn timed(f: impl FnOnce()) -> std::time::Duration {
-    let start = Instant::now();
-    f();
-    start.elapsed()
-}
 
 /// The barrier loop, group-level: the private value lives in a vector, and
 /// each step between two barriers is one loop over the group.

@@ -16,6 +16,7 @@ pub mod limit;
 #[cfg(feature = "pocl")]
 pub mod pocl;
 pub mod reference;
+pub mod timing;
 
 use std::time::Duration;
 

@@ -4,11 +4,11 @@
 
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::reference::{self, compare};
+use crate::timing::timed;
 use crate::{Run, Sizes, GROUP, TILE};
 
 /// The barrier loop's arithmetic with no barriers: what the work itself
@@ -16,19 +16,19 @@ use crate::{Run, Sizes, GROUP, TILE};
 pub fn barrier_loop(pool: &rayon::ThreadPool, s: &Sizes) -> Run {
     let (n, local, barriers) = s.barrier;
     let mut out = vec![0u32; n];
-    let start = Instant::now();
-    pool.install(|| {
-        out.par_chunks_mut(local).for_each(|chunk| {
-            let mut acc: Vec<u32> = (0..chunk.len() as u32).collect();
-            for _ in 0..barriers {
-                for a in acc.iter_mut() {
-                    *a = a.wrapping_mul(3).wrapping_add(1);
+    let time = timed(|| {
+        pool.install(|| {
+            out.par_chunks_mut(local).for_each(|chunk| {
+                let mut acc: Vec<u32> = (0..chunk.len() as u32).collect();
+                for _ in 0..barriers {
+                    for a in acc.iter_mut() {
+                        *a = a.wrapping_mul(3).wrapping_add(1);
+                    }
                 }
-            }
-            chunk.copy_from_slice(&acc);
-        })
+                chunk.copy_from_slice(&acc);
+            })
+        });
     });
-    let time = start.elapsed();
     let want: Vec<u32> = (0..n)
         .map(|g| reference::barrier_loop(g % local, barriers))
         .collect();
@@ -40,14 +40,15 @@ pub fn barrier_loop(pool: &rayon::ThreadPool, s: &Sizes) -> Run {
 
 /// A parallel sum.
 pub fn reduce(pool: &rayon::ThreadPool, input: &[f32]) -> Run {
-    let start = Instant::now();
-    let total: f64 = pool.install(|| {
-        input
-            .par_chunks(GROUP)
-            .map(|c| f64::from(c.iter().sum::<f32>()))
-            .sum()
+    let mut total = 0.0;
+    let time = timed(|| {
+        total = pool.install(|| {
+            input
+                .par_chunks(GROUP)
+                .map(|c| f64::from(c.iter().sum::<f32>()))
+                .sum()
+        })
     });
-    let time = start.elapsed();
     Run {
         time,
         verified: reference::check_sum(total, input),
@@ -58,33 +59,33 @@ pub fn reduce(pool: &rayon::ThreadPool, input: &[f32]) -> Run {
 pub fn scan(pool: &rayon::ThreadPool, input: &[i32]) -> Run {
     let mut data = input.to_vec();
     let block = 1 << 16;
-    let start = Instant::now();
-    pool.install(|| {
-        let sums: Vec<i32> = data
-            .par_chunks_mut(block)
-            .map(|c| {
-                let mut acc = 0i32;
-                for v in c.iter_mut() {
-                    acc = acc.wrapping_add(*v);
-                    *v = acc;
-                }
-                acc
-            })
-            .collect();
-        let mut acc = 0i32;
-        let offsets: Vec<i32> = sums
-            .iter()
-            .map(|&s| {
-                let o = acc;
-                acc = acc.wrapping_add(s);
-                o
-            })
-            .collect();
-        data.par_chunks_mut(block)
-            .zip(offsets)
-            .for_each(|(c, o)| c.iter_mut().for_each(|v| *v = v.wrapping_add(o)));
+    let time = timed(|| {
+        pool.install(|| {
+            let sums: Vec<i32> = data
+                .par_chunks_mut(block)
+                .map(|c| {
+                    let mut acc = 0i32;
+                    for v in c.iter_mut() {
+                        acc = acc.wrapping_add(*v);
+                        *v = acc;
+                    }
+                    acc
+                })
+                .collect();
+            let mut acc = 0i32;
+            let offsets: Vec<i32> = sums
+                .iter()
+                .map(|&s| {
+                    let o = acc;
+                    acc = acc.wrapping_add(s);
+                    o
+                })
+                .collect();
+            data.par_chunks_mut(block)
+                .zip(offsets)
+                .for_each(|(c, o)| c.iter_mut().for_each(|v| *v = v.wrapping_add(o)));
+        });
     });
-    let time = start.elapsed();
     Run {
         time,
         verified: compare("scan", &data, &reference::scan(input)),
@@ -95,26 +96,26 @@ pub fn scan(pool: &rayon::ThreadPool, input: &[i32]) -> Run {
 /// the kernels' blocking, with no local memory and vectorizable rows.
 pub fn sgemm(pool: &rayon::ThreadPool, a: &[f32], b: &[f32], n: usize) -> Run {
     let mut c = vec![0f32; n * n];
-    let start = Instant::now();
-    pool.install(|| {
-        c.par_chunks_mut(n * TILE)
-            .enumerate()
-            .for_each(|(bi, rows)| {
-                for kb in (0..n).step_by(TILE) {
-                    for (r, row) in rows.chunks_mut(n).enumerate() {
-                        let i = bi * TILE + r;
-                        for k in kb..kb + TILE {
-                            let x = a[i * n + k];
-                            let brow = &b[k * n..k * n + n];
-                            for (cv, bv) in row.iter_mut().zip(brow) {
-                                *cv += x * bv;
+    let time = timed(|| {
+        pool.install(|| {
+            c.par_chunks_mut(n * TILE)
+                .enumerate()
+                .for_each(|(bi, rows)| {
+                    for kb in (0..n).step_by(TILE) {
+                        for (r, row) in rows.chunks_mut(n).enumerate() {
+                            let i = bi * TILE + r;
+                            for k in kb..kb + TILE {
+                                let x = a[i * n + k];
+                                let brow = &b[k * n..k * n + n];
+                                for (cv, bv) in row.iter_mut().zip(brow) {
+                                    *cv += x * bv;
+                                }
                             }
                         }
                     }
-                }
-            })
+                })
+        });
     });
-    let time = start.elapsed();
     Run {
         time,
         verified: compare("sgemm", &c, &reference::sgemm(a, b, n)),
@@ -123,26 +124,27 @@ pub fn sgemm(pool: &rayon::ThreadPool, a: &[f32], b: &[f32], n: usize) -> Run {
 
 /// Private histograms per 256 KB chunk, merged.
 pub fn histogram(pool: &rayon::ThreadPool, input: &[u8]) -> Run {
-    let start = Instant::now();
-    let bins = pool.install(|| {
-        input
-            .par_chunks(1 << 18)
-            .map(|c| {
-                let mut h = vec![0u32; 256];
-                for &b in c {
-                    h[b as usize] += 1;
-                }
-                h
-            })
-            .reduce(
-                || vec![0u32; 256],
-                |mut x, y| {
-                    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
-                    x
-                },
-            )
+    let mut bins = Vec::new();
+    let time = timed(|| {
+        bins = pool.install(|| {
+            input
+                .par_chunks(1 << 18)
+                .map(|c| {
+                    let mut h = vec![0u32; 256];
+                    for &b in c {
+                        h[b as usize] += 1;
+                    }
+                    h
+                })
+                .reduce(
+                    || vec![0u32; 256],
+                    |mut x, y| {
+                        x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+                        x
+                    },
+                )
+        })
     });
-    let time = start.elapsed();
     Run {
         time,
         verified: compare("histogram", &bins, &reference::histogram(input)),
@@ -155,12 +157,12 @@ pub fn histogram(pool: &rayon::ThreadPool, input: &[u8]) -> Run {
 pub fn message_passing(_pool: &rayon::ThreadPool, rounds: usize) -> Run {
     let turn = AtomicU32::new(0);
     let msg = [AtomicU32::new(0), AtomicU32::new(0)];
-    let start = Instant::now();
-    std::thread::scope(|sc| {
-        sc.spawn(|| side(0, &turn, &msg, rounds));
-        sc.spawn(|| side(1, &turn, &msg, rounds));
+    let time = timed(|| {
+        std::thread::scope(|sc| {
+            sc.spawn(|| side(0, &turn, &msg, rounds));
+            sc.spawn(|| side(1, &turn, &msg, rounds));
+        });
     });
-    let time = start.elapsed();
     // Relaxed: read after the join, which orders both sides' writes.
     let got: Vec<u32> = msg.iter().map(|m| m.load(Ordering::Relaxed)).collect();
     Run {

@@ -3,7 +3,7 @@
 //! clsync/limit (ratios of times: lower is better for clsync).
 //!
 //! ```text
-//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME]
+//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME] [--warm-caches]
 //! ```
 //!
 //! Without the `pocl` feature, or with no OpenCL device, the PoCL column
@@ -36,6 +36,11 @@ struct Cli {
     /// Only the workloads whose name contains this.
     #[arg(long)]
     only: Option<String>,
+    /// Leave the caches as the previous run left them, instead of reading
+    /// twice the last-level cache's size of scratch before each run (so
+    /// that every run, at every thread count, finds its input in memory).
+    #[arg(long)]
+    warm_caches: bool,
 }
 
 struct Args {
@@ -43,6 +48,7 @@ struct Args {
     threads: usize,
     sizes: Sizes,
     only: Option<String>,
+    warm_caches: bool,
 }
 
 fn args() -> Args {
@@ -55,6 +61,7 @@ fn args() -> Args {
         ),
         sizes: if cli.small { Sizes::SMALL } else { Sizes::FULL },
         only: cli.only,
+        warm_caches: cli.warm_caches,
     }
 }
 
@@ -120,6 +127,15 @@ fn main() {
         #[cfg(not(feature = "pocl"))]
         Ok(_) => {}
         Err(why) => println!("PoCL: not run: {why}"),
+    }
+    if args.warm_caches {
+        println!("caches: warm (as the previous run left them)");
+    } else {
+        let bytes = clsync_bench::timing::cold_caches();
+        println!(
+            "caches: cold (each run first reads {} MiB of scratch, twice the last-level cache)",
+            bytes >> 20
+        );
     }
     let inputs = Inputs {
         reduce: reference::reduce_input(s.reduce),
@@ -252,10 +268,13 @@ fn general_engine_rows(args: &Args, rt: &Runtime) {
                 .collect(),
         );
         let (n, local, b) = s.barrier;
+        // Per thread: what one core spends per work-item and barrier (the
+        // goal is read so); all threads: the barrier loop rows' unit.
+        let wall = g.as_secs_f64() * 1e9 / (n * b) as f64;
         println!(
-            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine, local {local})",
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine, local {local}; {wall:.3} all threads)",
             name,
-            g.as_secs_f64() * 1e9 * args.threads as f64 / (n * b) as f64,
+            wall * args.threads as f64,
             "",
             "",
             "",

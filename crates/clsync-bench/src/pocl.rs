@@ -2,7 +2,7 @@
 //! device the ICD loader finds — PoCL from `pocl-opencl-icd` on Debian.
 
 use std::ptr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -292,11 +292,13 @@ impl Pocl {
         }
     }
 
+    /// The time of `f` and of the queue's work it enqueues (the queue is
+    /// drained first, so none of the setup is counted).
     fn timed(&self, f: impl FnOnce()) -> Duration {
         self.finish();
-        let start = Instant::now();
-        f();
-        self.finish();
-        start.elapsed()
+        crate::timing::timed(|| {
+            f();
+            self.finish();
+        })
     }
 }

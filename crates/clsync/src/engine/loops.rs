@@ -417,6 +417,10 @@ impl Group<'_> {
         crate::checker::fence(flags.mem_flags(), O::ORDER, S::SCOPE);
     }
 
+    /// A barrier of the group: inlined into the kernel, since a barrier
+    /// between two short loops (64 work-items of a few vector instructions)
+    /// cost as much as a loop as a call; the checker's part is out of line.
+    #[inline]
     fn wait(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Location) {
         assert!(
             !self.in_loop.get(),
@@ -425,23 +429,38 @@ impl Group<'_> {
         hooks::poll(at);
         fence_effect(flags, crate::sync::MemOrder::AcqRel, scope);
         if let Some(check) = self.check {
-            let wait = BarrierWait {
-                kind,
-                site: Site::from_location(at),
-                flags,
-                scope,
-            };
-            match kind {
-                BarrierKind::WorkGroup => check.release_group(wait),
-                BarrierKind::SubGroup => {
-                    let sg = self.env.geometry.sub_group_size;
-                    for first in (0..self.len).step_by(sg) {
-                        check.release_sub_group(first, (first + sg).min(self.len), wait);
-                    }
+            self.release_checked(check, kind, flags, scope, at);
+        }
+        self.progress.borrow_mut().steps(self.len);
+    }
+
+    /// The checker's side of a barrier: releases the group or each of its
+    /// sub-groups.
+    #[cold]
+    #[inline(never)]
+    fn release_checked(
+        &self,
+        check: &GroupCheck,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        at: &'static Location,
+    ) {
+        let wait = BarrierWait {
+            kind,
+            site: Site::from_location(at),
+            flags,
+            scope,
+        };
+        match kind {
+            BarrierKind::WorkGroup => check.release_group(wait),
+            BarrierKind::SubGroup => {
+                let sg = self.env.geometry.sub_group_size;
+                for first in (0..self.len).step_by(sg) {
+                    check.release_sub_group(first, (first + sg).min(self.len), wait);
                 }
             }
         }
-        self.progress.borrow_mut().steps(self.len);
     }
 }
 

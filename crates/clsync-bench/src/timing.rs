@@ -1,0 +1,102 @@
+//! How every side's run is timed: [`timed`], after the caches are emptied
+//! of the inputs when the suite asks for cold caches ([`cold_caches`]).
+//!
+//! Each side makes its own copy of its input just before its run (clsync's
+//! `Buffer::from_slice`, PoCL's buffer) or reads the suite's (the limit).
+//! On a machine whose last-level cache holds the input — the 256 MB of
+//! reduce fit in a 300 MiB L3 — a run with one thread then reads it from
+//! the cache while a run with sixteen, of the same bytes, is paced by
+//! memory, and the scaling of a memory-bound kernel reads as a loss. With
+//! cold caches every run, of every side and at every thread count, starts
+//! with its input in memory: the suite reads a scratch buffer twice the size
+//! of the last-level cache first.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Bytes of scratch read before each timed run; 0: none (warm caches, the
+/// default, which is what the tests use).
+static SCRATCH_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// The scratch buffer, made at the first eviction.
+static SCRATCH: OnceLock<Box<[u64]>> = OnceLock::new();
+
+/// The size assumed when the machine does not say (sysfs absent).
+const DEFAULT_LLC: usize = 32 << 20;
+/// At most this much scratch, whatever the machine says.
+const MAX_SCRATCH: usize = 2 << 30;
+
+/// From now on, each timed run starts with cold caches: [`timed`] first
+/// reads a scratch buffer of twice the last-level cache's size. Returns
+/// the bytes it reads.
+pub fn cold_caches() -> usize {
+    let bytes = (2 * last_level_cache().unwrap_or(DEFAULT_LLC)).min(MAX_SCRATCH);
+    // Relaxed: a setting made by the thread that then times the runs; it
+    // publishes no other data.
+    SCRATCH_BYTES.store(bytes, Ordering::Relaxed);
+    bytes
+}
+
+/// The largest cache of CPU 0, from sysfs (`…/cpu0/cache/index*/size`).
+fn last_level_cache() -> Option<usize> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("size")).ok())
+        .filter_map(|s| parse_size(s.trim()))
+        .max()
+}
+
+/// `"32768K"`, `"300M"`, `"1G"` or plain bytes.
+fn parse_size(s: &str) -> Option<usize> {
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let shift = match unit {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return None,
+    };
+    digits.parse::<usize>().ok()?.checked_mul(1 << shift)
+}
+
+/// Reads the scratch buffer, one word per cache line, if cold caches were
+/// asked for: what the caches held is then evicted.
+fn evict() {
+    // Relaxed: as in `cold_caches`.
+    let bytes = SCRATCH_BYTES.load(Ordering::Relaxed);
+    if bytes == 0 {
+        return;
+    }
+    let scratch = SCRATCH.get_or_init(|| (0..bytes as u64 / 8).collect());
+    let sum = scratch
+        .iter()
+        .step_by(8)
+        .fold(0u64, |a, &v| a.wrapping_add(v));
+    black_box(sum);
+}
+
+/// The wall time of `f`, after [`evict`].
+pub fn timed(f: impl FnOnce()) -> Duration {
+    evict();
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_size("300M"), Some(300 << 20));
+        assert_eq!(parse_size("1G"), Some(1 << 30));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("12X"), None);
+        assert_eq!(parse_size(""), None);
+    }
+}
