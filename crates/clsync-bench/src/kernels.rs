@@ -8,6 +8,7 @@
 
 use std::hint::spin_loop;
 
+use clsync::atomics::Local;
 use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
 use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
 
@@ -487,11 +488,16 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
     let local_bins = launch.local::<AtomicUint>(256);
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
-            let lb = g.local(local_bins);
+            // The 256 bins as an array: a byte indexes it with no test, as
+            // `lb[in[i]]` in OpenCL C.
+            let lb: &[AtomicUint<Local>; 256] = g
+                .local(local_bins)
+                .as_slice()
+                .try_into()
+                .expect("256 local bins");
             let (data, bins) = (g.global(&data), g.global(&bins));
             g.for_each(move |it| {
-                lb.at(it.local_linear_id)
-                    .store_explicit_scope(0, Relaxed, WorkGroupScope)
+                lb[it.local_linear_id].store_explicit_scope(0, Relaxed, WorkGroupScope)
             });
             g.barrier(LOCAL);
             g.for_each(move |it| {
@@ -505,20 +511,15 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
                         // SAFETY: base + k + j < items * HIST_PER_ITEM, at most
                         // the input's length, and no one writes `data` during
                         // the launch.
-                        let v = unsafe { data.get_unchecked(base + k + j) } as usize;
-                        // SAFETY: a byte is below 256, the number of bins.
-                        unsafe { lb.at_unchecked(v) }.fetch_add_explicit_scope(
-                            1,
-                            Relaxed,
-                            WorkGroupScope,
-                        );
+                        let v = unsafe { data.get_unchecked(base + k + j) };
+                        lb[usize::from(v)].fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
                     }
                 }
             });
             g.barrier(LOCAL);
             g.for_each(move |it| {
                 let l = it.local_linear_id;
-                let v = lb.at(l).load_explicit_scope(Relaxed, WorkGroupScope);
+                let v = lb[l].load_explicit_scope(Relaxed, WorkGroupScope);
                 if v != 0 {
                     bins.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
                 }

@@ -5,6 +5,7 @@
 
 mod common;
 
+use clsync::atomics::Local;
 use clsync::checker::{Report, ReportKind};
 use clsync::sync::{DeviceScope, FenceFlags, Relaxed, WorkGroupScope, GLOBAL, LOCAL};
 use clsync::{AtomicUint, Buffer, Group, KernelPanic, Launch, LaunchError, NdRange};
@@ -337,6 +338,71 @@ fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() 
             .unwrap()
     });
     out_of_bounds_at(&reports, SOURCE, "bin", 3);
+}
+
+/// `LocalView::as_slice` hands out the very objects `at` does (same
+/// addresses, the array's length, no scratch element); a histogram counted
+/// through it as an array is the sequential one, checked and unchecked; an
+/// index past its end is Rust's own panic, naming the work-item, in both.
+#[test]
+fn local_atomics_as_a_slice_are_the_objects_at_gives() {
+    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
+    let mut want = vec![0u32; 16];
+    for &b in &bytes {
+        want[b as usize] += 1;
+    }
+    let data = Buffer::from_slice(&bytes);
+    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
+    let bins = launch.local::<AtomicUint>(16);
+    for checked in [false, true] {
+        let rt = common::rt().with_checking(checked);
+        let out: Buffer<AtomicUint> = Buffer::new(16);
+        rt.launch_groups(&launch, |g| {
+            let view = g.local(bins);
+            let slice = view.as_slice();
+            assert_eq!(slice.len(), 16);
+            for (i, object) in slice.iter().enumerate() {
+                assert!(std::ptr::eq(object, view.at(i)), "bin {i}");
+            }
+            let b: &[AtomicUint<Local>; 16] = slice.try_into().unwrap();
+            let (data, out) = (g.global(&data), g.global(&out));
+            g.for_each_in(0..16, |it| {
+                b[it.local_linear_id].store_explicit_scope(0, Relaxed, WorkGroupScope)
+            });
+            g.barrier(LOCAL);
+            g.for_each(|it| {
+                let v = usize::from(data.get(it.global_linear_id));
+                b[v].fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+            });
+            g.barrier(LOCAL);
+            g.for_each_in(0..16, |it| {
+                let l = it.local_linear_id;
+                let v = b[l].load_explicit_scope(Relaxed, WorkGroupScope);
+                out.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
+            });
+        })
+        .unwrap();
+        assert_eq!(out.to_vec(), want, "checked: {checked}");
+        let e = common::within(60, move || {
+            let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
+            let bins = launch.local::<AtomicUint>(16);
+            rt.launch_groups(&launch, |g| {
+                let slice = g.local(bins).as_slice();
+                g.for_each_in(5..6, |it| {
+                    let _ =
+                        slice[it.local_linear_id + 11].load_explicit_scope(Relaxed, WorkGroupScope);
+                });
+            })
+        })
+        .expect_err("past the end");
+        let p = kernel_panic(e);
+        assert_eq!(p.ids.local_id[0], 5, "checked: {checked}");
+        assert!(
+            p.message.contains("index out of bounds") && p.message.contains("16"),
+            "checked: {checked}: {}",
+            p.message
+        );
+    }
 }
 
 /// `prefetch` (OpenCL C's built-in) is a hint: with ranges inside, across

@@ -304,6 +304,44 @@ impl<'a, T: AtomicValue> LocalView<'a, Atomic<T, Global>> {
         // and the slice is borrowed for `'a`, so the element is live.
         unsafe { &*self.base.add(index) }
     }
+    /// The group's local atomic objects as a slice, for a kernel whose
+    /// indices Rust can bound once: as an array (`<&[_; 256]>::try_from`),
+    /// a byte indexes 256 bins with no test at all, where
+    /// [`at_unchecked`](Self::at_unchecked) tests the launch's mode per
+    /// access. Safe: an index out of bounds of the slice is Rust's own panic
+    /// (in checked launches too, where [`at`](Self::at) would report it and
+    /// go on); the operations on the objects are checked as any.
+    ///
+    /// ```
+    /// use clsync::sync::{Relaxed, WorkGroupScope, LOCAL};
+    /// use clsync::{AtomicUint, Buffer, Launch, NdRange, Runtime};
+    /// use clsync::atomics::Local;
+    ///
+    /// let bytes = Buffer::from_slice(&[3u8, 200, 3, 7]);
+    /// let mut launch = Launch::new("count", NdRange::new([4]).local([4]));
+    /// let bins = launch.local::<AtomicUint>(256);
+    /// let threes = Buffer::<u32>::new(1);
+    /// Runtime::with_threads(1).launch_groups(&launch, |g| {
+    ///     let b: &[AtomicUint<Local>; 256] = g.local(bins).as_slice().try_into().unwrap();
+    ///     g.for_each(|it| b[it.local_linear_id].store_explicit_scope(0, Relaxed, WorkGroupScope));
+    ///     g.barrier(LOCAL);
+    ///     g.for_each(|it| {
+    ///         let v = bytes.get(it.global_linear_id);
+    ///         b[usize::from(v)].fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
+    ///     });
+    ///     g.barrier(LOCAL);
+    ///     threes.set(0, b[3].load_explicit_scope(Relaxed, WorkGroupScope));
+    /// }).unwrap();
+    /// assert_eq!(threes.get(0), 2);
+    /// ```
+    #[inline]
+    pub fn as_slice(&self) -> &'a [Atomic<T, Local>] {
+        // SAFETY: `base` points to the slice's `len` live elements (its
+        // scratch element after them is left out), borrowed for `'a`; they
+        // are atomics, so shared references to them are what `at` hands out
+        // one by one.
+        unsafe { std::slice::from_raw_parts(self.base, self.len) }
+    }
     /// As `LocalView::slow_get`.
     #[cold]
     #[inline(never)]
