@@ -280,6 +280,23 @@ fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: usize)
     }
 }
 
+/// 64 bytes below 11, as a buffer, and their 16-bin histogram.
+fn sixty_four_bytes() -> (Buffer<u8>, Vec<u32>) {
+    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
+    let mut want = vec![0u32; 16];
+    for &b in &bytes {
+        want[b as usize] += 1;
+    }
+    (Buffer::from_slice(&bytes), want)
+}
+
+/// Two groups of 32 over the 64 bytes, with 16 local atomic bins.
+fn bins_launch() -> (Launch, clsync::LocalArg<AtomicUint>) {
+    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
+    let bins = launch.local::<AtomicUint>(16);
+    (launch, bins)
+}
+
 /// `LocalView::at_unchecked` on local atomics: the same counts as `at` in
 /// unchecked and checked launches (against a sequential count), and an
 /// index past the end in a checked launch is an out-of-bounds report at its
@@ -287,14 +304,8 @@ fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: usize)
 #[test]
 fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() {
     const SOURCE: &str = include_str!("group_kernels.rs");
-    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
-    let mut want = vec![0u32; 16];
-    for &b in &bytes {
-        want[b as usize] += 1;
-    }
-    let data = Buffer::from_slice(&bytes);
-    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
-    let bins = launch.local::<AtomicUint>(16);
+    let (data, want) = sixty_four_bytes();
+    let (launch, bins) = bins_launch();
     for checked in [false, true] {
         let out: Buffer<AtomicUint> = Buffer::new(16);
         common::rt()
@@ -346,14 +357,8 @@ fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() 
 /// index past its end is Rust's own panic, naming the work-item, in both.
 #[test]
 fn local_atomics_as_a_slice_are_the_objects_at_gives() {
-    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
-    let mut want = vec![0u32; 16];
-    for &b in &bytes {
-        want[b as usize] += 1;
-    }
-    let data = Buffer::from_slice(&bytes);
-    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
-    let bins = launch.local::<AtomicUint>(16);
+    let (data, want) = sixty_four_bytes();
+    let (launch, bins) = bins_launch();
     for checked in [false, true] {
         let rt = common::rt().with_checking(checked);
         let out: Buffer<AtomicUint> = Buffer::new(16);
@@ -384,8 +389,7 @@ fn local_atomics_as_a_slice_are_the_objects_at_gives() {
         .unwrap();
         assert_eq!(out.to_vec(), want, "checked: {checked}");
         let e = common::within(60, move || {
-            let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
-            let bins = launch.local::<AtomicUint>(16);
+            let (launch, bins) = bins_launch();
             rt.launch_groups(&launch, |g| {
                 let slice = g.local(bins).as_slice();
                 g.for_each_in(5..6, |it| {
