@@ -61,8 +61,16 @@ pub(crate) fn cancel_unwind(site: Option<Site>) -> ! {
 
 /// Polls the current launch's cancel flag; unwinds the work-item if it is
 /// set. A no-op on host threads.
+///
+/// The [`gate`](crate::gate) first: a cancel raises it until its launch
+/// ends (`Dispenser::cancel`), so while it is quiet no flag is set, and the
+/// poll is one load of a global instead of the thread-local's lookup and the
+/// flag's load (a group-level barrier polls once per barrier).
 #[inline]
 pub(crate) fn poll(at: &'static Location<'static>) {
+    if crate::gate::quiet() {
+        return;
+    }
     let flag = CANCEL.with(|c| c.get());
     if flag.is_null() {
         return;
