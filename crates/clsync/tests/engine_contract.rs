@@ -10,6 +10,8 @@
 //! together (`003_2caebc1f01141481.txt`: every work-item of the group must
 //! reach the barrier, and then all continue), and two different barriers are
 //! divergence whichever form each takes (`004_bfca21a36d7bd2da.txt`).
+//! The Rust engine's own barriers for interpreters (`barrier_dyn_at`, with
+//! the interpreted program's site) take the `BarrierWait` form.
 
 use std::cell::Cell;
 use std::panic::Location;
@@ -265,4 +267,62 @@ fn an_engine_that_panics_fails_the_launch_instead_of_hanging() {
         message.contains("the engine's own bug at work-item 13"),
         "{message}"
     );
+}
+
+/// The Rust engine's barriers for interpreters (`WorkItem::barrier_dyn_at`)
+/// reach the scheduler as `Suspend::Barrier`, with the interpreted
+/// program's site: a group at one such barrier is released together, and
+/// its local memory is ordered across it (a reversal through local memory
+/// is the sequential one); work-items at two sites of the interpreted
+/// program are divergence, with both sites named, although the Rust call
+/// is one line.
+#[test]
+fn interpreted_barriers_are_one_barrier_per_program_site() {
+    use clsync::sync::Site;
+    use clsync::Buffer;
+
+    let site = |line| Site {
+        file: "prog.cl",
+        line,
+        column: 5,
+    };
+    let rt = Runtime::with_threads(2);
+    let out = Buffer::<u32>::new(2 * LOCAL);
+    let mut reverse = Launch::new("reverse", NdRange::new([2 * LOCAL]).local([LOCAL]));
+    let tile = reverse.local::<u32>(LOCAL);
+    rt.launch(&reverse, |wi| {
+        let (l, t) = (wi.get_local_id(0), wi.local(tile));
+        t.set(l, wi.get_global_id(0) as u32);
+        wi.barrier_dyn_at(BarrierKind::WorkGroup, 1, MemScope::WorkGroup, site(7))
+            .unwrap();
+        out.set(wi.get_global_id(0), t.get(LOCAL - 1 - l));
+    })
+    .unwrap();
+    let want: Vec<u32> = (0..2 * LOCAL)
+        .map(|g| ((g / LOCAL) * LOCAL + LOCAL - 1 - g % LOCAL) as u32)
+        .collect();
+    assert_eq!(out.to_vec(), want);
+
+    let err = rt
+        .launch(&launch(), |wi| {
+            let line = if wi.get_local_id(0) % 2 == 0 { 7 } else { 9 };
+            wi.barrier_dyn_at(BarrierKind::WorkGroup, 1, MemScope::WorkGroup, site(line))
+                .unwrap();
+        })
+        .expect_err("two sites of the program");
+    let LaunchError::Divergence(d) = err else {
+        panic!("expected a divergence, got {err}");
+    };
+    assert_eq!(d.barrier, site(7));
+    for l in 0..LOCAL {
+        let run = d.places.iter().find(|r| r.items.contains(&l)).unwrap();
+        let Place::AtBarrier(w) = run.place else {
+            panic!("work-item {l}: {:?}", run.place)
+        };
+        assert_eq!(
+            w.site,
+            site(if l % 2 == 0 { 7 } else { 9 }),
+            "work-item {l}"
+        );
+    }
 }

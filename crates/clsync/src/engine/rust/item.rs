@@ -9,7 +9,7 @@ use corosensei::Yielder;
 
 use crate::checker;
 use crate::engine::asynchronous::Arrive;
-use crate::engine::{GroupEnv, Resume, Suspend};
+use crate::engine::{GroupEnv, Resume};
 use crate::geometry::ItemIds;
 use crate::memory::{Element, LocalArg, LocalSlice};
 use crate::scheduler::hooks;
@@ -54,7 +54,7 @@ pub struct WorkItem<'g> {
     pub(crate) env: &'g GroupEnv<'g>,
     /// The coroutine to suspend at a barrier; `None` on the async engine,
     /// whose barriers are awaited.
-    pub(crate) yielder: Option<&'g Yielder<Resume, Suspend>>,
+    pub(crate) yielder: Option<&'g Yielder<Resume, super::Yielded>>,
     /// Image writes not yet fenced (strict image mode and checked
     /// launches).
     pub(crate) image_pending: RefCell<Vec<PendingImageWrite>>,
@@ -299,7 +299,9 @@ impl WorkItem<'_> {
             flags,
             scope,
         };
-        self.wait(kind, flags, scope, || site, Suspend::Barrier(wait));
+        // Set here, taken by the task after the switch (see `Yielded`).
+        super::WAITING_AT.with(|w| w.set(Some(wait)));
+        self.wait(kind, flags, scope, || site, None);
     }
 
     /// Waits at the barrier at `at`, a Rust kernel's: the scheduler gets the
@@ -314,7 +316,7 @@ impl WorkItem<'_> {
     ) {
         let arrival = Arrival::new(kind, flags, scope, at);
         let site = || Site::from(at);
-        self.wait(kind, flags, scope, site, Suspend::Arrived(arrival));
+        self.wait(kind, flags, scope, site, Some(arrival));
     }
 
     /// Arrives at the barrier, suspends with `suspend` (which stands for
@@ -332,7 +334,7 @@ impl WorkItem<'_> {
         flags: MemFlags,
         scope: MemScope,
         site: impl Fn() -> Site + Copy,
-        suspend: Suspend,
+        suspend: super::Yielded,
     ) {
         self.arrive(kind, flags, scope, site);
         let Some(yielder) = self.yielder else {
