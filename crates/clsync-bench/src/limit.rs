@@ -49,7 +49,7 @@ pub fn barrier_loop(pool: &rayon::ThreadPool, s: &Sizes) -> Run {
 }
 
 /// A parallel sum, of a fresh copy of the input as clsync's and PoCL's
-/// kernels read their fresh buffers (see [`fresh`]).
+/// kernels read their fresh buffers (see `fresh`).
 pub fn reduce(pool: &rayon::ThreadPool, input: &[f32]) -> Run {
     let data = fresh(input);
     let mut total = 0.0;

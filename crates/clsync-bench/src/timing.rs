@@ -78,7 +78,8 @@ fn evict() {
     black_box(sum);
 }
 
-/// The wall time of `f`, after [`evict`].
+/// The wall time of `f`, after the caches are emptied if [`cold_caches`]
+/// was called.
 pub fn timed(f: impl FnOnce()) -> Duration {
     evict();
     let start = Instant::now();

@@ -7,11 +7,11 @@
 //! resumes it once the barrier is released. Any control flow around
 //! barriers works, because each work-item has its own stack.
 //!
-//! What crosses the switch is small on purpose ([`Yielded`]): the coroutine
+//! What crosses the switch is small on purpose (`Yielded`): the coroutine
 //! library moves a yielded value through memory, and a whole `Suspend`
 //! (40 bytes) built on the work-item's stack and read back on the
 //! scheduler's cost about 16 of 93 instructions per work-item per barrier
-//! (`valgrind --tool=callgrind`, local 256; 77 with [`Yielded`]).
+//! (`valgrind --tool=callgrind`, local 256; 77 with `Yielded`).
 
 mod item;
 mod stack;
