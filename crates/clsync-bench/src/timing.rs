@@ -2,7 +2,7 @@
 //! of the inputs when the suite asks for cold caches ([`cold_caches`]).
 //!
 //! Each side makes its own copy of its input just before its run (clsync's
-//! `Buffer::from_slice`, PoCL's buffer) or reads the suite's (the limit).
+//! `Buffer::from_slice`, PoCL's buffer, the limit's `Vec`).
 //! On a machine whose last-level cache holds the input — the 256 MB of
 //! reduce fit in a 300 MiB L3 — a run with one thread then reads it from
 //! the cache while a run with sixteen, of the same bytes, is paced by

@@ -417,9 +417,10 @@ impl Group<'_> {
         crate::checker::fence(flags.mem_flags(), O::ORDER, S::SCOPE);
     }
 
-    /// A barrier of the group: inlined into the kernel, since a barrier
-    /// between two short loops (64 work-items of a few vector instructions)
-    /// cost as much as a loop as a call; the checker's part is out of line.
+    /// A barrier of the group, inlined into the kernel: as a call, a barrier
+    /// between two short loops (64 work-items, a few vector instructions
+    /// each) cost as much as one of the loops. The checker's part is out of
+    /// line.
     #[inline]
     fn wait(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Location) {
         assert!(
