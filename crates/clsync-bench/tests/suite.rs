@@ -1,0 +1,89 @@
+//! The suite's binary, run as a user runs it (at the tests' small sizes):
+//! it prints every workload's row with both ratios, says whether its caches
+//! are cold (the default) or warm, says why the PoCL column is empty when it
+//! is, and refuses an `--only` that names no workload. No time is asserted.
+
+use std::process::Command;
+
+fn suite(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
+        .args(["--small", "--reps", "1", "--threads", "2"])
+        .args(args)
+        .output()
+        .expect("the suite runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The row of `name`: its figures, each a number or `-` (no PoCL).
+fn row<'a>(stdout: &'a str, name: &str) -> Vec<&'a str> {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .unwrap_or_else(|| panic!("no row `{name}` in:\n{stdout}"));
+    line[name.len()..].split_whitespace().take(5).collect()
+}
+
+#[test]
+fn every_workload_has_its_row_with_cold_caches_by_default() {
+    let (ok, stdout, stderr) = suite(&[]);
+    assert!(ok, "the suite failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("caches: cold (each run first reads"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("OpenCL device:") || stdout.contains("PoCL: not run:"),
+        "the PoCL column must say why it is empty:\n{stdout}"
+    );
+    for name in [
+        "barrier loop/16",
+        "barrier loop/64",
+        "barrier loop/256",
+        "reduce",
+        "scan",
+        "sgemm",
+        "histogram",
+        "message passing",
+    ] {
+        let figures = row(&stdout, name);
+        // clsync, PoCL, limit, clsync/PoCL, clsync/limit.
+        assert_eq!(figures.len(), 5, "{name}: {figures:?}");
+        for (i, f) in figures.iter().enumerate() {
+            let is_number = f.parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0);
+            assert!(
+                is_number || (*f == "-" && (i == 1 || i == 3)),
+                "{name}: figure {i} is {f:?}"
+            );
+        }
+    }
+    for engine in ["  coroutines", "  async"] {
+        let line = stdout.lines().find(|l| l.starts_with(engine)).unwrap();
+        assert!(
+            line.contains("per thread") && line.contains("all threads"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn warm_caches_are_said_and_an_unknown_workload_is_refused() {
+    let (ok, stdout, _) = suite(&["--warm-caches", "--only", "reduce"]);
+    assert!(ok);
+    assert!(stdout.contains("caches: warm"), "{stdout}");
+    assert_eq!(row(&stdout, "reduce").len(), 5);
+    assert!(
+        !stdout.contains("\nscan "),
+        "--only reduce ran scan:\n{stdout}"
+    );
+
+    let (ok, _, stderr) = suite(&["--only", "fft"]);
+    assert!(!ok, "an --only that names no workload must fail");
+    assert!(
+        stderr.contains("\"fft\" matches no workload") && stderr.contains("histogram"),
+        "{stderr}"
+    );
+}
