@@ -5,10 +5,9 @@
 
 mod common;
 
-use clsync::atomics::Local;
 use clsync::checker::{Report, ReportKind};
-use clsync::sync::{DeviceScope, FenceFlags, Relaxed, WorkGroupScope, GLOBAL, LOCAL};
-use clsync::{AtomicUint, Buffer, Group, KernelPanic, Launch, LaunchError, NdRange};
+use clsync::sync::{FenceFlags, GLOBAL, LOCAL};
+use clsync::{Buffer, Group, Launch, LaunchError, NdRange};
 
 #[test]
 fn for_each_ids_match_the_work_item_functions() {
@@ -64,14 +63,6 @@ fn a_global_barrier_orders_it() {
     assert!(reports.is_empty(), "{reports:?}");
 }
 
-/// The kernel panic a failed launch reports; any other error fails the test.
-fn kernel_panic(e: LaunchError) -> Box<KernelPanic> {
-    match e {
-        LaunchError::Panic(p) => p,
-        other => panic!("expected a panic error, got {other}"),
-    }
-}
-
 #[test]
 fn a_panic_names_its_work_item() {
     common::within(60, || {
@@ -85,7 +76,7 @@ fn a_panic_names_its_work_item() {
                 })
             })
             .unwrap_err();
-        let p = kernel_panic(e);
+        let p = common::kernel_panic(e);
         assert_eq!(p.ids.global_id[0], 37);
         assert!(p.message.contains("gives up"));
     });
@@ -211,7 +202,7 @@ fn unchecked_access_out_of_bounds_is_reported_in_checked_launches() {
             .unwrap()
     });
     assert_eq!(reports.len(), 1, "{reports:?}");
-    out_of_bounds_at(&reports, SOURCE, "oob", 7);
+    common::check::out_of_bounds_at(&reports, SOURCE, "oob", 7);
 }
 
 /// `LocalView::get_array_unchecked` reads what element-by-element reads
@@ -265,148 +256,7 @@ fn array_reads_equal_element_reads_and_past_the_end_is_a_report() {
             })
             .unwrap()
     });
-    out_of_bounds_at(&reports, SOURCE, "row", 0);
-}
-
-/// Asserts that there are reports and that each is an out-of-bounds access
-/// at the line marked `marker` by the work-item with local linear id `item`.
-fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: usize) {
-    assert!(!reports.is_empty());
-    for r in reports {
-        assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
-        assert_eq!(Some(r.site.line), common::check::line_of(source, marker));
-        let second = r.second.as_ref().expect("the access");
-        assert_eq!(second.item.local_linear_id, item, "{r}");
-    }
-}
-
-/// 64 bytes below 11, as a buffer, and their 16-bin histogram.
-fn sixty_four_bytes() -> (Buffer<u8>, Vec<u32>) {
-    let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 % 11) as u8).collect();
-    let mut want = vec![0u32; 16];
-    for &b in &bytes {
-        want[b as usize] += 1;
-    }
-    (Buffer::from_slice(&bytes), want)
-}
-
-/// Two groups of 32 over the 64 bytes, with 16 local atomic bins.
-fn bins_launch() -> (Launch, clsync::LocalArg<AtomicUint>) {
-    let mut launch = Launch::new("bins", NdRange::new([64]).local([32]));
-    let bins = launch.local::<AtomicUint>(16);
-    (launch, bins)
-}
-
-/// `LocalView::at_unchecked` on local atomics: the same counts as `at` in
-/// unchecked and checked launches (against a sequential count), and an
-/// index past the end in a checked launch is an out-of-bounds report at its
-/// line, naming the work-item.
-#[test]
-fn unchecked_local_atomics_count_as_checked_ones_and_past_the_end_is_a_report() {
-    const SOURCE: &str = include_str!("group_kernels.rs");
-    let (data, want) = sixty_four_bytes();
-    let (launch, bins) = bins_launch();
-    for checked in [false, true] {
-        let out: Buffer<AtomicUint> = Buffer::new(16);
-        common::rt()
-            .with_checking(checked)
-            .launch_groups(&launch, |g| {
-                let (b, data, out) = (g.local(bins), g.global(&data), g.global(&out));
-                g.for_each_in(0..16, move |it| {
-                    b.at(it.local_linear_id)
-                        .store_explicit_scope(0, Relaxed, WorkGroupScope)
-                });
-                g.barrier(LOCAL);
-                g.for_each(move |it| {
-                    let v = data.get(it.global_linear_id) as usize;
-                    // SAFETY: every byte of the input is below 11 < 16.
-                    unsafe { b.at_unchecked(v) }.fetch_add_explicit_scope(
-                        1,
-                        Relaxed,
-                        WorkGroupScope,
-                    );
-                });
-                g.barrier(LOCAL);
-                g.for_each_in(0..16, move |it| {
-                    let l = it.local_linear_id;
-                    let v = b.at(l).load_explicit_scope(Relaxed, WorkGroupScope);
-                    out.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
-                });
-            })
-            .unwrap();
-        assert_eq!(out.to_vec(), want, "checked: {checked}");
-    }
-    let reports = common::within(60, move || {
-        common::rt()
-            .check_groups(&launch, |g| {
-                let b = g.local(bins);
-                g.for_each_in(3..4, move |_| {
-                    // SAFETY: not met (16 is past the end); the launch is
-                    // checked, so the access is a report.
-                    let _ = unsafe { b.at_unchecked(16) }; //~ bin
-                });
-            })
-            .unwrap()
-    });
-    out_of_bounds_at(&reports, SOURCE, "bin", 3);
-}
-
-/// `LocalView::as_slice` hands out the very objects `at` does (same
-/// addresses, the array's length, no scratch element); a histogram counted
-/// through it as an array is the sequential one, checked and unchecked; an
-/// index past its end is Rust's own panic, naming the work-item, in both.
-#[test]
-fn local_atomics_as_a_slice_are_the_objects_at_gives() {
-    let (data, want) = sixty_four_bytes();
-    let (launch, bins) = bins_launch();
-    for checked in [false, true] {
-        let rt = common::rt().with_checking(checked);
-        let out: Buffer<AtomicUint> = Buffer::new(16);
-        rt.launch_groups(&launch, |g| {
-            let view = g.local(bins);
-            let slice = view.as_slice();
-            assert_eq!(slice.len(), 16);
-            for (i, object) in slice.iter().enumerate() {
-                assert!(std::ptr::eq(object, view.at(i)), "bin {i}");
-            }
-            let b: &[AtomicUint<Local>; 16] = slice.try_into().unwrap();
-            let (data, out) = (g.global(&data), g.global(&out));
-            g.for_each_in(0..16, |it| {
-                b[it.local_linear_id].store_explicit_scope(0, Relaxed, WorkGroupScope)
-            });
-            g.barrier(LOCAL);
-            g.for_each(|it| {
-                let v = usize::from(data.get(it.global_linear_id));
-                b[v].fetch_add_explicit_scope(1, Relaxed, WorkGroupScope);
-            });
-            g.barrier(LOCAL);
-            g.for_each_in(0..16, |it| {
-                let l = it.local_linear_id;
-                let v = b[l].load_explicit_scope(Relaxed, WorkGroupScope);
-                out.at(l).fetch_add_explicit_scope(v, Relaxed, DeviceScope);
-            });
-        })
-        .unwrap();
-        assert_eq!(out.to_vec(), want, "checked: {checked}");
-        let e = common::within(60, move || {
-            let (launch, bins) = bins_launch();
-            rt.launch_groups(&launch, |g| {
-                let slice = g.local(bins).as_slice();
-                g.for_each_in(5..6, |it| {
-                    let _ =
-                        slice[it.local_linear_id + 11].load_explicit_scope(Relaxed, WorkGroupScope);
-                });
-            })
-        })
-        .expect_err("past the end");
-        let p = kernel_panic(e);
-        assert_eq!(p.ids.local_id[0], 5, "checked: {checked}");
-        assert!(
-            p.message.contains("index out of bounds") && p.message.contains("16"),
-            "checked: {checked}: {}",
-            p.message
-        );
-    }
+    common::check::out_of_bounds_at(&reports, SOURCE, "row", 0);
 }
 
 /// `prefetch` (OpenCL C's built-in) is a hint: with ranges inside, across
@@ -496,7 +346,11 @@ fn a_panic_in_for_each_mut_names_its_work_item() {
                 })
                 .unwrap_err()
         });
-        assert_eq!(kernel_panic(e).ids.global_id[0], 21, "checked: {checked}");
+        assert_eq!(
+            common::kernel_panic(e).ids.global_id[0],
+            21,
+            "checked: {checked}"
+        );
     }
 }
 
@@ -514,7 +368,7 @@ fn a_barrier_inside_for_each_is_an_error() {
                 })
             })
             .unwrap_err();
-        let p = kernel_panic(e);
+        let p = common::kernel_panic(e);
         assert!(
             p.message.contains("barriers belong between the loops"),
             "{}",

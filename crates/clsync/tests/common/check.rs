@@ -94,3 +94,15 @@ fn show(reports: &[Report]) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Asserts that there are reports and that each is an out-of-bounds access
+/// at the line marked `marker` by the work-item with local linear id `item`.
+pub fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: usize) {
+    assert!(!reports.is_empty());
+    for r in reports {
+        assert_eq!(r.kind, ReportKind::OutOfBounds, "{r}");
+        assert_eq!(Some(r.site.line), line_of(source, marker));
+        let second = r.second.as_ref().expect("the access");
+        assert_eq!(second.item.local_linear_id, item, "{r}");
+    }
+}

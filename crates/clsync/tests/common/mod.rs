@@ -24,3 +24,11 @@ pub fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'stat
 pub fn rt() -> clsync::Runtime {
     clsync::Runtime::with_threads(2)
 }
+
+/// The kernel panic a failed launch reports; any other error fails the test.
+pub fn kernel_panic(e: clsync::LaunchError) -> Box<clsync::KernelPanic> {
+    match e {
+        clsync::LaunchError::Panic(p) => p,
+        other => panic!("expected a panic error, got {other}"),
+    }
+}
