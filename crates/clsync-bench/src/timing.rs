@@ -10,6 +10,12 @@
 //! cold caches every run, of every side and at every thread count, starts
 //! with its input in memory: the suite reads a scratch buffer twice the size
 //! of the last-level cache first.
+//!
+//! The size is CPU 0's largest cache, and the reading thread is the one that
+//! made the input's copy, so the copy is evicted from the cache it went to.
+//! On a machine of several last-level caches (one per chiplet) the others
+//! keep what the previous run's workers left in them, which is not the next
+//! run's input.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
