@@ -18,14 +18,11 @@
 //! run's input.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Bytes of scratch read before each timed run; 0: none (warm caches, the
-/// default, which is what the tests use).
-static SCRATCH_BYTES: AtomicUsize = AtomicUsize::new(0);
-/// The scratch buffer, made at the first eviction.
+/// The scratch buffer read before each timed run, once cold caches were
+/// asked for (unset: warm caches, the default, which is what the tests use).
 static SCRATCH: OnceLock<Box<[u64]>> = OnceLock::new();
 
 /// The size assumed when the machine does not say (sysfs absent).
@@ -37,11 +34,11 @@ const MAX_SCRATCH: usize = 2 << 30;
 /// reads a scratch buffer of twice the last-level cache's size. Returns
 /// the bytes it reads.
 pub fn cold_caches() -> usize {
-    let bytes = (2 * last_level_cache().unwrap_or(DEFAULT_LLC)).min(MAX_SCRATCH);
-    // Relaxed: a setting made by the thread that then times the runs; it
-    // publishes no other data.
-    SCRATCH_BYTES.store(bytes, Ordering::Relaxed);
-    bytes
+    let scratch = SCRATCH.get_or_init(|| {
+        let bytes = (2 * last_level_cache().unwrap_or(DEFAULT_LLC)).min(MAX_SCRATCH);
+        (0..bytes as u64 / 8).collect()
+    });
+    scratch.len() * 8
 }
 
 /// The largest cache of CPU 0, from sysfs (`…/cpu0/cache/index*/size`).
@@ -71,17 +68,13 @@ fn parse_size(s: &str) -> Option<usize> {
 /// Reads the scratch buffer, one word per cache line, if cold caches were
 /// asked for: what the caches held is then evicted.
 fn evict() {
-    // Relaxed: as in `cold_caches`.
-    let bytes = SCRATCH_BYTES.load(Ordering::Relaxed);
-    if bytes == 0 {
-        return;
+    if let Some(scratch) = SCRATCH.get() {
+        let sum = scratch
+            .iter()
+            .step_by(8)
+            .fold(0u64, |a, &v| a.wrapping_add(v));
+        black_box(sum);
     }
-    let scratch = SCRATCH.get_or_init(|| (0..bytes as u64 / 8).collect());
-    let sum = scratch
-        .iter()
-        .step_by(8)
-        .fold(0u64, |a, &v| a.wrapping_add(v));
-    black_box(sum);
 }
 
 /// The wall time of `f`, after the caches are emptied if [`cold_caches`]

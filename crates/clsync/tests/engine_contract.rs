@@ -326,3 +326,75 @@ fn interpreted_barriers_are_one_barrier_per_program_site() {
         );
     }
 }
+
+/// An engine whose `spawn` fails for work-item 5 of every group, counting
+/// what the scheduler does with the tasks it did make.
+#[derive(Default)]
+struct FailsAtFive {
+    spawned: AtomicUsize,
+    continued: AtomicUsize,
+    cancelled: AtomicUsize,
+    retired: AtomicUsize,
+}
+
+struct Counted<'e>(&'e FailsAtFive);
+
+impl ItemTask for Counted<'_> {
+    fn resume(&mut self, signal: Resume) -> Suspend {
+        // Relaxed, in every count here: read after the launch, which joins
+        // the workers.
+        let count = match signal {
+            Resume::Continue => &self.0.continued,
+            Resume::Cancel => &self.0.cancelled,
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+        Suspend::Failed(clsync::engine::ItemFailure::Cancelled { site: None })
+    }
+}
+
+impl Engine for FailsAtFive {
+    type Task<'g>
+        = Counted<'g>
+    where
+        Self: 'g;
+
+    fn spawn<'g>(
+        &'g self,
+        _env: &'g GroupEnv<'g>,
+        ids: &'g ItemIds,
+    ) -> Result<Counted<'g>, String> {
+        if ids.local_linear_id == 5 {
+            return Err("no stack for work-item 5".to_string());
+        }
+        self.spawned.fetch_add(1, Ordering::Relaxed);
+        Ok(Counted(self))
+    }
+
+    fn retire(&self, _task: Counted<'_>) {
+        self.retired.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A group whose work-items cannot all be made fails the launch with a
+/// resource error naming the kernel and the engine's message; no task of it
+/// runs, and each one made is cancelled once and handed back to the engine.
+#[test]
+fn a_failed_spawn_cancels_and_retires_the_tasks_made() {
+    let engine = FailsAtFive::default();
+    let err = Runtime::with_threads(2)
+        .launch_engine(&launch(), &engine)
+        .expect_err("work-item 5 cannot be made");
+    let LaunchError::Resource { kernel, message } = err else {
+        panic!("expected a resource error, got {err}");
+    };
+    assert_eq!(
+        (kernel.as_str(), message.as_str()),
+        ("scripted", "no stack for work-item 5")
+    );
+    let count = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+    let spawned = count(&engine.spawned);
+    assert!(spawned >= 5 && spawned % 5 == 0, "{spawned} tasks made");
+    assert_eq!(count(&engine.continued), 0);
+    assert_eq!(count(&engine.cancelled), spawned);
+    assert_eq!(count(&engine.retired), spawned);
+}

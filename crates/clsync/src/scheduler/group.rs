@@ -110,22 +110,20 @@ pub(crate) fn run_group<E: Engine>(
 ) -> Result<(), GroupFailure> {
     with_group(shared, linear, worker, |env, ids, run| {
         let mut tasks = Vec::with_capacity(ids.len());
-        let mut result = Ok(());
+        let mut failed = None;
         for ids in ids {
             match engine.spawn(env, ids) {
                 Ok(t) => tasks.push(t),
                 Err(message) => {
-                    result = Err(run.resource_error(message));
+                    failed = Some(message);
                     break;
                 }
             }
         }
-        if result.is_ok() {
-            result = run.drive(&mut tasks);
-        } else {
-            let mut slots = vec![Slot::Ready; tasks.len()];
-            cancel_all(&mut tasks, &mut slots);
-        }
+        let result = match failed {
+            None => run.drive(&mut tasks),
+            Some(message) => Err(run.spawn_failed(&mut tasks, message)),
+        };
         for t in tasks {
             engine.retire(t);
         }
@@ -198,8 +196,15 @@ impl GroupRun<'_, '_> {
         result
     }
 
-    /// The failure of a group whose tasks could not be made.
-    pub(crate) fn resource_error(&self, message: String) -> GroupFailure {
+    /// A group whose tasks could not all be made: cancels those that were
+    /// (`tasks`) and gives the group's failure.
+    pub(crate) fn spawn_failed<T: ItemTask>(
+        self,
+        tasks: &mut [T],
+        message: String,
+    ) -> GroupFailure {
+        let mut slots = vec![Slot::Ready; tasks.len()];
+        cancel_all(tasks, &mut slots);
         GroupFailure::Error(LaunchError::Resource {
             kernel: self.shared.plan.kernel.clone(),
             message,
