@@ -220,35 +220,45 @@ fn row(
     let p = (!p.is_empty()).then(|| median(p));
     let (cf, unit) = figure(w, s, c);
     let pf = p.map_or("-".to_string(), |p| format!("{:.3}", figure(w, s, p).0));
-    let ratio = p.map_or("-".to_string(), |p| {
-        format!("{:.2}", c.as_secs_f64() / p.as_secs_f64())
-    });
+    let to_pocl = p.map_or("-".to_string(), |p| ratio(c, p));
     let goal = match w {
         Workload::BarrierLoop | Workload::Sgemm => "<=1.0",
         _ => "<=0.5",
     };
     println!(
-        "{:<18} {:>13.3} {:>13} {:>13.3} {:>12} {:>12.2} {:>6}  {unit}",
+        "{:<18} {:>13.3} {:>13} {:>13.3} {:>12} {:>12} {:>6}  {unit}",
         name,
         cf,
         pf,
         figure(w, s, l).0,
-        ratio,
-        c.as_secs_f64() / l.as_secs_f64(),
+        to_pocl,
+        ratio(c, l),
         goal
     );
     if !lifted.is_empty() {
         let k = median(lifted);
         println!(
-            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12.2} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
             "  #[kernel]",
             figure(w, s, k).0,
             "",
             "",
-            p.map_or("-".to_string(), |p| format!("{:.2}", k.as_secs_f64() / p.as_secs_f64())),
-            k.as_secs_f64() / l.as_secs_f64(),
+            p.map_or("-".to_string(), |p| ratio(k, p)),
+            ratio(k, l),
             goal
         );
+    }
+}
+
+/// `a / b`, to two decimals, or to two significant digits below 0.01 (a
+/// tiny ratio is still a ratio, not 0.00).
+fn ratio(a: Duration, b: Duration) -> String {
+    let r = a.as_secs_f64() / b.as_secs_f64();
+    if r > 0.0 && r < 0.01 {
+        let decimals = (-r.log10()).ceil() as usize + 1;
+        format!("{r:.decimals$}")
+    } else {
+        format!("{r:.2}")
     }
 }
 
@@ -351,4 +361,19 @@ fn run_pocl(w: Workload, cl: &clsync_bench::pocl::Pocl, s: &Sizes, i: &Inputs) -
 #[cfg(not(feature = "pocl"))]
 fn run_pocl(_: Workload, _: &NoPocl, _: &Sizes, _: &Inputs) -> Run {
     unreachable!("no OpenCL side without the `pocl` feature")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio;
+    use std::time::Duration;
+
+    #[test]
+    fn ratios_keep_two_significant_digits_below_a_hundredth() {
+        let ms = Duration::from_millis;
+        assert_eq!(ratio(ms(3), ms(2)), "1.50");
+        assert_eq!(ratio(ms(5), ms(100)), "0.05");
+        assert_eq!(ratio(ms(42), ms(10_000)), "0.0042");
+        assert_eq!(ratio(ms(3), ms(100_000)), "0.000030");
+    }
 }

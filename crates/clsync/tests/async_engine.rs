@@ -3,6 +3,7 @@
 
 mod common;
 
+use clsync::atomics::AtomicUint;
 use clsync::checker::ReportKind;
 use clsync::sync::{GLOBAL, LOCAL};
 use clsync::{Buffer, Launch, LaunchError, NdRange, Place};
@@ -183,5 +184,83 @@ fn a_round_that_stops_being_uniform_still_places_every_work_item() {
                 assert_eq!(got, want, "odd one {odd}");
             }
         }
+    });
+}
+
+/// A panic in a round the scheduler resumes on its fast path (the whole
+/// round under one catch), in a round of its general loop (after sub-group
+/// barriers, whose slots are written), and in a checked launch (the general
+/// loop throughout): each names the work-item that panicked, its message and
+/// its line, and no work-item of its group runs past the barrier after it.
+#[test]
+fn a_panic_names_its_work_item_on_every_path_of_the_scheduler() {
+    common::within(60, || {
+        for (path, sub_groups, checked) in [
+            ("fast path", false, false),
+            ("general loop", true, false),
+            ("checked", false, true),
+        ] {
+            let finished = Buffer::<u32>::new(128);
+            let launch = Launch::new("panicky", NdRange::new([128]).local([64])).checked(checked);
+            let line = line!() + 9;
+            let e = common::rt()
+                .launch_async(&launch, async |wi| {
+                    if sub_groups {
+                        wi.sub_group_barrier_async(LOCAL).await;
+                    } else {
+                        wi.barrier_async(LOCAL).await;
+                    }
+                    if wi.get_global_id(0) == 70 {
+                        panic!("bad item");
+                    }
+                    wi.barrier_async(LOCAL).await;
+                    finished.set(wi.get_global_id(0), 1);
+                })
+                .unwrap_err();
+            let p = common::kernel_panic(e);
+            assert_eq!(p.kernel, "panicky", "{path}");
+            assert_eq!(
+                (p.ids.global_id[0], p.ids.local_id[0], p.ids.group_id[0]),
+                (70, 6, 1),
+                "{path}"
+            );
+            assert_eq!(p.message, "bad item", "{path}");
+            let site = p.site.expect("a panic's site");
+            assert!(site.file.ends_with("async_engine.rs"), "{path}: {site:?}");
+            assert_eq!(site.line, line, "{path}");
+            // Group 1 never got past its second barrier.
+            assert_eq!(finished.to_vec()[64..], [0; 64], "{path}");
+        }
+    });
+}
+
+/// A work-item spinning on an atomic no one sets, in one group, while a
+/// work-item of another group panics: the launch's cancellation unwinds the
+/// spinning work-items out of their polls (the async engine catches the
+/// unwind around the round, as it catches a panic), and the launch reports
+/// the panic instead of hanging.
+#[test]
+fn a_spinning_async_work_item_is_cancelled_when_another_group_panics() {
+    common::within(60, || {
+        let flag = Buffer::<AtomicUint>::new(1);
+        let launch = Launch::new("stuck", NdRange::new([128]).local([64]));
+        // Two workers: the spinning group holds one, the other runs group 0.
+        let e = clsync::Runtime::with_threads(2)
+            .launch_async(&launch, async |wi| {
+                wi.barrier_async(LOCAL).await;
+                if wi.get_group_id(0) == 0 {
+                    if wi.get_local_id(0) == 0 {
+                        panic!("group 0 gives up");
+                    }
+                } else {
+                    while flag.at(0).load() == 0 {
+                        std::hint::spin_loop();
+                    }
+                }
+            })
+            .unwrap_err();
+        let p = common::kernel_panic(e);
+        assert_eq!(p.message, "group 0 gives up");
+        assert_eq!(p.ids.global_id[0], 0);
     });
 }

@@ -31,6 +31,8 @@ pub use lifted::Lane;
 pub use loops::{Group, Item};
 pub use rust::{RustEngine, WorkItem};
 
+use std::any::Any;
+
 use crate::checker::GroupCheck;
 use crate::geometry::{Geometry, GroupItems, ItemIds};
 use crate::memory::LocalArena;
@@ -86,6 +88,43 @@ pub trait ItemTask {
     /// Runs the work-item until it suspends. Never called again after
     /// [`Suspend::Done`] or [`Suspend::Failed`].
     fn resume(&mut self, signal: Resume) -> Suspend;
+
+    /// `resume(Resume::Continue)`, except that a panic of the kernel may
+    /// unwind out of it. The scheduler resumes with `Continue` only this
+    /// way, in one loop (a round's fast path, or one work-item of its
+    /// general loop) inside one [`catch_unguarded`](Self::catch_unguarded),
+    /// and hands the payload of a panic to [`panicked`](Self::panicked).
+    ///
+    /// An engine that catches panics inside the work-item (the coroutine
+    /// engine, whose panics cannot cross a stack switch) keeps the defaults.
+    /// One that catches them around each resumption (the async engine, around
+    /// each poll) overrides the three: a resumption under a `catch_unwind` of
+    /// its own is a call LLVM may leave out of line, and a round then pays a
+    /// call, a `Suspend` returned through memory and a landing pad per
+    /// work-item.
+    #[inline]
+    fn resume_unguarded(&mut self) -> Suspend {
+        self.resume(Resume::Continue)
+    }
+
+    /// Runs `f`, which resumes tasks of this type through
+    /// [`resume_unguarded`](Self::resume_unguarded), and catches a panic
+    /// that unwinds out of them. The default catches nothing, as the default
+    /// `resume_unguarded` does not unwind.
+    #[inline(always)]
+    fn catch_unguarded<R>(f: impl FnOnce() -> R) -> std::thread::Result<R>
+    where
+        Self: Sized,
+    {
+        Ok(f())
+    }
+
+    /// The work-item's [`resume_unguarded`](Self::resume_unguarded)
+    /// unwound with `payload`: what it failed with. It is not resumed again.
+    #[cold]
+    fn panicked(&mut self, payload: Box<dyn Any + Send>) -> Suspend {
+        Suspend::Failed(crate::scheduler::hooks::failure_from_panic(payload))
+    }
 }
 
 /// What a work-group's tasks share: the geometry, the group's place in it,

@@ -279,7 +279,7 @@ fn drive<T: ItemTask>(
                         continue;
                     }
                     let running = check.map(|c| Running::enter(c, i));
-                    let suspend = tasks[i].resume(Resume::Continue);
+                    let suspend = round::resume_one(&mut tasks[i], progress);
                     drop(running);
                     suspend
                 }

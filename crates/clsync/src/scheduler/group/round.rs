@@ -2,7 +2,7 @@
 //! seen so far, and its fast path.
 
 use super::{Progress, Slot};
-use crate::engine::{ItemTask, Resume, Suspend};
+use crate::engine::{ItemTask, Suspend};
 use crate::sync::{Arrival, BarrierWait};
 
 /// What one round of `drive` has seen so far.
@@ -38,8 +38,7 @@ pub(super) fn leave_fast_path(
 }
 
 impl Round {
-    /// A fresh round's fast path in a loop of its own (a launch in linear
-    /// order, unchecked), small enough for its state to stay in registers:
+    /// A fresh round's fast path (a launch in linear order, unchecked):
     /// resumes the work-items from the first while each arrives where the
     /// first one did (the same [`Arrival`]). Returns the index of the first
     /// that did anything else, with what it did, for the general loop to
@@ -50,24 +49,9 @@ impl Round {
         tasks: &mut [T],
         progress: &mut Progress<'_>,
     ) -> Option<(usize, Suspend)> {
-        let mut first: Option<Arrival> = None;
-        let mut stopped = None;
-        // Counted in registers, not behind the reference.
-        let mut counted = progress.fork();
-        for (k, t) in tasks.iter_mut().enumerate() {
-            match t.resume(Resume::Continue) {
-                Suspend::Arrived(a) if first.is_none_or(|f| f == a) => {
-                    first = Some(a);
-                    counted.step();
-                }
-                other => {
-                    stopped = Some((k, other));
-                    break;
-                }
-            }
-        }
-        progress.join(&counted, 0);
-        self.resumed = stopped.as_ref().map_or(tasks.len(), |(k, _)| *k);
+        let mut first = None;
+        let (resumed, stopped) = resume_while_arriving(tasks, &mut first, progress);
+        self.resumed = resumed;
         self.arrival = first;
         self.first = first.map(Arrival::wait);
         stopped
@@ -131,5 +115,75 @@ impl Round {
         self.uniform = false;
         // Ready → Done.
         slots[i] = Slot::Done;
+    }
+}
+
+/// Resumes `tasks` in order while each arrives at `first` (or, while `first`
+/// is `None`, wherever the first of them does, which `first` then is),
+/// counting each in `progress`. Returns how many it resumed, and, if one
+/// did anything else, its index and what it did.
+///
+/// The only place a task of any engine is resumed with
+/// [`Resume::Continue`](crate::engine::Resume::Continue): the fast path
+/// calls it for a round, the general loop ([`resume_one`]) for one
+/// work-item. With one call site, a kernel's own code (an async kernel's
+/// `poll`, which the compiler generates and no attribute reaches) inlines
+/// here whatever its size; with one here and one in the general loop, LLVM
+/// weighs a large kernel against its threshold and leaves it out of line,
+/// which costs a call, a `Suspend` returned through memory and a landing
+/// pad per work-item (80 instructions per work-item per barrier against 55
+/// for the async barrier loop).
+///
+/// The whole loop runs in one [`ItemTask::catch_unguarded`], its
+/// resumptions through [`ItemTask::resume_unguarded`]: a panic ends the
+/// loop at the work-item that panicked (`k`, which lives outside the
+/// closure), and that work-item's [`ItemTask::panicked`] says what it
+/// failed with. Out of line, so that the loop's state has the registers to
+/// itself rather than sharing them with the general loop's.
+#[inline(never)]
+fn resume_while_arriving<T: ItemTask>(
+    tasks: &mut [T],
+    first: &mut Option<Arrival>,
+    progress: &mut Progress<'_>,
+) -> (usize, Option<(usize, Suspend)>) {
+    // Counted in registers, not behind the reference.
+    let mut counted = progress.fork();
+    let mut at = *first;
+    let mut k = 0;
+    let caught = T::catch_unguarded(|| {
+        while let Some(t) = tasks.get_mut(k) {
+            match t.resume_unguarded() {
+                Suspend::Arrived(a) if at.is_none_or(|f| f == a) => {
+                    at = Some(a);
+                    counted.step();
+                }
+                other => return Some(other),
+            }
+            k += 1;
+        }
+        None
+    });
+    let stopped = match caught {
+        Ok(stopped) => stopped.map(|s| (k, s)),
+        Err(payload) => Some((k, tasks[k].panicked(payload))),
+    };
+    progress.join(&counted, 0);
+    *first = at;
+    (k, stopped)
+}
+
+/// Resumes `task` with [`Resume::Continue`](crate::engine::Resume::Continue)
+/// through [`resume_while_arriving`], as the general loop does; `progress`
+/// is not advanced (the general loop counts for itself).
+#[inline]
+pub(super) fn resume_one<T: ItemTask>(task: &mut T, progress: &Progress<'_>) -> Suspend {
+    let mut first = None;
+    // A fork, dropped: the loop's count of this work-item is the general
+    // loop's to make. The slot it stores to is the watchdog's, which the
+    // general loop stores the same count to right after.
+    let mut scratch = progress.fork();
+    match resume_while_arriving(std::slice::from_mut(task), &mut first, &mut scratch) {
+        (_, Some((_, suspend))) => suspend,
+        (_, None) => Suspend::Arrived(first.expect("a work-item that did nothing else arrived")),
     }
 }
