@@ -26,16 +26,21 @@ kernel void reduce(global const float* in, global float* partial, local float* s
     if (l == 0) partial[get_group_id(0)] = s[0];
 }
 
+// Hillis-Steele over two local arrays, each with PAD zeros before its
+// GROUP elements, so that `src[l - step]` of the first `step` work-items reads
+// a zero: one branch-free statement per step instead of `l >= step ? ... : ...`.
+#define PAD (GROUP / 2)
 kernel void scan_groups(global int* data, global int* sums, local int* a, local int* b) {
     size_t l = get_local_id(0);
-    local int* src = a;
-    local int* dst = b;
     size_t ahead = get_group_id(0) + 2;
     if (l == 0 && ahead < get_num_groups(0)) prefetch(data + ahead * GROUP, GROUP);
+    if (l < PAD) { a[l] = 0; b[l] = 0; }
+    local int* src = a + PAD;
+    local int* dst = b + PAD;
     src[l] = data[get_global_id(0)];
     for (size_t step = 1; step < GROUP; step *= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        dst[l] = l >= step ? src[l] + src[l - step] : src[l];
+        dst[l] = src[l] + src[(ptrdiff_t)l - (ptrdiff_t)step];
         local int* t = src; src = dst; dst = t;
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -14,7 +14,7 @@ use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, Wor
 
 use crate::reference::{self, compare};
 use crate::timing::timed;
-use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
+use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
 /// The barrier loop, group-level: the private value lives in a vector, and
 /// each step between two barriers is one loop over the group.
@@ -246,14 +246,20 @@ pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
 
 /// Work-group inclusive scan (Hillis–Steele, double-buffered in local
 /// memory), the group totals scanned on the host, then a device-wide add.
+///
+/// Each local array has [`SCAN_PAD`] zeros before its `GROUP` elements, so
+/// that the first `step` work-items of a step read a zero at `l - step`: a
+/// step is one branch-free loop over the group (`dst[l] = src[l] +
+/// src[l - step]`), not two (`l < step` copies, the rest add), each with
+/// its own set-up. The OpenCL C kernel does the same.
 pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
     let n = input.len();
     let groups = n / GROUP;
     let data = Buffer::from_slice(input);
     let sums = Buffer::<i32>::new(groups);
     let mut launch = Launch::new("scan_groups", NdRange::new([n]).local([GROUP]));
-    let a = launch.local::<i32>(GROUP);
-    let b = launch.local::<i32>(GROUP);
+    let a = launch.local::<i32>(SCAN_PAD + GROUP);
+    let b = launch.local::<i32>(SCAN_PAD + GROUP);
     let add = Launch::new("scan_add", NdRange::new([n]).local([GROUP]));
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
@@ -264,28 +270,31 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
             // `move` closures: the views are `Copy`, and a copy stays in
             // registers through the loop.
+            g.for_each_in(0..SCAN_PAD, move |it| {
+                // SAFETY: local_linear_id < SCAN_PAD < the arrays' length.
+                unsafe {
+                    src.set_unchecked(it.local_linear_id, 0);
+                    dst.set_unchecked(it.local_linear_id, 0);
+                }
+            });
             g.for_each(move |it| {
-                // SAFETY: local_linear_id < GROUP, the array's length, and
-                // global_linear_id < n, the buffer's; each element of `data`
-                // is read and then written by its own work-item only.
+                // SAFETY: SCAN_PAD + local_linear_id < SCAN_PAD + GROUP, the
+                // array's length, and global_linear_id < n, the buffer's;
+                // each element of `data` is read and then written by its own
+                // work-item only.
                 unsafe {
                     let v = data.get_unchecked(it.global_linear_id);
-                    src.set_unchecked(it.local_linear_id, v)
+                    src.set_unchecked(SCAN_PAD + it.local_linear_id, v)
                 }
             });
             let mut step = 1;
             while step < GROUP {
                 g.barrier(LOCAL);
-                // `l >= step ? src[l] + src[l - step] : src[l]`, the two
-                // sides of the test as two ranges of work-items.
-                g.for_each_in(0..step, move |it| {
-                    let l = it.local_linear_id;
-                    // SAFETY: l < step < GROUP, the length of both arrays.
-                    unsafe { dst.set_unchecked(l, src.get_unchecked(l)) };
-                });
-                g.for_each_in(step..GROUP, move |it| {
-                    let l = it.local_linear_id;
-                    // SAFETY: step <= l < GROUP, the length of both arrays.
+                g.for_each(move |it| {
+                    let l = SCAN_PAD + it.local_linear_id;
+                    // SAFETY: SCAN_PAD <= l < SCAN_PAD + GROUP, the arrays'
+                    // length, and step <= GROUP / 2 = SCAN_PAD, so
+                    // l - step >= 0.
                     unsafe {
                         let v = src
                             .get_unchecked(l)
@@ -300,11 +309,11 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             g.for_each(move |it| {
                 // SAFETY: as in the first loop.
                 unsafe {
-                    let v = src.get_unchecked(it.local_linear_id);
+                    let v = src.get_unchecked(SCAN_PAD + it.local_linear_id);
                     data.set_unchecked(it.global_linear_id, v)
                 }
             });
-            sums.set(g.get_group_id(0), src.get(GROUP - 1));
+            sums.set(g.get_group_id(0), src.get(SCAN_PAD + GROUP - 1));
         })
         .expect("scan groups");
         // Exclusive scan of the group totals: the offset of each group.

@@ -119,6 +119,9 @@ impl Sizes {
 pub const HIST_PER_ITEM: usize = 256;
 /// Work-group size of reduce, scan and histogram.
 pub const GROUP: usize = 256;
+/// The zeros before each of the scan's local arrays: as many as the longest
+/// step of its Hillis–Steele loop reaches back (`GROUP / 2`).
+pub const SCAN_PAD: usize = GROUP / 2;
 /// SGEMM tile edge.
 pub const TILE: usize = 16;
 

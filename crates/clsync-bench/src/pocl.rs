@@ -13,7 +13,7 @@ use opencl3::program::Program;
 use opencl3::types::{cl_float, cl_int, cl_uchar, cl_uint, CL_BLOCKING};
 
 use crate::reference::{self, compare};
-use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, TILE};
+use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
 const SOURCE: &str = include_str!("kernels.cl");
 
@@ -173,8 +173,9 @@ impl Pocl {
                 ExecuteKernel::new(&k1)
                     .set_arg(&data)
                     .set_arg(&sums)
-                    .set_arg_local_buffer(GROUP * 4)
-                    .set_arg_local_buffer(GROUP * 4)
+                    // `PAD + GROUP` ints each (kernels.cl).
+                    .set_arg_local_buffer((SCAN_PAD + GROUP) * 4)
+                    .set_arg_local_buffer((SCAN_PAD + GROUP) * 4)
                     .set_global_work_size(n)
                     .set_local_work_size(GROUP)
                     .enqueue_nd_range(&self.queue)

@@ -351,6 +351,7 @@ impl Group<'_> {
 /// other groups and host threads.
 impl Group<'_> {
     /// `barrier(flags)`.
+    #[inline]
     #[track_caller]
     pub fn barrier<F: FenceFlags>(&self, flags: F) {
         self.wait(
@@ -361,6 +362,7 @@ impl Group<'_> {
         )
     }
     /// `work_group_barrier(flags)`: work-group scope.
+    #[inline]
     #[track_caller]
     pub fn work_group_barrier<F: FenceFlags>(&self, flags: F) {
         self.wait(
@@ -371,6 +373,7 @@ impl Group<'_> {
         )
     }
     /// `work_group_barrier(flags, scope)`.
+    #[inline]
     #[track_caller]
     pub fn work_group_barrier_scope<F: FenceFlags, S: BarrierScope>(&self, flags: F, _scope: S) {
         self.wait(
@@ -382,6 +385,7 @@ impl Group<'_> {
     }
     /// `sub_group_barrier(flags)`. Running the whole group to this point
     /// also brings every sub-group to it.
+    #[inline]
     #[track_caller]
     pub fn sub_group_barrier<F: FenceFlags>(&self, flags: F) {
         self.wait(
