@@ -516,6 +516,12 @@ where
         progress.join(&group.progress.borrow(), n);
         let at = group.current.get();
         let Err(payload) = result else {
+            // Moved out rather than dropped as an `Option`: an unchecked
+            // launch's `None` then costs a test, not a call of the drop glue
+            // per group.
+            if let Some(check) = check {
+                drop(check);
+            }
             return Ok(());
         };
         let ids = group.ids(at.unwrap_or(0));

@@ -232,6 +232,7 @@ impl LocalArena {
     /// (whose lengths may differ: a non-uniform range's last group is
     /// smaller) are checked against each other only. `&mut self`: no slice
     /// handed out before can be alive after this.
+    #[inline]
     pub(crate) fn begin_group(&mut self) {
         let declared = self.declared.get_mut();
         if !declared.is_empty() {

@@ -136,11 +136,20 @@ impl<'a> Worker<'a> {
         let checked = plan.check.is_some();
         match &mut self.spare {
             Some(arena) if !checked => arena.begin_group(),
-            spare => *spare = Some(LocalArena::new(plan.locals, checked)),
+            spare => fresh_arena(spare, plan),
         }
         let arena = self.spare.as_ref().expect("made above");
         (arena, &mut self.progress)
     }
+}
+
+/// A new arena in `spare` for a group of `plan`: the first group of a
+/// worker, or any group of a checked launch. Out of line, so that the reuse
+/// in [`Worker::parts`], once per group, stays a few instructions.
+#[cold]
+#[inline(never)]
+fn fresh_arena(spare: &mut Option<LocalArena>, plan: &Plan<'_>) {
+    *spare = Some(LocalArena::new(plan.locals, plan.check.is_some()));
 }
 
 /// How a launch runs one work-group: the work-items of an [`Engine`] as
