@@ -154,7 +154,11 @@ fn resume_while_arriving<T: ItemTask>(
         while let Some(t) = tasks.get_mut(k) {
             match t.resume_unguarded() {
                 Suspend::Arrived(a) if at.is_none_or(|f| f == a) => {
-                    at = Some(a);
+                    // Set once: writing the same value back per work-item
+                    // kept it in memory, across an engine's switch.
+                    if at.is_none() {
+                        at = Some(a);
+                    }
                     counted.step();
                 }
                 other => return Some(other),
