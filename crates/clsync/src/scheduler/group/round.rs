@@ -136,8 +136,8 @@ impl Round {
 ///
 /// The whole loop runs in one [`ItemTask::catch_unguarded`], its
 /// resumptions through [`ItemTask::resume_unguarded`]: a panic ends the
-/// loop at the work-item that panicked (`k`, which lives outside the
-/// closure), and that work-item's [`ItemTask::panicked`] says what it
+/// loop at the work-item that panicked (the one before the position of
+/// the iterator, which lives outside the closure), and that work-item's [`ItemTask::panicked`] says what it
 /// failed with. Out of line, so that the loop's state has the registers to
 /// itself rather than sharing them with the general loop's.
 #[inline(never)]
@@ -149,9 +149,13 @@ fn resume_while_arriving<T: ItemTask>(
     // Counted in registers, not behind the reference.
     let mut counted = progress.fork();
     let mut at = *first;
-    let mut k = 0;
+    let n = tasks.len();
+    // Outside the closure, so that after a panic its position says which
+    // task panicked; two pointers rather than an index and the slice, one
+    // value fewer to keep across an engine's switch.
+    let mut rest = tasks.iter_mut();
     let caught = T::catch_unguarded(|| {
-        while let Some(t) = tasks.get_mut(k) {
+        for t in rest.by_ref() {
             match t.resume_unguarded() {
                 Suspend::Arrived(a) if at.is_none_or(|f| f == a) => {
                     // Set once: writing the same value back per work-item
@@ -163,14 +167,17 @@ fn resume_while_arriving<T: ItemTask>(
                 }
                 other => return Some(other),
             }
-            k += 1;
         }
         None
     });
+    // The task that stopped the loop (or panicked) is the one before `rest`.
+    let stopped_at = n - rest.len();
     let stopped = match caught {
-        Ok(stopped) => stopped.map(|s| (k, s)),
-        Err(payload) => Some((k, tasks[k].panicked(payload))),
+        Ok(None) => None,
+        Ok(Some(s)) => Some((stopped_at - 1, s)),
+        Err(payload) => Some((stopped_at - 1, tasks[stopped_at - 1].panicked(payload))),
     };
+    let k = stopped.as_ref().map_or(n, |(k, _)| *k);
     progress.join(&counted, 0);
     *first = at;
     (k, stopped)
