@@ -22,7 +22,7 @@
 //! so the kernel's `poll` has one call site and LLVM inlines it there
 //! whatever its size; and polls there are not wrapped one by one in
 //! `catch_unwind` ([`ItemTask::resume_unguarded`]): the loop catches a panic
-//! once, around the round. About 50 instructions per work-item per barrier
+//! once, around the round. About 47 instructions per work-item per barrier
 //! (`valgrind --tool=callgrind`, local 256, the suite's barrier loop), 80
 //! with a catch per poll and the poll out of line, 190 before that: about
 //! 2.1 ns per worker thread on the development machine, 3.7 ns before.

@@ -131,7 +131,7 @@ impl Round {
 /// here whatever its size; with one here and one in the general loop, LLVM
 /// weighs a large kernel against its threshold and leaves it out of line,
 /// which costs a call, a `Suspend` returned through memory and a landing
-/// pad per work-item (81 instructions per work-item per barrier against 49
+/// pad per work-item (81 instructions per work-item per barrier against 47
 /// for the async barrier loop).
 ///
 /// The whole loop runs in one [`ItemTask::catch_unguarded`], its
