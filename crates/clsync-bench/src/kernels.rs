@@ -14,7 +14,7 @@ use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, Wor
 
 use crate::reference::{self, compare};
 use crate::timing::timed;
-use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
+use crate::{block_offsets, Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
 /// The barrier loop, group-level: the private value lives in a vector, and
 /// each step between two barriers is one loop over the group.
@@ -316,18 +316,7 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             sums.set(g.get_group_id(0), src.get(SCAN_PAD + GROUP - 1));
         })
         .expect("scan groups");
-        // Exclusive scan of the group totals: the offset of each group.
-        let mut acc = 0i32;
-        let offsets: Vec<i32> = sums
-            .to_vec()
-            .iter()
-            .map(|&v| {
-                let o = acc;
-                acc = acc.wrapping_add(v);
-                o
-            })
-            .collect();
-        sums.copy_from_slice(&offsets);
+        sums.copy_from_slice(&block_offsets(&sums.to_vec()));
         rt.launch_groups(&add, |g| {
             let off = sums.get(g.get_group_id(0));
             let data = g.global(&data);

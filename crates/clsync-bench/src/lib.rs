@@ -125,6 +125,24 @@ pub const SCAN_PAD: usize = GROUP / 2;
 /// SGEMM tile edge.
 pub const TILE: usize = 16;
 
+/// The scan's host step, the same on every side: the exclusive scan of the
+/// blocks' totals, which is each block's offset.
+///
+/// ```
+/// assert_eq!(clsync_bench::block_offsets(&[3, -1, 4]), vec![0, 3, 2]);
+/// ```
+pub fn block_offsets(totals: &[i32]) -> Vec<i32> {
+    let mut acc = 0i32;
+    totals
+        .iter()
+        .map(|&t| {
+            let offset = acc;
+            acc = acc.wrapping_add(t);
+            offset
+        })
+        .collect()
+}
+
 /// One timed run.
 #[derive(Clone, Debug)]
 pub struct Run {

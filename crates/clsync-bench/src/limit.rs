@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::reference::{self, compare};
 use crate::timing::timed;
-use crate::{Run, Sizes, GROUP, TILE};
+use crate::{block_offsets, Run, Sizes, GROUP, TILE};
 
 /// A copy of `input` made just before a run, as every side reads one (clsync
 /// and PoCL copy it into a buffer of their own). Reading the suite's
@@ -83,17 +83,8 @@ pub fn scan(pool: &rayon::ThreadPool, input: &[i32]) -> Run {
                     acc
                 })
                 .collect();
-            let mut acc = 0i32;
-            let offsets: Vec<i32> = sums
-                .iter()
-                .map(|&s| {
-                    let o = acc;
-                    acc = acc.wrapping_add(s);
-                    o
-                })
-                .collect();
             data.par_chunks_mut(block)
-                .zip(offsets)
+                .zip(block_offsets(&sums))
                 .for_each(|(c, o)| c.iter_mut().for_each(|v| *v = v.wrapping_add(o)));
         });
     });

@@ -13,7 +13,7 @@ use opencl3::program::Program;
 use opencl3::types::{cl_float, cl_int, cl_uchar, cl_uint, CL_BLOCKING};
 
 use crate::reference::{self, compare};
-use crate::{Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
+use crate::{block_offsets, Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
 const SOURCE: &str = include_str!("kernels.cl");
 
@@ -181,17 +181,7 @@ impl Pocl {
                     .enqueue_nd_range(&self.queue)
             }
             .expect("enqueue");
-            let mut acc = 0i32;
-            let offsets: Vec<i32> = self
-                .read(&sums, groups)
-                .iter()
-                .map(|&v| {
-                    let o = acc;
-                    acc = acc.wrapping_add(v);
-                    o
-                })
-                .collect();
-            let offsets = self.buffer(&offsets);
+            let offsets = self.buffer(&block_offsets(&self.read(&sums, groups)));
             // SAFETY: the arguments match the kernel's parameters.
             unsafe {
                 ExecuteKernel::new(&k2)

@@ -242,18 +242,25 @@ fn a_panic_names_its_work_item_on_every_path_of_the_scheduler() {
 #[test]
 fn a_spinning_async_work_item_is_cancelled_when_another_group_panics() {
     common::within(60, || {
-        let flag = Buffer::<AtomicUint>::new(1);
+        // [0]: set by no one; [1]: set by group 1 once it spins.
+        let flags = Buffer::<AtomicUint>::new(2);
         let launch = Launch::new("stuck", NdRange::new([128]).local([64]));
-        // Two workers: the spinning group holds one, the other runs group 0.
+        // Two workers: the spinning group holds one, the other runs group 0,
+        // whose work-item 0 panics only once group 1 spins, so the panic's
+        // cancellation always reaches a spinning work-item.
         let e = clsync::Runtime::with_threads(2)
             .launch_async(&launch, async |wi| {
                 wi.barrier_async(LOCAL).await;
                 if wi.get_group_id(0) == 0 {
                     if wi.get_local_id(0) == 0 {
+                        while flags.at(1).load() == 0 {
+                            std::hint::spin_loop();
+                        }
                         panic!("group 0 gives up");
                     }
                 } else {
-                    while flag.at(0).load() == 0 {
+                    flags.at(1).store(1);
+                    while flags.at(0).load() == 0 {
                         std::hint::spin_loop();
                     }
                 }
