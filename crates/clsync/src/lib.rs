@@ -99,7 +99,10 @@ extern crate self as clsync;
 ///   kernel can be lifted: the code between two barriers becomes one
 ///   [`Group::for_each`] loop, with `wi` a [`Lane`](engine::Lane) (the same
 ///   ids, fences and local memory), and every variable that lives across a
-///   barrier is kept per work-item ([`engine::lifted`]);
+///   barrier is kept per work-item ([`engine::lifted`]), except ids (`let
+///   (tx, ty) = (wi.get_local_id(0), wi.get_local_id(1))`, global ids, the
+///   local linear id), which each loop takes from its work-item again, and
+///   uniform values, which the group keeps once;
 /// * `name_launch(rt, launch, params…)`, which runs the group-level form if
 ///   there is one, else the general engine.
 ///

@@ -457,3 +457,45 @@ fn local_id_variables_keep_their_meaning_across_barriers() {
         assert_eq!(general.to_vec(), want);
     });
 }
+
+/// Every id a `let` can hold without a slot — local and global ids in each
+/// dimension, alone or in a tuple beside other values — keeps its meaning
+/// across barriers in a 3-D range with a global offset (equal to the
+/// general engine and to the sequential result, where each id is computed
+/// from the global position on its own).
+#[test]
+fn id_variables_of_every_dimension_keep_their_meaning_across_barriers() {
+    #[kernel(groups)]
+    fn ids3(wi: &WorkItem, out: &Buffer<u32>) {
+        let (x, y, z) = (wi.get_local_id(0), wi.get_local_id(1), wi.get_local_id(2));
+        let (gx, gy) = (wi.get_global_id(0), wi.get_global_id(1));
+        let gz = wi.get_global_id(2);
+        let (y2, seven) = (wi.get_local_id(1), 7);
+        let g = wi.get_global_linear_id();
+        wi.barrier(LOCAL);
+        let local = x + 10 * y + 100 * z + seven * y2;
+        wi.barrier(LOCAL);
+        let global = gx + 10 * gy + 100 * gz;
+        out.set(g, (local + 1000 * global) as u32);
+    }
+    common::within(60, || {
+        let (g, l, off) = ([4, 6, 2], [2, 3, 1], [5, 1, 3]);
+        let n = g[0] * g[1] * g[2];
+        let launch = Launch::new("ids3", NdRange::new(g).local(l).offset(off));
+        let (lifted, general) = (Buffer::<u32>::new(n), Buffer::<u32>::new(n));
+        ids3_launch(&common::rt(), &launch, &lifted).unwrap();
+        common::rt()
+            .launch(&launch, |wi| ids3(wi, &general))
+            .unwrap();
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let p = [i % g[0], i / g[0] % g[1], i / (g[0] * g[1])];
+                let [x, y, z] = std::array::from_fn(|d| p[d] % l[d]);
+                let [gx, gy, gz] = std::array::from_fn(|d| p[d] + off[d]);
+                (x + 10 * y + 100 * z + 7 * y + 1000 * (gx + 10 * gy + 100 * gz)) as u32
+            })
+            .collect();
+        assert_eq!(lifted.to_vec(), want);
+        assert_eq!(general.to_vec(), want);
+    });
+}

@@ -11,24 +11,75 @@ use syn::{Expr, Pat, Stmt};
 use super::Lifter;
 use crate::scan::is_wi;
 
-impl Lifter {
-    /// Whether `let x = wi.get_local_linear_id()` (`Some(true)`) or
-    /// `let x = wi.get_local_id(0)` (`Some(false)`), `x` immutable.
-    pub(super) fn id_call(&self, local: &syn::Local) -> Option<bool> {
-        let Pat::Ident(p) = &local.pat else {
-            return None;
-        };
-        let Expr::MethodCall(m) = &*local.init.as_ref()?.expr else {
-            return None;
-        };
-        if p.mutability.is_some() || p.subpat.is_some() || !is_wi(&m.receiver, &self.wi) {
-            return None;
+/// A work-item id a variable holds, taken from the work-item in each loop
+/// instead of kept in a slot.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Id {
+    /// `get_local_linear_id()`.
+    Linear,
+    /// `get_local_id(d)`.
+    Local(usize),
+    /// `get_global_id(d)`.
+    Global(usize),
+}
+
+impl Id {
+    /// The id of the work-item `it` of a loop over the group.
+    pub(super) fn of(self, it: &syn::Ident) -> TokenStream {
+        match self {
+            Id::Linear => quote!(#it.local_linear_id),
+            Id::Local(d) => quote!(#it.local_id[#d]),
+            Id::Global(d) => quote!(#it.global_id[#d]),
         }
-        let zero = |e: &Expr| matches!(e, Expr::Lit(l) if quote!(#l).to_string() == "0");
-        match (m.method.to_string().as_str(), m.args.len()) {
-            ("get_local_linear_id", 0) => Some(true),
-            ("get_local_id", 1) if zero(&m.args[0]) => Some(false),
+    }
+
+    /// The id a call on the work-item gives, if it is one of these with a
+    /// literal dimension below 3.
+    fn call(m: &syn::ExprMethodCall) -> Option<Id> {
+        let dim = || match m.args.first() {
+            Some(Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })) if m.args.len() == 1 => i.base10_parse::<usize>().ok().filter(|d| *d < 3),
             _ => None,
+        };
+        match m.method.to_string().as_str() {
+            "get_local_linear_id" if m.args.is_empty() => Some(Id::Linear),
+            "get_local_id" => dim().map(Id::Local),
+            "get_global_id" => dim().map(Id::Global),
+            _ => None,
+        }
+    }
+}
+
+impl Lifter {
+    /// The immutable names a `let` binds to work-item ids: `let x =
+    /// wi.get_local_id(0)`, or a tuple of such names and calls (`let (tx,
+    /// ty) = (wi.get_local_id(0), wi.get_local_id(1))`).
+    pub(super) fn id_calls(&self, local: &syn::Local) -> Vec<(String, Id)> {
+        let Some(init) = &local.init else {
+            return Vec::new();
+        };
+        let one = |p: &Pat, e: &Expr| -> Option<(String, Id)> {
+            let (Pat::Ident(p), Expr::MethodCall(m)) = (p, e) else {
+                return None;
+            };
+            if p.mutability.is_some() || p.by_ref.is_some() || p.subpat.is_some() {
+                return None;
+            }
+            if !is_wi(&m.receiver, &self.wi) {
+                return None;
+            }
+            Some((p.ident.to_string(), Id::call(m)?))
+        };
+        match (&local.pat, &*init.expr) {
+            (Pat::Tuple(p), Expr::Tuple(e)) if p.elems.len() == e.elems.len() => p
+                .elems
+                .iter()
+                .zip(&e.elems)
+                .filter_map(|(p, e)| one(p, e))
+                .collect(),
+            (p, e) => one(p, e).into_iter().collect(),
         }
     }
 
@@ -61,7 +112,11 @@ impl Lifter {
         };
         let Expr::Path(p) = &*b.left else { return None };
         let name = p.path.get_ident()?.to_string();
-        let always = self.binding(&name)?.id?;
+        let always = match self.binding(&name)?.id? {
+            Id::Linear => true,
+            Id::Local(0) => false,
+            _ => return None,
+        };
         if !self.uniform_expr(bound) {
             return None;
         }

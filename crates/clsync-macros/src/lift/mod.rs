@@ -16,6 +16,8 @@ mod first_items;
 mod held;
 mod scope;
 
+use first_items::Id;
+
 /// Why a kernel stays on the general engine, and where.
 pub(crate) struct Fail {
     pub(crate) span: Span,
@@ -86,10 +88,8 @@ struct Binding {
     uniform: bool,
     /// Whether it is `mut` (else it never needs writing back).
     mutable: bool,
-    /// Whether it holds the local linear id: `Some(true)` for
-    /// `get_local_linear_id()`, `Some(false)` for `get_local_id(0)` (the
-    /// same in a 1-D range only).
-    id: Option<bool>,
+    /// The work-item id it holds, if it is an immutable `let` of one.
+    id: Option<Id>,
 }
 
 struct Lifter {
@@ -244,15 +244,16 @@ impl Lifter {
                     "a `let` without a value between barriers (give it one)",
                 ));
             }
-            let id = self.id_call(local);
+            let ids = self.id_calls(local);
             for (name, mutable) in pat_bindings(&local.pat) {
+                let id = ids.iter().find(|(n, _)| *n == name).map(|(_, id)| *id);
                 if self.shadows_outer(&name) && live.contains(&name) {
                     return Err(Fail::new(
                         local.pat.span(),
                         "a `let` that hides a variable of an enclosing block that holds a barrier",
                     ));
                 }
-                // A local id needs no slot (see `visible_ids`).
+                // An id needs no slot (see `visible_ids`).
                 let slot = (id.is_none() && live.contains(&name)).then(|| {
                     self.slots += 1;
                     self.slots - 1
@@ -261,9 +262,9 @@ impl Lifter {
                     fresh.insert(name.clone());
                 }
                 self.bind(name, slot, false, mutable);
-            }
-            if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
-                b.id = id;
+                if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+                    b.id = id;
+                }
             }
         }
         // Written back: what this loop declared, and the `mut` variables it
@@ -295,7 +296,7 @@ impl Lifter {
     /// a condition).
     fn item_code(
         &self,
-        ids: &[(String, bool)],
+        ids: &[(String, Id)],
         ins: &[(String, usize)],
         outs: &[(String, usize)],
         code: &TokenStream,
@@ -308,13 +309,9 @@ impl Lifter {
         } else {
             quote!()
         };
-        let ids = ids.iter().map(|(name, linear)| {
+        let ids = ids.iter().map(|(name, id)| {
             let name = Ident::new(name, Span::call_site());
-            let id = if *linear {
-                quote!(#it.local_linear_id)
-            } else {
-                quote!(#it.local_id[0])
-            };
+            let id = id.of(it);
             quote! {
                 #[allow(unused_variables)]
                 let #name = #id;

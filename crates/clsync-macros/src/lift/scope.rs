@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{Binding, Lifter};
+use super::{Binding, Id, Lifter};
 
 impl Lifter {
     /// The binding each name refers to here (its innermost, latest one),
@@ -27,12 +27,12 @@ impl Lifter {
             .collect()
     }
 
-    /// The local-id variables visible here that `used` names (`let l =
-    /// wi.get_local_id(0)` and the like), with whether each is the linear
-    /// id: they have no slot, as each loop takes them from its work-item
+    /// The id variables visible here that `used` names (`let l =
+    /// wi.get_local_id(0)` and the like), with the id each holds: they
+    /// have no slot, as each loop takes them from its work-item
     /// again, which costs nothing where a slot costs a store per work-item
     /// and a load in every later loop.
-    pub(super) fn visible_ids(&self, used: &HashSet<String>) -> Vec<(String, bool)> {
+    pub(super) fn visible_ids(&self, used: &HashSet<String>) -> Vec<(String, Id)> {
         self.innermost()
             .filter(|b| used.contains(&b.name) && b.slot.is_none())
             .filter_map(|b| Some((b.name.clone(), b.id?)))
