@@ -213,8 +213,8 @@ fn is_buffer_ref(ty: &syn::Type) -> bool {
 }
 
 /// Whether every use of `name` in `body` is `name.get(…)`, `name.set(…)`,
-/// `name.at(…)`, `name.len()` or `name.is_empty()`: what a `BufferView` has
-/// too.
+/// `name.at(…)`, `name.prefetch(…)`, `name.len()` or `name.is_empty()`:
+/// what a `BufferView` has too.
 fn only_view_methods(name: &Ident, body: &syn::Block) -> bool {
     use proc_macro2::TokenTree;
     fn walk(tokens: Tokens, name: &Ident) -> bool {
@@ -224,7 +224,7 @@ fn only_view_methods(name: &Ident, body: &syn::Block) -> bool {
             TokenTree::Ident(id) if id == name => {
                 let dot = matches!(v.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
                 let method = matches!(v.get(i + 2), Some(TokenTree::Ident(m))
-                    if ["get", "set", "at", "len", "is_empty"].contains(&m.to_string().as_str()));
+                    if ["get", "set", "at", "prefetch", "len", "is_empty"].contains(&m.to_string().as_str()));
                 // `x.name` (a field of that name) is not a use.
                 let field = i > 0 && matches!(&v[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
                 field || (dot && method)

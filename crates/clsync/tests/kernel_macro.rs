@@ -8,7 +8,9 @@ mod common;
 
 use clsync::checker::ReportKind;
 use clsync::sync::{GLOBAL, LOCAL};
-use clsync::{kernel, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem};
+use clsync::{
+    kernel, AtomicFlag, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem,
+};
 
 const SOURCE: &str = include_str!("kernel_macro.rs");
 
@@ -497,5 +499,64 @@ fn id_variables_of_every_dimension_keep_their_meaning_across_barriers() {
             .collect();
         assert_eq!(lifted.to_vec(), want);
         assert_eq!(general.to_vec(), want);
+    });
+}
+
+/// `if l == 0 { … }` right after `let l = wi.get_local_id(0)`, with no
+/// barrier between, runs over work-item 0 alone; a test whose bound is a
+/// per-work-item `let` of the same stretch stays a test per work-item; a
+/// buffer of atomic flags is reached through a view. Equal to the general
+/// engine and to the sequential result.
+#[test]
+fn first_items_tests_right_after_their_ids_let_match_the_sequential_result() {
+    #[kernel(groups)]
+    fn fresh(wi: &WorkItem, out: &Buffer<u32>, flags: &Buffer<AtomicFlag>) {
+        let l = wi.get_local_id(0);
+        let g = wi.get_global_id(0);
+        if l == 0 {
+            out.set(g, 1);
+        }
+        let n = 8 - l % 8;
+        if l < n {
+            out.set(g, out.get(g) + 10);
+        }
+        // Not an id: a test per work-item.
+        let half = wi.get_local_id(0) / 2;
+        if half == 1 {
+            out.set(g, out.get(g) + 1000);
+        }
+        // Exactly one work-item of each group finds its group's flag clear.
+        let first = !flags.at(wi.get_group_id(0)).test_and_set();
+        wi.barrier(LOCAL);
+        out.set(g, out.get(g) + 100 * u32::from(first));
+    }
+    common::within(60, || {
+        let (n, local) = (64, 16);
+        let launch = Launch::new("fresh", NdRange::new([n]).local([local]));
+        let want: Vec<u32> = (0..n)
+            .map(|g| {
+                let l = g % local;
+                u32::from(l == 0) + 10 * u32::from(l < 8 - l % 8) + 1000 * u32::from(l / 2 == 1)
+            })
+            .collect();
+        for lifted in [true, false] {
+            let out = Buffer::<u32>::new(n);
+            let flags: Buffer<AtomicFlag> = Buffer::new(n / local);
+            if lifted {
+                fresh_launch(&common::rt(), &launch, &out, &flags).unwrap();
+            } else {
+                common::rt()
+                    .launch(&launch, |wi| fresh(wi, &out, &flags))
+                    .unwrap();
+            }
+            let got = out.to_vec();
+            let firsts: Vec<u32> = got
+                .chunks(local)
+                .map(|c| c.iter().map(|v| v / 100 % 10).sum())
+                .collect();
+            assert_eq!(firsts, vec![1; n / local], "lifted: {lifted}");
+            let rest: Vec<u32> = got.iter().map(|v| v % 100 + v / 1000 * 1000).collect();
+            assert_eq!(rest, want, "lifted: {lifted}");
+        }
     });
 }

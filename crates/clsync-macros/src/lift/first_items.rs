@@ -4,12 +4,15 @@
 //! (`Group::for_each_in`): the lifted counterpart of the hand-written group
 //! kernels' ranges.
 
+use std::collections::HashSet;
+
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, Pat, Stmt};
 
 use super::Lifter;
-use crate::scan::is_wi;
+use crate::pattern::pat_bindings;
+use crate::scan::{is_wi, mentions};
 
 /// A work-item id a variable holds, taken from the work-item in each loop
 /// instead of kept in a slot.
@@ -91,7 +94,16 @@ impl Lifter {
     /// that it can run as a loop over that range alone, with no test per
     /// work-item. (A range past the group's end is cut there, so `c` at or
     /// beyond the group's size runs nothing, as the test would.)
-    pub(super) fn first_items(&self, s: &Stmt) -> Option<(TokenStream, bool, Stmt)> {
+    ///
+    /// `pending` are the statements of the work-items' loop being gathered
+    /// before `s`, whose `let`s are not bound yet: `l` may be one of them
+    /// (`let l = wi.get_local_id(0); if l == 0 { … }`), and `n` or `c` may
+    /// name none of them.
+    pub(super) fn first_items(
+        &self,
+        s: &Stmt,
+        pending: &[Stmt],
+    ) -> Option<(TokenStream, bool, Stmt)> {
         let Stmt::Expr(Expr::If(i), _) = s else {
             return None;
         };
@@ -112,7 +124,29 @@ impl Lifter {
         };
         let Expr::Path(p) = &*b.left else { return None };
         let name = p.path.get_ident()?.to_string();
-        let always = match self.binding(&name)?.id? {
+        // The latest `let` of `l` among the pending statements, else the
+        // binding in scope.
+        let pending_lets = pending.iter().rev().filter_map(|s| match s {
+            Stmt::Local(local) => Some(local),
+            _ => None,
+        });
+        let mut pending_names = HashSet::new();
+        let mut id = None;
+        for local in pending_lets {
+            let names = pat_bindings(&local.pat);
+            if id.is_none() && names.iter().any(|(n, _)| *n == name) {
+                id = Some(self.id_calls(local).into_iter().find(|(n, _)| *n == name));
+            }
+            pending_names.extend(names.into_iter().map(|(n, _)| n));
+        }
+        let id = match id {
+            Some(id) => id?.1,
+            None => self.binding(&name)?.id?,
+        };
+        if mentions(bound).iter().any(|n| pending_names.contains(n)) {
+            return None;
+        }
+        let always = match id {
             Id::Linear => true,
             Id::Local(0) => false,
             _ => return None,

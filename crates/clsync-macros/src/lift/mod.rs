@@ -163,7 +163,7 @@ impl Lifter {
         for k in 0..stmts.len() {
             let held = self.group_held(&stmts[k], &stmts[k + 1..], after)?;
             let (group, names, ordered) = match held {
-                None => match self.first_items(&stmts[k]) {
+                None => match self.first_items(&stmts[k], &body) {
                     None => {
                         body.push(stmts[k].clone());
                         continue;

@@ -529,11 +529,21 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     }
 }
 
-impl<T: AtomicValue> BufferView<'_, Atomic<T, Global>> {
-    /// The atomic object at `index`, as [`Buffer::at`].
+impl<'a, T: AtomicValue> BufferView<'a, Atomic<T, Global>> {
+    /// The atomic object at `index`, as [`Buffer::at`]. It borrows the
+    /// buffer, not the view, so it may outlive a loop's copy of the view.
     #[inline]
     #[track_caller]
-    pub fn at(&self, index: usize) -> &Atomic<T, Global> {
+    pub fn at(&self, index: usize) -> &'a Atomic<T, Global> {
+        self.buffer.at(index)
+    }
+}
+
+impl<'a> BufferView<'a, AtomicFlag<Global>> {
+    /// The atomic flag at `index`, as [`Buffer::at`].
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> &'a AtomicFlag<Global> {
         self.buffer.at(index)
     }
 }
