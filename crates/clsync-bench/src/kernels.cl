@@ -26,10 +26,13 @@ kernel void reduce(global const float* in, global float* partial, local float* s
     if (l == 0) partial[get_group_id(0)] = s[0];
 }
 
-// Hillis-Steele over two local arrays, each with PAD zeros before its
-// GROUP elements, so that `src[l - step]` of the first `step` work-items reads
-// a zero: one branch-free statement per step instead of `l >= step ? ... : ...`.
-#define PAD (GROUP / 2)
+// Hillis-Steele of radix 4 over two local arrays: each step adds the three
+// elements `step`, `2 * step` and `3 * step` back, and the stride grows
+// fourfold, so 256 elements take 4 steps (and 4 barriers) instead of 8.
+// Each array has PAD zeros before its GROUP elements, so that the first
+// work-items of a step read zeros there: one branch-free statement per
+// step instead of tests on `l`.
+#define PAD (3 * GROUP / 4)
 kernel void scan_groups(global int* data, global int* sums, local int* a, local int* b) {
     size_t l = get_local_id(0);
     size_t ahead = get_group_id(0) + 2;
@@ -38,9 +41,10 @@ kernel void scan_groups(global int* data, global int* sums, local int* a, local 
     local int* src = a + PAD;
     local int* dst = b + PAD;
     src[l] = data[get_global_id(0)];
-    for (size_t step = 1; step < GROUP; step *= 2) {
+    for (size_t step = 1; step < GROUP; step *= 4) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        dst[l] = src[l] + src[(ptrdiff_t)l - (ptrdiff_t)step];
+        ptrdiff_t i = (ptrdiff_t)l, s = (ptrdiff_t)step;
+        dst[l] = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
         local int* t = src; src = dst; dst = t;
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -120,8 +120,10 @@ pub const HIST_PER_ITEM: usize = 256;
 /// Work-group size of reduce, scan and histogram.
 pub const GROUP: usize = 256;
 /// The zeros before each of the scan's local arrays: as many as the longest
-/// step of its Hillis–Steele loop reaches back (`GROUP / 2`).
-pub const SCAN_PAD: usize = GROUP / 2;
+/// step of its radix-4 Hillis–Steele loop reaches back (three strides of
+/// `GROUP / 4`).
+pub const SCAN_PAD: usize = 3 * GROUP / 4;
+const _: () = assert!(GROUP.is_power_of_two() && GROUP.trailing_zeros() % 2 == 0);
 /// SGEMM tile edge.
 pub const TILE: usize = 16;
 
