@@ -560,3 +560,31 @@ fn first_items_tests_right_after_their_ids_let_match_the_sequential_result() {
         }
     });
 }
+
+/// In a 1-D range, ids of the dimensions it does not have are 0 (local)
+/// and the offset's 0 (global), as `get_local_id(d)` and `get_global_id(d)`
+/// give for `d >= get_work_dim()`; held across a barrier without a slot,
+/// they keep those values, as on the general engine.
+#[test]
+fn ids_of_dimensions_a_1d_range_lacks_stay_zero_across_barriers() {
+    #[kernel(groups)]
+    fn unused_dims(wi: &WorkItem, out: &Buffer<u32>) {
+        let (y, z) = (wi.get_local_id(1), wi.get_local_id(2));
+        let gy = wi.get_global_id(1);
+        let g = wi.get_global_id(0);
+        wi.barrier(LOCAL);
+        out.set(g, (1 + y + 10 * z + 100 * gy) as u32);
+    }
+    common::within(60, || {
+        let launch = Launch::new("unused_dims", NdRange::new([32]).local([8]).offset([3]));
+        let n = 32 + 3;
+        let (lifted, general) = (Buffer::<u32>::new(n), Buffer::<u32>::new(n));
+        unused_dims_launch(&common::rt(), &launch, &lifted).unwrap();
+        common::rt()
+            .launch(&launch, |wi| unused_dims(wi, &general))
+            .unwrap();
+        let want: Vec<u32> = (0..n).map(|g| u32::from(g >= 3)).collect();
+        assert_eq!(lifted.to_vec(), want);
+        assert_eq!(general.to_vec(), want);
+    });
+}

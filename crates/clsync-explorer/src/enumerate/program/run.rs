@@ -190,7 +190,19 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn rmw_flag(&mut self) {
+    /// One half of a read-modify-write (or of a compare-exchange's atomic
+    /// part): an event at `loc` with the operation's order and scope,
+    /// marked as part of an RMW.
+    fn rmw_event(
+        &mut self,
+        kind: Kind,
+        loc: usize,
+        value: i64,
+        order: Order,
+        scope: Scope,
+        span: Span,
+    ) {
+        self.push(kind, Some(loc), value, Some(order), Some(scope), span);
         self.events.last_mut().expect("pushed").rmw = true;
     }
 
@@ -220,25 +232,9 @@ impl Run<'_> {
                 let operand = self.expr(operand)?;
                 let loc = self.cell(loc)?;
                 let old = self.read(loc);
-                self.push(
-                    Kind::Read,
-                    Some(loc),
-                    old,
-                    Some(*order),
-                    Some(*scope),
-                    *span,
-                );
-                self.rmw_flag();
+                self.rmw_event(Kind::Read, loc, old, *order, *scope, *span);
                 let new = op.apply(old, operand);
-                self.push(
-                    Kind::Write,
-                    Some(loc),
-                    new,
-                    Some(*order),
-                    Some(*scope),
-                    *span,
-                );
-                self.rmw_flag();
+                self.rmw_event(Kind::Write, loc, new, *order, *scope, *span);
                 old
             }
             LExpr::Cas {
@@ -260,25 +256,9 @@ impl Run<'_> {
                 let want = self.read(expected);
                 self.push(Kind::Read, Some(expected), want, None, Some(*scope), *span);
                 let seen = self.read(loc);
-                self.push(
-                    Kind::Read,
-                    Some(loc),
-                    seen,
-                    Some(*order),
-                    Some(*scope),
-                    *span,
-                );
-                self.rmw_flag();
+                self.rmw_event(Kind::Read, loc, seen, *order, *scope, *span);
                 if seen == want {
-                    self.push(
-                        Kind::Write,
-                        Some(loc),
-                        desired,
-                        Some(*order),
-                        Some(*scope),
-                        *span,
-                    );
-                    self.rmw_flag();
+                    self.rmw_event(Kind::Write, loc, desired, *order, *scope, *span);
                     1
                 } else {
                     self.push(Kind::Write, Some(expected), seen, None, Some(*scope), *span);

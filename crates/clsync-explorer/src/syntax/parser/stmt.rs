@@ -21,6 +21,14 @@ impl Parser {
         Ok(out)
     }
 
+    /// `( expr )`: the condition of an `if` or a `while`.
+    fn parenthesized(&mut self) -> PResult<Expr> {
+        self.expect("(")?;
+        let cond = self.expr()?;
+        self.expect(")")?;
+        Ok(cond)
+    }
+
     /// A braced block or a single statement.
     fn body(&mut self) -> PResult<Vec<Stmt>> {
         if self.at("{") {
@@ -54,9 +62,7 @@ impl Parser {
             }
             Tok::Ident(w) if w == "if" => {
                 self.bump();
-                self.expect("(")?;
-                let cond = self.expr()?;
-                self.expect(")")?;
+                let cond = self.parenthesized()?;
                 let then = self.body()?;
                 let els = if self.at_word("else") {
                     self.bump();
@@ -68,9 +74,7 @@ impl Parser {
             }
             Tok::Ident(w) if w == "while" => {
                 self.bump();
-                self.expect("(")?;
-                let cond = self.expr()?;
-                self.expect(")")?;
+                let cond = self.parenthesized()?;
                 let body = self.body()?;
                 out.push(Stmt::While { cond, body, span });
             }
