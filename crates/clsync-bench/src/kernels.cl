@@ -41,15 +41,19 @@ kernel void scan_groups(global int* data, global int* sums, local int* a, local 
     local int* src = a + PAD;
     local int* dst = b + PAD;
     src[l] = data[get_global_id(0)];
-    for (size_t step = 1; step < GROUP; step *= 4) {
+    ptrdiff_t i = (ptrdiff_t)l, s = 1;
+    // Every step but the last between the two local arrays...
+    for (; s < GROUP / 4; s *= 4) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        ptrdiff_t i = (ptrdiff_t)l, s = (ptrdiff_t)step;
         dst[l] = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
         local int* t = src; src = dst; dst = t;
     }
+    // ...and the last (s = GROUP / 4) straight into `data`, as the clsync
+    // kernel does: each work-item writes its own element, no barrier after.
     barrier(CLK_LOCAL_MEM_FENCE);
-    data[get_global_id(0)] = src[l];
-    if (l == GROUP - 1) sums[get_group_id(0)] = src[l];
+    int v = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
+    data[get_global_id(0)] = v;
+    if (l == GROUP - 1) sums[get_group_id(0)] = v;
 }
 
 kernel void scan_add(global int* data, global const int* offsets) {

@@ -254,8 +254,9 @@ pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
 /// for 1.5 times the additions, which the loops vectorize. Each local array
 /// has [`SCAN_PAD`] zeros before its `GROUP` elements, so that the first
 /// work-items of a step read zeros there: a step is one branch-free loop
-/// over the group, not one per case of `l`. The OpenCL C kernel does the
-/// same.
+/// over the group, not one per case of `l`. The last step writes each
+/// work-item's sum straight to the global buffer: no copy-out loop over
+/// local memory and no barrier before it. The OpenCL C kernel does the same.
 pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
     let n = input.len();
     let groups = n / GROUP;
@@ -291,35 +292,36 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
                     src.set_unchecked(SCAN_PAD + it.local_linear_id, v)
                 }
             });
+            // Every step but the last between two local arrays.
             let mut step = 1;
-            while step < GROUP {
+            while step < GROUP / 4 {
                 g.barrier(LOCAL);
                 g.for_each(move |it| {
                     let l = SCAN_PAD + it.local_linear_id;
                     // SAFETY: SCAN_PAD <= l < SCAN_PAD + GROUP, the arrays'
                     // length, and step <= GROUP / 4, so 3 * step <= SCAN_PAD
                     // and l - 3 * step >= 0.
-                    unsafe {
-                        let v = src
-                            .get_unchecked(l)
-                            .wrapping_add(src.get_unchecked(l - step))
-                            .wrapping_add(src.get_unchecked(l - 2 * step))
-                            .wrapping_add(src.get_unchecked(l - 3 * step));
-                        dst.set_unchecked(l, v);
-                    }
+                    unsafe { dst.set_unchecked(l, radix4(src, l, step)) };
                 });
                 std::mem::swap(&mut src, &mut dst);
                 step *= 4;
             }
+            // The last step (step = GROUP / 4) straight into `data`: each
+            // work-item writes only its own element, so no barrier follows.
             g.barrier(LOCAL);
             g.for_each(move |it| {
-                // SAFETY: as in the first loop.
+                // SAFETY: as in the loop above, and global_linear_id < n, the
+                // buffer's length; element i is reached by work-item i only.
                 unsafe {
-                    let v = src.get_unchecked(SCAN_PAD + it.local_linear_id);
-                    data.set_unchecked(it.global_linear_id, v)
+                    let v = radix4(src, SCAN_PAD + it.local_linear_id, step);
+                    data.set_unchecked(it.global_linear_id, v);
                 }
             });
-            sums.set(g.get_group_id(0), src.get(SCAN_PAD + GROUP - 1));
+            // The group's total: its last work-item's element, read back by
+            // the same (notional) work-item that wrote it.
+            let last = (g.get_group_id(0) + 1) * GROUP - 1;
+            // SAFETY: last < n, the buffer's length.
+            sums.set(g.get_group_id(0), unsafe { data.get_unchecked(last) });
         })
         .expect("scan groups");
         sums.copy_from_slice(&block_offsets(&sums.to_vec()));
@@ -338,6 +340,23 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
     Run {
         time,
         verified: compare("scan", &data.to_vec(), &reference::scan(input)),
+    }
+}
+
+/// One radix-4 Hillis–Steele step at `l`: the element and the three
+/// `step`, `2 * step` and `3 * step` before it.
+///
+/// # Safety
+///
+/// `l < a.len()` and `l >= 3 * step`.
+#[inline(always)]
+unsafe fn radix4(a: clsync::LocalView<'_, i32>, l: usize, step: usize) -> i32 {
+    // SAFETY: the caller's bounds.
+    unsafe {
+        a.get_unchecked(l)
+            .wrapping_add(a.get_unchecked(l - step))
+            .wrapping_add(a.get_unchecked(l - 2 * step))
+            .wrapping_add(a.get_unchecked(l - 3 * step))
     }
 }
 
