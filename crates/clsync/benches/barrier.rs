@@ -4,23 +4,25 @@
 //! `cargo bench -p clsync --bench barrier` prints, for each local size, the
 //! median of 9 runs of a kernel whose work-items pass 200 barriers each,
 //! divided by work-items × barriers. Set `CLSYNC_THREADS` to choose the
-//! number of worker threads (default: one per core).
+//! number of worker threads (default: one per core), and `CLSYNC_BARRIERS`
+//! the barriers per work-item (default 200; comparing two counts separates
+//! a group's fixed cost, its tasks made and dropped, from a barrier's).
 
 use std::time::Instant;
 
 use clsync::sync::LOCAL;
 use clsync::{Buffer, Launch, NdRange, Runtime};
 
+/// Barriers per work-item unless `CLSYNC_BARRIERS` says otherwise.
 const BARRIERS: usize = 200;
 const RUNS: usize = 9;
 
 fn main() {
-    let threads = std::env::var("CLSYNC_THREADS")
-        .ok()
-        .and_then(|s| s.parse().ok());
+    let threads = env_count("CLSYNC_THREADS");
     let rt = threads.map_or_else(Runtime::new, Runtime::with_threads);
+    let barriers = env_count("CLSYNC_BARRIERS").unwrap_or(BARRIERS);
     println!(
-        "barrier cost, {} worker thread(s), {BARRIERS} barriers per work-item, median of {RUNS}",
+        "barrier cost, {} worker thread(s), {barriers} barriers per work-item, median of {RUNS}",
         rt.threads()
     );
     println!(
@@ -33,10 +35,10 @@ fn main() {
         let n = local * groups;
         let sink = Buffer::<u32>::new(n);
         let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-        let coroutines = per_item(&rt, n, || {
+        let coroutines = per_item(&rt, n * barriers, || {
             rt.launch(&launch, |wi| {
                 let mut acc = wi.get_local_id(0) as u32;
-                for _ in 0..BARRIERS {
+                for _ in 0..barriers {
                     wi.barrier(LOCAL);
                     acc = acc.wrapping_mul(3).wrapping_add(1);
                 }
@@ -44,10 +46,10 @@ fn main() {
             })
             .expect("the barrier loop runs");
         });
-        let futures = per_item(&rt, n, || {
+        let futures = per_item(&rt, n * barriers, || {
             rt.launch_async(&launch, async |wi| {
                 let mut acc = wi.get_local_id(0) as u32;
-                for _ in 0..BARRIERS {
+                for _ in 0..barriers {
                     wi.barrier_async(LOCAL).await;
                     acc = acc.wrapping_mul(3).wrapping_add(1);
                 }
@@ -59,8 +61,9 @@ fn main() {
     }
 }
 
-/// The median of `RUNS` runs of `launch`, per work-item per barrier and per
-/// worker thread (the groups are spread over all workers).
+/// The median of `RUNS` runs of `launch`, per work-item per barrier (`n` of
+/// them in all) and per worker thread (the groups are spread over all
+/// workers).
 fn per_item(rt: &Runtime, n: usize, launch: impl Fn()) -> f64 {
     let mut times: Vec<f64> = (0..RUNS)
         .map(|_| {
@@ -70,5 +73,18 @@ fn per_item(rt: &Runtime, n: usize, launch: impl Fn()) -> f64 {
         })
         .collect();
     times.sort_by(f64::total_cmp);
-    times[RUNS / 2] * 1e9 * rt.threads() as f64 / (n * BARRIERS) as f64
+    times[RUNS / 2] * 1e9 * rt.threads() as f64 / n as f64
+}
+
+/// The positive whole number in the environment variable `name`, if set;
+/// anything else there ends the run with a message naming it.
+fn env_count(name: &str) -> Option<usize> {
+    let s = std::env::var(name).ok()?;
+    match s.parse::<usize>() {
+        Ok(v) if v > 0 => Some(v),
+        _ => {
+            eprintln!("{name}={s:?}: expected a positive whole number");
+            std::process::exit(2);
+        }
+    }
 }
