@@ -187,6 +187,77 @@ fn a_round_that_stops_being_uniform_still_places_every_work_item() {
     });
 }
 
+/// The scheduler also takes a round in which the work-items return on its
+/// fast path, while each returns as the first did. Whichever work-item
+/// breaks that run — by waiting at a barrier after the first has returned,
+/// right after it or at the end — the report must still place every
+/// work-item as returned or at its barrier, in both general engines; and a
+/// run of returns that every work-item completes finishes the launch.
+#[test]
+fn a_round_that_starts_by_returning_still_places_every_work_item() {
+    common::within(60, || {
+        for returned in [1usize, 5, 15, 16] {
+            let launch = Launch::new("early", NdRange::new([16]).local([16]));
+            let ran = Buffer::<AtomicUint>::new(16);
+            let co_line = line!() + 7;
+            let co = common::rt().launch(&launch, |wi| {
+                wi.barrier(LOCAL);
+                ran.at(wi.get_global_id(0)).fetch_add(1);
+                if wi.get_local_id(0) < returned {
+                    return;
+                }
+                wi.barrier(LOCAL);
+            });
+            let async_line = line!() + 7;
+            let asy = common::rt().launch_async(&launch, async |wi| {
+                wi.barrier_async(LOCAL).await;
+                ran.at(wi.get_global_id(0)).fetch_add(1);
+                if wi.get_local_id(0) < returned {
+                    return;
+                }
+                wi.barrier_async(LOCAL).await;
+            });
+            // Every work-item got past the first barrier once in each launch.
+            assert_eq!(ran.to_vec(), [2; 16], "returned {returned}");
+            for (line, r) in [(co_line, co), (async_line, asy)] {
+                if returned == 16 {
+                    r.expect("every work-item returns: no divergence");
+                    continue;
+                }
+                let e = r.expect_err("some work-items returned, the others wait");
+                let mut want = vec![
+                    ((0..returned).collect::<Vec<_>>(), "exited".to_string()),
+                    ((returned..16).collect(), format!("line {line}")),
+                ];
+                let mut got = places(e);
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "returned {returned}");
+            }
+        }
+    });
+}
+
+/// Work-items that return, then one that panics, in the round the
+/// scheduler runs on its fast path: the panic names its work-item.
+#[test]
+fn a_panic_after_work_items_returned_names_its_work_item() {
+    common::within(60, || {
+        let launch = Launch::new("late_panic", NdRange::new([128]).local([64]));
+        let line = line!() + 4;
+        let e = common::rt()
+            .launch_async(&launch, async |wi| {
+                wi.barrier_async(LOCAL).await;
+                assert!(wi.get_global_id(0) != 70, "bad item");
+            })
+            .unwrap_err();
+        let p = common::kernel_panic(e);
+        assert_eq!((p.ids.global_id[0], p.ids.local_id[0]), (70, 6));
+        assert_eq!(p.message, "bad item");
+        assert_eq!(p.site.expect("a panic's site").line, line);
+    });
+}
+
 /// A panic in a round the scheduler resumes on its fast path (the whole
 /// round under one catch), in a round of its general loop (after sub-group
 /// barriers, whose slots are written), and in a checked launch (the general

@@ -18,7 +18,7 @@
 //! and the scheduler's fast path compares it with the round's first as two
 //! words ([`Arrival`]).
 //!
-//! The scheduler resumes every task in one loop (`resume_while_arriving`),
+//! The scheduler resumes every task in one loop (`resume_while_same`),
 //! so the kernel's `poll` has one call site and LLVM inlines it there
 //! whatever its size; and polls there are not wrapped one by one in
 //! `catch_unwind` ([`ItemTask::resume_unguarded`]): the loop catches a panic

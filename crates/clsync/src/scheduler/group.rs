@@ -222,9 +222,11 @@ impl GroupRun<'_, '_> {
 /// ends the fast path: the slots of those before it become `Waiting` at
 /// the first one's barrier, and the round goes on as a general one. In an
 /// unchecked launch in linear order the fast path runs in a loop of its own
-/// (`Round::uniform_prefix`), comparing [`Arrival`](crate::sync::Arrival)s, with the progress count
-/// in a register: a count kept behind a reference made one chain of
-/// dependent loads and stores through every work-item of a round.
+/// (`Round::uniform_prefix`), comparing [`Arrival`](crate::sync::Arrival)s,
+/// with the progress count in a register: a count kept behind a reference
+/// made one chain of dependent loads and stores through every work-item of
+/// a round. That loop also takes the round in which the work-items return,
+/// while each returns as the first did.
 fn drive<T: ItemTask>(
     tasks: &mut [T],
     slots: &mut [Slot],
@@ -263,7 +265,20 @@ fn drive<T: ItemTask>(
         // An unchecked launch's fast path starts in a loop of its own; the
         // work-item it stopped at, and why, go on below.
         let (start, mut stopped) = if fast_path && check.is_none() {
-            match round.uniform_prefix(tasks, progress) {
+            let (done, stopped) = round.uniform_prefix(tasks, progress);
+            if done > 0 {
+                let Some((k, _)) = stopped else {
+                    // Every work-item returned: the group is finished.
+                    return Ok(());
+                };
+                // The first `k` returned and the rest go through the general
+                // loop: Ready → Done for those.
+                slots[..k].fill(Slot::Done);
+                fast_path = false;
+                all_ready = false;
+                round.uniform = false;
+            }
+            match stopped {
                 Some((k, suspend)) => (k, Some(suspend)),
                 None => (n, None),
             }

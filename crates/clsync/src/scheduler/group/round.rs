@@ -39,22 +39,24 @@ pub(super) fn leave_fast_path(
 
 impl Round {
     /// A fresh round's fast path (a launch in linear order, unchecked):
-    /// resumes the work-items from the first while each arrives where the
-    /// first one did (the same [`Arrival`]). Returns the index of the first
-    /// that did anything else, with what it did, for the general loop to
-    /// take up; `None` when every work-item arrived there.
+    /// resumes the work-items from the first while each does what the first
+    /// did, arrive at the same barrier (the same [`Arrival`]) or return.
+    /// Returns how many returned (0, or the whole prefix), and the index of
+    /// the first that did anything else, with what it did, for the general
+    /// loop to take up; `None` when every work-item did the same.
     #[inline]
     pub(super) fn uniform_prefix<T: ItemTask>(
         &mut self,
         tasks: &mut [T],
         progress: &mut Progress<'_>,
-    ) -> Option<(usize, Suspend)> {
-        let mut first = None;
-        let (resumed, stopped) = resume_while_arriving(tasks, &mut first, progress);
+    ) -> (usize, Option<(usize, Suspend)>) {
+        let mut lead = Lead::default();
+        let (resumed, stopped) = resume_while_same(tasks, &mut lead, progress);
         self.resumed = resumed;
-        self.arrival = first;
-        self.first = first.map(Arrival::wait);
-        stopped
+        self.arrival = lead.arrival;
+        self.first = lead.arrival.map(Arrival::wait);
+        let done = if lead.done { resumed } else { 0 };
+        (done, stopped)
     }
 
     /// On the fast path: whether a work-item that arrived at `a` waits at the
@@ -118,10 +120,24 @@ impl Round {
     }
 }
 
-/// Resumes `tasks` in order while each arrives at `first` (or, while `first`
-/// is `None`, wherever the first of them does, which `first` then is),
-/// counting each in `progress`. Returns how many it resumed, and, if one
-/// did anything else, its index and what it did.
+/// What the first work-item of a run of [`resume_while_same`] did, which
+/// the rest must do too: arrive at `arrival`, or return (`done`). Neither
+/// while none has been resumed.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Lead {
+    arrival: Option<Arrival>,
+    done: bool,
+}
+
+/// Resumes `tasks` in order while each does what the first did (`lead`):
+/// arrive at the same barrier, or return. Each is counted in `progress`.
+/// Returns how many it resumed, and, if one did anything else, its index and
+/// what it did; `lead` then says what the others did.
+///
+/// Returning is followed like arriving because a group's last round is one
+/// where every work-item returns: taken one by one through the general loop,
+/// that round cost a kernel with one barrier about as much as its barrier
+/// round did.
 ///
 /// The only place a task of any engine is resumed with
 /// [`Resume::Continue`](crate::engine::Resume::Continue): the fast path
@@ -137,18 +153,20 @@ impl Round {
 /// The whole loop runs in one [`ItemTask::catch_unguarded`], its
 /// resumptions through [`ItemTask::resume_unguarded`]: a panic ends the
 /// loop at the work-item that panicked (the one before the position of
-/// the iterator, which lives outside the closure), and that work-item's [`ItemTask::panicked`] says what it
-/// failed with. Out of line, so that the loop's state has the registers to
-/// itself rather than sharing them with the general loop's.
+/// the iterator, which lives outside the closure), and that work-item's
+/// [`ItemTask::panicked`] says what it failed with. Out of line, so that
+/// the loop's state has the registers to itself rather than sharing them
+/// with the general loop's.
 #[inline(never)]
-fn resume_while_arriving<T: ItemTask>(
+fn resume_while_same<T: ItemTask>(
     tasks: &mut [T],
-    first: &mut Option<Arrival>,
+    lead: &mut Lead,
     progress: &mut Progress<'_>,
 ) -> (usize, Option<(usize, Suspend)>) {
     // Counted in registers, not behind the reference.
     let mut counted = progress.fork();
-    let mut at = *first;
+    let mut at = lead.arrival;
+    let mut done = lead.done;
     let n = tasks.len();
     // Outside the closure, so that after a panic its position says which
     // task panicked; two pointers rather than an index and the slice, one
@@ -159,10 +177,19 @@ fn resume_while_arriving<T: ItemTask>(
             match t.resume_unguarded() {
                 Suspend::Arrived(a) if at.is_none_or(|f| f == a) => {
                     // Set once: writing the same value back per work-item
-                    // kept it in memory, across an engine's switch.
+                    // kept it in memory, across an engine's switch. `at` is
+                    // only ever set while `done` is not, so `done` is tested
+                    // here alone, off the path of every later arrival.
                     if at.is_none() {
+                        if done {
+                            return Some(Suspend::Arrived(a));
+                        }
                         at = Some(a);
                     }
+                    counted.step();
+                }
+                Suspend::Done if at.is_none() => {
+                    done = true;
                     counted.step();
                 }
                 other => return Some(other),
@@ -179,22 +206,25 @@ fn resume_while_arriving<T: ItemTask>(
     };
     let k = stopped.as_ref().map_or(n, |(k, _)| *k);
     progress.join(&counted, 0);
-    *first = at;
+    *lead = Lead { arrival: at, done };
     (k, stopped)
 }
 
 /// Resumes `task` with [`Resume::Continue`](crate::engine::Resume::Continue)
-/// through [`resume_while_arriving`], as the general loop does; `progress`
-/// is not advanced (the general loop counts for itself).
+/// through [`resume_while_same`], as the general loop does; `progress` is
+/// not advanced (the general loop counts for itself).
 #[inline]
 pub(super) fn resume_one<T: ItemTask>(task: &mut T, progress: &Progress<'_>) -> Suspend {
-    let mut first = None;
+    let mut lead = Lead::default();
     // A fork, dropped: the loop's count of this work-item is the general
     // loop's to make. The slot it stores to is the watchdog's, which the
     // general loop stores the same count to right after.
     let mut scratch = progress.fork();
-    match resume_while_arriving(std::slice::from_mut(task), &mut first, &mut scratch) {
+    match resume_while_same(std::slice::from_mut(task), &mut lead, &mut scratch) {
         (_, Some((_, suspend))) => suspend,
-        (_, None) => Suspend::Arrived(first.expect("a work-item that did nothing else arrived")),
+        (_, None) => match lead.arrival {
+            Some(a) => Suspend::Arrived(a),
+            None => Suspend::Done,
+        },
     }
 }
