@@ -498,7 +498,7 @@ where
     ) -> Result<(), GroupFailure> {
         let plan = &shared.plan;
         let geo = &plan.geometry;
-        let (arena, progress) = worker.parts(plan);
+        let (arena, progress, _) = worker.parts(plan);
         let env = GroupEnv::for_group(plan, linear, arena);
         let check = env.check(plan, linear);
         let (group_id, len) = (env.group_id, env.len());

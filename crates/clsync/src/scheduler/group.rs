@@ -38,7 +38,7 @@ use super::{Plan, Progress, Shared, Worker};
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
-use crate::geometry::{GroupItems, ItemIds};
+use crate::geometry::{fill_group, ItemIds};
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
 mod round;
@@ -146,11 +146,12 @@ pub(crate) fn with_group<R>(
     make: impl FnOnce(&GroupEnv<'_>, &[ItemIds], GroupRun<'_, '_>) -> R,
 ) -> R {
     let plan = &shared.plan;
-    let (arena, progress) = worker.parts(plan);
+    let (arena, progress, ids) = worker.parts(plan);
     let env = GroupEnv::for_group(plan, linear, arena);
     let check = env.check(plan, linear);
-    // Every work-item's ids, made once per group; each task borrows its own.
-    let ids: Vec<ItemIds> = GroupItems::new(&plan.geometry, env.group_id, env.local_size).collect();
+    // Every work-item's ids, made once per group in the worker's vector;
+    // each task borrows its own.
+    fill_group(&plan.geometry, env.group_id, env.local_size, ids);
     let run = GroupRun {
         shared,
         env: &env,
@@ -158,7 +159,7 @@ pub(crate) fn with_group<R>(
         linear,
         progress,
     };
-    make(&env, &ids, run)
+    make(&env, ids, run)
 }
 
 /// One group's barrier rounds, ready to run its tasks (see [`with_group`]).

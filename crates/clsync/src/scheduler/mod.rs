@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::Engine;
 use crate::error::{GroupStall, LaunchError, Stall};
-use crate::geometry::Geometry;
+use crate::geometry::{Geometry, ItemIds};
 use crate::memory::{LocalArena, LocalDecl};
 use crossbeam_utils::CachePadded;
 
@@ -120,6 +120,9 @@ impl Progress<'_> {
 pub(crate) struct Worker<'a> {
     progress: Progress<'a>,
     spare: Option<LocalArena>,
+    /// Its current group's work-item ids, refilled per group in the same
+    /// allocation.
+    ids: Vec<ItemIds>,
 }
 
 impl<'a> Worker<'a> {
@@ -132,14 +135,17 @@ impl<'a> Worker<'a> {
     /// into the group's environment: a move per group copies it through the
     /// stack, which cost a quarter of an empty group's run.
     #[inline]
-    pub(crate) fn parts(&mut self, plan: &Plan<'_>) -> (&LocalArena, &mut Progress<'a>) {
+    pub(crate) fn parts(
+        &mut self,
+        plan: &Plan<'_>,
+    ) -> (&LocalArena, &mut Progress<'a>, &mut Vec<ItemIds>) {
         let checked = plan.check.is_some();
         match &mut self.spare {
             Some(arena) if !checked => arena.begin_group(),
             spare => fresh_arena(spare, plan),
         }
         let arena = self.spare.as_ref().expect("made above");
-        (arena, &mut self.progress)
+        (arena, &mut self.progress, &mut self.ids)
     }
 }
 
@@ -301,6 +307,7 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
             slot: &shared.progress[index],
         },
         spare: None,
+        ids: Vec::new(),
     };
     // Counted here and added once: a shared counter bumped per group would
     // move one cache line between every worker for every group.
