@@ -40,19 +40,29 @@ kernel void scan_groups(global int* data, global int* sums, local int* a, local 
     if (l < PAD) { a[l] = 0; b[l] = 0; }
     local int* src = a + PAD;
     local int* dst = b + PAD;
-    src[l] = data[get_global_id(0)];
-    ptrdiff_t i = (ptrdiff_t)l, s = 1;
-    // Every step but the last between the two local arrays...
-    for (; s < GROUP / 4; s *= 4) {
+    size_t g = get_global_id(0);
+    ptrdiff_t i = (ptrdiff_t)l, s;
+    // The first step (s = 1) straight from `data`: the element and those of
+    // the three before it that are in the group. Another work-item's
+    // element is read here and written by it in the last step; the global
+    // fence of the barrier before that step orders the two.
+    int v = data[g];
+    if (l >= 1) v += data[g - 1];
+    if (l >= 2) v += data[g - 2];
+    if (l >= 3) v += data[g - 3];
+    dst[l] = v;
+    { local int* t = src; src = dst; dst = t; }
+    // The steps between the first and the last, between the local arrays...
+    for (s = 4; s < GROUP / 4; s *= 4) {
         barrier(CLK_LOCAL_MEM_FENCE);
         dst[l] = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
         local int* t = src; src = dst; dst = t;
     }
     // ...and the last (s = GROUP / 4) straight into `data`, as the clsync
     // kernel does: each work-item writes its own element, no barrier after.
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int v = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
-    data[get_global_id(0)] = v;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    v = src[i] + src[i - s] + src[i - 2 * s] + src[i - 3 * s];
+    data[g] = v;
     if (l == GROUP - 1) sums[get_group_id(0)] = v;
 }
 

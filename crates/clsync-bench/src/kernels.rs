@@ -9,7 +9,7 @@
 use std::hint::spin_loop;
 
 use clsync::atomics::Local;
-use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, LOCAL};
+use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, GLOBAL, LOCAL};
 use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
 
 use crate::reference::{self, compare};
@@ -254,9 +254,13 @@ pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
 /// for 1.5 times the additions, which the loops vectorize. Each local array
 /// has [`SCAN_PAD`] zeros before its `GROUP` elements, so that the first
 /// work-items of a step read zeros there: a step is one branch-free loop
-/// over the group, not one per case of `l`. The last step writes each
-/// work-item's sum straight to the global buffer: no copy-out loop over
-/// local memory and no barrier before it. The OpenCL C kernel does the same.
+/// over the group, not one per case of `l`. The first step reads its
+/// operands straight from the global buffer and the last writes each
+/// work-item's sum straight back: no copy-in or copy-out loop over local
+/// memory. A work-item's first step reads elements its neighbours write in
+/// the last, so the barrier before the last step fences global memory as
+/// well as local (with local alone, the checker reports the race). The
+/// OpenCL C kernel does the same.
 pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
     let n = input.len();
     let groups = n / GROUP;
@@ -282,18 +286,38 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
                     dst.set_unchecked(it.local_linear_id, 0);
                 }
             });
-            g.for_each(move |it| {
-                // SAFETY: SCAN_PAD + local_linear_id < SCAN_PAD + GROUP, the
-                // array's length, and global_linear_id < n, the buffer's;
-                // each element of `data` is read and then written by its own
-                // work-item only.
+            // The first step (step = 1) straight from `data`: the work-items
+            // from the fourth on add their element and the three before it,
+            // the first three those of theirs that are in the group. Another
+            // work-item's element is read here and written by it in the last
+            // step; the global fence of the barrier before that step orders
+            // the two.
+            g.for_each_in(0..3, move |it| {
+                let (l, i) = (it.local_linear_id, it.global_linear_id);
+                // SAFETY: i - l is the group's first element, so every index
+                // read is in the group and below n, the buffer's length;
+                // SCAN_PAD + l is below the array's length.
                 unsafe {
-                    let v = data.get_unchecked(it.global_linear_id);
-                    src.set_unchecked(SCAN_PAD + it.local_linear_id, v)
+                    let v = (i - l..=i).fold(0i32, |v, j| v.wrapping_add(data.get_unchecked(j)));
+                    dst.set_unchecked(SCAN_PAD + l, v);
                 }
             });
-            // Every step but the last between two local arrays.
-            let mut step = 1;
+            g.for_each_in(3..GROUP, move |it| {
+                let i = it.global_linear_id;
+                // SAFETY: as above, with l >= 3, so i - 3 is in the group.
+                unsafe {
+                    let v = data
+                        .get_unchecked(i)
+                        .wrapping_add(data.get_unchecked(i - 1))
+                        .wrapping_add(data.get_unchecked(i - 2))
+                        .wrapping_add(data.get_unchecked(i - 3));
+                    dst.set_unchecked(SCAN_PAD + it.local_linear_id, v);
+                }
+            });
+            std::mem::swap(&mut src, &mut dst);
+            // The steps between the first and the last, between the two
+            // local arrays.
+            let mut step = 4;
             while step < GROUP / 4 {
                 g.barrier(LOCAL);
                 g.for_each(move |it| {
@@ -308,7 +332,9 @@ pub fn scan(rt: &Runtime, input: &[i32]) -> Run {
             }
             // The last step (step = GROUP / 4) straight into `data`: each
             // work-item writes only its own element, so no barrier follows.
-            g.barrier(LOCAL);
+            // The barrier fences global memory too, for the first step's
+            // reads of the elements written here.
+            g.barrier(LOCAL | GLOBAL);
             g.for_each(move |it| {
                 // SAFETY: as in the loop above, and global_linear_id < n, the
                 // buffer's length; element i is reached by work-item i only.
