@@ -230,9 +230,13 @@ pub(super) fn resume_one<T: ItemTask>(task: &mut T, progress: &Progress<'_>) -> 
     let mut scratch = progress.fork();
     match resume_while_same(std::slice::from_mut(task), &mut lead, &mut scratch) {
         (_, Some((_, suspend))) => suspend,
+        // A lone work-item that did not stop the run arrived or returned.
         (_, None) => match lead.arrival {
             Some(a) => Suspend::Arrived(a),
-            None => Suspend::Done,
+            None => {
+                debug_assert!(lead.done, "a resumed work-item arrived or returned");
+                Suspend::Done
+            }
         },
     }
 }
