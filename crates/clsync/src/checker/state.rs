@@ -304,19 +304,15 @@ pub(crate) struct GroupCheck {
 }
 
 impl GroupCheck {
-    pub(crate) fn new(
-        launch: Arc<LaunchCheck>,
-        group: usize,
-        ids: impl IntoIterator<Item = ItemIds>,
-    ) -> Self {
+    pub(crate) fn new(launch: Arc<LaunchCheck>, group: usize, ids: &[ItemIds]) -> Self {
         let sub_group_size = launch.geometry.sub_group_size;
         GroupCheck {
             launch,
             group: group as u32,
             sub_group_size,
             items: ids
-                .into_iter()
-                .map(|i| RefCell::new(ItemState::new(i, group as u32)))
+                .iter()
+                .map(|&i| RefCell::new(ItemState::new(i, group as u32)))
                 .collect(),
             local_dense: RefCell::default(),
             local: RefCell::default(),

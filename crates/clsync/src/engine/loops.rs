@@ -81,7 +81,7 @@ use super::lifted::Disagreement;
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
-use crate::geometry::ItemIds;
+use crate::geometry::{fill_group, ItemIds};
 use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 use crate::sync::{
@@ -498,9 +498,13 @@ where
     ) -> Result<(), GroupFailure> {
         let plan = &shared.plan;
         let geo = &plan.geometry;
-        let (arena, progress, _) = worker.parts(plan);
+        let (arena, progress, ids) = worker.parts(plan);
         let env = GroupEnv::for_group(plan, linear, arena);
-        let check = env.check(plan, linear);
+        // The ids are for the checker alone: `for_each` counts its own.
+        if plan.check.is_some() {
+            fill_group(geo, env.group_id, env.local_size, ids);
+        }
+        let check = env.check(plan, linear, ids);
         let (group_id, len) = (env.group_id, env.len());
         let fork: Progress<'_> = progress.fork();
         let group = Group {

@@ -34,7 +34,7 @@ pub use rust::{RustEngine, WorkItem};
 use std::any::Any;
 
 use crate::checker::GroupCheck;
-use crate::geometry::{Geometry, GroupItems, ItemIds};
+use crate::geometry::{Geometry, ItemIds};
 use crate::memory::LocalArena;
 use crate::scheduler::Plan;
 use crate::sync::{Arrival, BarrierWait, Site};
@@ -156,19 +156,21 @@ impl<'l> GroupEnv<'l> {
         }
     }
 
-    /// The checker's state for this group (group `linear` of `plan`), if
-    /// the launch is checked. Made apart from the environment: returned
-    /// together, the two made one large value copied through the stack per
-    /// group, which cost more than an empty group's whole run.
+    /// The checker's state for this group (group `linear` of `plan`, whose
+    /// work-items' ids are `ids`), if the launch is checked. Made apart
+    /// from the environment: returned together, the two made one large
+    /// value copied through the stack per group, which cost more than an
+    /// empty group's whole run.
     #[inline]
-    pub(crate) fn check(&self, plan: &Plan<'_>, linear: usize) -> Option<GroupCheck> {
-        plan.check.as_ref().map(|c| {
-            GroupCheck::new(
-                c.clone(),
-                linear,
-                GroupItems::new(self.geometry, self.group_id, self.local_size),
-            )
-        })
+    pub(crate) fn check(
+        &self,
+        plan: &Plan<'_>,
+        linear: usize,
+        ids: &[ItemIds],
+    ) -> Option<GroupCheck> {
+        plan.check
+            .as_ref()
+            .map(|c| GroupCheck::new(c.clone(), linear, ids))
     }
 
     /// Work-items in the group.

@@ -75,115 +75,17 @@ impl ItemIds {
     }
 }
 
-/// The ids of every work-item of one group, in local linear order,
-/// computed by counting rather than dividing: what a checked group's state
-/// is made from (the engines' tasks borrow theirs from [`fill_group`]).
-///
-/// It keeps counters, not an [`ItemIds`]: each item is built afresh from
-/// them. Copying a kept 144-byte struct out per item (and again into a
-/// vector) went through `memcpy` twice per work-item.
-pub(crate) struct GroupItems<'a> {
-    geo: &'a Geometry,
-    group_id: [usize; 3],
-    local_size: [usize; 3],
-    /// The global id of the group's first work-item.
-    base: [usize; 3],
-    /// The local id of the next work-item.
-    local_id: [usize; 3],
-    /// Its local linear id.
-    linear: usize,
-    /// Its sub-group, and its place in it.
-    sub_group_id: usize,
-    sub_group_local_id: usize,
-    group_len: usize,
-    num_sub_groups: usize,
-}
-
-impl<'a> GroupItems<'a> {
-    pub(crate) fn new(geo: &'a Geometry, group_id: [usize; 3], local_size: [usize; 3]) -> Self {
-        let group_len = local_size.iter().product();
-        GroupItems {
-            geo,
-            group_id,
-            local_size,
-            base: std::array::from_fn(|d| group_id[d] * geo.local[d] + geo.offset[d]),
-            local_id: [0; 3],
-            linear: 0,
-            sub_group_id: 0,
-            sub_group_local_id: 0,
-            group_len,
-            num_sub_groups: group_len.div_ceil(geo.sub_group_size),
-        }
-    }
-}
-
-impl Iterator for GroupItems<'_> {
-    type Item = ItemIds;
-
-    #[inline]
-    fn next(&mut self) -> Option<ItemIds> {
-        if self.linear == self.group_len {
-            return None;
-        }
-        let (geo, l) = (self.geo, self.local_id);
-        let g = geo.global;
-        let global_id = std::array::from_fn(|d| self.base[d] + l[d]);
-        // OpenCL C 2.0 §6.13.1: over the global sizes, the offset removed.
-        let global_linear_id = (global_id[2] - geo.offset[2]) * g[1] * g[0]
-            + (global_id[1] - geo.offset[1]) * g[0]
-            + (global_id[0] - geo.offset[0]);
-        let sg = geo.sub_group_size;
-        let out = ItemIds {
-            global_id,
-            local_id: l,
-            group_id: self.group_id,
-            local_size: self.local_size,
-            local_linear_id: self.linear,
-            global_linear_id,
-            sub_group_id: self.sub_group_id,
-            sub_group_local_id: self.sub_group_local_id,
-            sub_group_size: sub_group_len(self.group_len, sg, self.sub_group_id),
-            num_sub_groups: self.num_sub_groups,
-        };
-        self.linear += 1;
-        self.sub_group_local_id += 1;
-        if self.sub_group_local_id == sg {
-            self.sub_group_local_id = 0;
-            self.sub_group_id += 1;
-        }
-        // Odometer over local ids, dimension 0 fastest.
-        for d in 0..3 {
-            self.local_id[d] += 1;
-            if self.local_id[d] < self.local_size[d] {
-                break;
-            }
-            self.local_id[d] = 0;
-        }
-        Some(out)
-    }
-
-    /// Exact, so that collecting a group's ids allocates once rather than
-    /// growing (and copying) the vector as it fills.
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.group_len - self.linear;
-        (n, Some(n))
-    }
-}
-
-impl ExactSizeIterator for GroupItems<'_> {}
-
 /// Fills `out` with the ids of every work-item of the group `group_id`
 /// (of actual size `local_size`), in local linear order, replacing what it
 /// held; its allocation is kept, so a worker refills one vector group after
 /// group.
 ///
 /// Nested loops over the local ids, each item built where it belongs from
-/// values the loops keep: the general engines' per-group cost. Through
-/// [`GroupItems`] (an iterator's counters, one odometer step per item) the
-/// same filling took about 86 instructions per work-item; the
-/// `group_items_fill_matches_item_ids_new` test holds both to
-/// [`ItemIds::new`].
+/// values the loops keep: the general engines' per-group cost, and what a
+/// checked group's state is made from. Collected from an iterator (counters
+/// and one odometer step per item) the same filling took about 86
+/// instructions per work-item; the `fill_group_matches_item_ids_new` test
+/// holds it to [`ItemIds::new`], which counts nothing.
 pub(crate) fn fill_group(
     geo: &Geometry,
     group_id: [usize; 3],
@@ -240,14 +142,14 @@ pub(crate) fn sub_group_len(group_len: usize, sg: usize, id: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{fill_group, GroupItems, ItemIds};
+    use super::{fill_group, ItemIds};
     use crate::NdRange;
 
     /// Over ranges of one to three dimensions, with offsets, partial groups
-    /// and sub-group sizes that do and do not divide the group, both ways of
-    /// listing a group's ids agree with [`ItemIds::new`] item by item.
+    /// and sub-group sizes that do and do not divide the group, a group's
+    /// filled ids agree with [`ItemIds::new`] item by item.
     #[test]
-    fn group_items_fill_matches_item_ids_new() {
+    fn fill_group_matches_item_ids_new() {
         let ranges = [
             NdRange::new([37]).local([8]).offset([5]).sub_group_size(3),
             NdRange::new([12, 7])
@@ -274,10 +176,7 @@ mod tests {
                         let want: Vec<ItemIds> = (0..local_size.iter().product())
                             .map(|l| ItemIds::new(&geo, group_id, local_size, l))
                             .collect();
-                        let iterated: Vec<ItemIds> =
-                            GroupItems::new(&geo, group_id, local_size).collect();
                         fill_group(&geo, group_id, local_size, &mut filled);
-                        assert_eq!(iterated, want, "{range:?} group {group_id:?}");
                         assert_eq!(filled, want, "{range:?} group {group_id:?}");
                     }
                 }

@@ -148,10 +148,10 @@ pub(crate) fn with_group<R>(
     let plan = &shared.plan;
     let (arena, progress, ids) = worker.parts(plan);
     let env = GroupEnv::for_group(plan, linear, arena);
-    let check = env.check(plan, linear);
     // Every work-item's ids, made once per group in the worker's vector;
-    // each task borrows its own.
+    // each task borrows its own, and the checker's state is made from them.
     fill_group(&plan.geometry, env.group_id, env.local_size, ids);
+    let check = env.check(plan, linear, ids);
     let run = GroupRun {
         shared,
         env: &env,

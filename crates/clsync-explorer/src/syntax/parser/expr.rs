@@ -179,11 +179,7 @@ impl Parser {
                 let success = self.order_arg()?;
                 self.expect(",")?;
                 let failure = self.order_arg()?;
-                let scope = if self.eat(",") {
-                    self.scope_arg()?
-                } else {
-                    Scope::Device
-                };
+                let scope = self.trailing_scope()?.unwrap_or(Scope::Device);
                 if let Err(e) = validate::failure_order(success, failure) {
                     self.warn(
                         span,

@@ -142,11 +142,7 @@ impl Parser {
         }
         self.expect("(")?;
         let flags = self.flags_arg()?;
-        let scope = if self.eat(",") {
-            Some(self.scope_arg()?)
-        } else {
-            None
-        };
+        let scope = self.trailing_scope()?;
         self.expect(")")?;
         let label = label.unwrap_or_else(|| {
             self.unlabelled += 1;
@@ -186,11 +182,7 @@ impl Parser {
                 let flags = self.flags_arg()?;
                 self.expect(",")?;
                 let order = self.order_arg()?;
-                let scope = if self.eat(",") {
-                    Some(self.scope_arg()?)
-                } else {
-                    None
-                };
+                let scope = self.trailing_scope()?;
                 if scope == Some(Scope::WorkItem) && flags != FLAG_IMAGE {
                     self.warn(
                         span,
@@ -244,11 +236,7 @@ impl Parser {
             ));
         }
         let order = self.order_arg()?;
-        let scope = if self.eat(",") {
-            self.scope_arg()?
-        } else {
-            Scope::Device
-        };
+        let scope = self.trailing_scope()?.unwrap_or(Scope::Device);
         if scope == Scope::WorkItem {
             self.warn(
                 span,
@@ -279,6 +267,15 @@ impl Parser {
         let (w, sp) = self.ident("a memory order")?;
         order_from_name(&w)
             .ok_or_else(|| ParseError::new(sp, format!("`{w}` is not a memory_order")))
+    }
+    /// A last `, scope` argument, if the call has one (the functions that
+    /// take it make it optional; its default is each function's own).
+    pub(super) fn trailing_scope(&mut self) -> PResult<Option<Scope>> {
+        if self.eat(",") {
+            self.scope_arg().map(Some)
+        } else {
+            Ok(None)
+        }
     }
     pub(super) fn scope_arg(&mut self) -> PResult<Scope> {
         let (w, sp) = self.ident("a memory scope")?;
