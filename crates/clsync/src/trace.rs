@@ -27,8 +27,7 @@
 //! );
 //! ```
 
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::{Cell, RefCell};
 
 use crate::sync::{BarrierWait, MemFlags, MemOrder, MemScope};
 
@@ -61,12 +60,16 @@ pub enum SyncEvent {
     Barrier(BarrierWait),
 }
 
-/// Threads currently capturing; checked before the thread-local so that
-/// code outside any capture pays one relaxed load.
-static CAPTURING: AtomicUsize = AtomicUsize::new(0);
-
 thread_local! {
+    /// The events of this thread's capture, while one runs.
     static EVENTS: RefCell<Option<Vec<SyncEvent>>> = const { RefCell::new(None) };
+    /// Whether this thread captures: tested before anything else is done
+    /// for an event, so that code outside any capture pays one load of a
+    /// thread-local (no lazy initialisation: a `const` with no destructor)
+    /// and a branch. A thread's own flag, not a count of the threads that
+    /// capture: a load of a global through another crate's code goes
+    /// through the global offset table, one load more.
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` and returns what it returned with the synchronization
@@ -77,17 +80,14 @@ pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<SyncEvent>) {
     impl Drop for Guard {
         fn drop(&mut self) {
             let outer = self.0.take();
+            CAPTURING.with(|c| c.set(outer.is_some()));
             EVENTS.with(|e| *e.borrow_mut() = outer);
-            // Relaxed: a hint that some thread captures; each thread's
-            // events are in its own thread-local.
-            CAPTURING.fetch_sub(1, Ordering::Relaxed);
             crate::gate::lower();
         }
     }
-    // Relaxed: see `Guard::drop`.
-    CAPTURING.fetch_add(1, Ordering::Relaxed);
     crate::gate::raise();
     let outer = EVENTS.with(|e| e.borrow_mut().replace(Vec::new()));
+    CAPTURING.with(|c| c.set(true));
     let guard = Guard(outer);
     let r = f();
     let events = EVENTS.with(|e| e.borrow_mut().take()).unwrap_or_default();
@@ -98,8 +98,7 @@ pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<SyncEvent>) {
 /// Records an event if this thread is capturing.
 #[inline]
 pub(crate) fn note(event: impl FnOnce() -> SyncEvent) {
-    // Relaxed: see `capture`.
-    if CAPTURING.load(Ordering::Relaxed) != 0 {
+    if CAPTURING.with(Cell::get) {
         note_slow(event())
     }
 }

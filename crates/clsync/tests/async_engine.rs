@@ -5,8 +5,12 @@ mod common;
 
 use clsync::atomics::AtomicUint;
 use clsync::checker::ReportKind;
-use clsync::sync::{GLOBAL, LOCAL};
-use clsync::{Buffer, Launch, LaunchError, NdRange, Place};
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
+use clsync::sync::{BarrierKind, BarrierWait, MemFlags, MemScope, GLOBAL, IMAGE, LOCAL};
+use clsync::trace::{capture, SyncEvent};
+use clsync::{Buffer, Image2d, Launch, LaunchError, NdRange, Place};
 
 #[test]
 fn tree_reduction_matches_the_sequential_sum() {
@@ -340,5 +344,125 @@ fn a_spinning_async_work_item_is_cancelled_when_another_group_panics() {
         let p = common::kernel_panic(e);
         assert_eq!(p.message, "group 0 gives up");
         assert_eq!(p.ids.global_id[0], 0);
+    });
+}
+
+/// One work-item writes a pixel, awaits a barrier with `flags`, and reads
+/// the pixel back, in strict image mode; returns the red channel it read.
+fn own_pixel_after_async_barrier(image_flag: bool) -> f32 {
+    let img = Image2d::<[f32; 4]>::new(2, 2);
+    img.set([1, 1], [1.0, 0.0, 0.0, 0.0]);
+    let seen = Buffer::<f32>::new(1);
+    let launch = Launch::new("image_barrier", NdRange::new([1])).strict_images(true);
+    common::rt()
+        .launch_async(&launch, async |wi| {
+            img.write(wi, [1, 1], [2.0, 0.0, 0.0, 0.0]);
+            if image_flag {
+                wi.barrier_async(IMAGE).await;
+            } else {
+                wi.barrier_async(LOCAL).await;
+            }
+            seen.set(0, img.read(wi, [1, 1])[0]);
+        })
+        .unwrap();
+    seen.get(0)
+}
+
+/// `000_96da91f170ff246f.txt`: a work-item sees its own writes to a
+/// read-write image only after an image fence, and a barrier with
+/// `CLK_IMAGE_MEM_FENCE` is one. The async engine takes a barrier's image
+/// fence after the poll in which the work-item arrived (its barrier futures
+/// do not hold the work-item), so this holds it to the same rule as the
+/// coroutine engine's `r000_read_write_image_needs_an_image_fence_to_see_own_writes`.
+#[test]
+fn an_async_image_barrier_makes_own_image_writes_visible() {
+    common::within(60, || {
+        assert_eq!(own_pixel_after_async_barrier(false), 1.0, "local flag only");
+        assert_eq!(own_pixel_after_async_barrier(true), 2.0, "image flag");
+    });
+}
+
+/// A barrier future polled by anything but the engine (here a context of
+/// the kernel's own, or a clone of the engine's waker, which the engine
+/// never recognises once it outlives its poll) cannot suspend its
+/// work-item: a panic that says so, never a hang or a work-item that runs
+/// on past its barrier.
+#[test]
+fn a_barrier_polled_by_another_executor_is_a_panic_that_says_so() {
+    let polled_by = |clone: bool| {
+        let launch = Launch::new("foreign", NdRange::new([4]).local([4]));
+        let after = Buffer::<u32>::new(1);
+        let e = common::within(60, move || {
+            let e = common::rt()
+                .launch_async(&launch, async |wi| {
+                    let mut b = std::pin::pin!(wi.barrier_async(LOCAL));
+                    std::future::poll_fn(|cx| {
+                        let waker = if clone {
+                            cx.waker().clone()
+                        } else {
+                            Waker::noop().clone()
+                        };
+                        let _ = b.as_mut().poll(&mut Context::from_waker(&waker));
+                        Poll::Ready(())
+                    })
+                    .await;
+                    after.set(0, 1);
+                })
+                .unwrap_err();
+            assert_eq!(after.get(0), 0, "no work-item ran past its barrier");
+            e
+        });
+        let p = common::kernel_panic(e);
+        assert!(
+            p.message
+                .contains("polled by something other than clsync's scheduler"),
+            "{}",
+            p.message
+        );
+        assert!(
+            p.message.contains("work_group_barrier(CLK_LOCAL_MEM_FENCE")
+                && p.message.contains("async_engine.rs:"),
+            "names the barrier: {}",
+            p.message
+        );
+    };
+    polled_by(false);
+    polled_by(true);
+}
+
+/// `trace::capture` records an async barrier's arrival when the capture
+/// covers the poll in which the work-item arrives, as it does a coroutine
+/// kernel's barrier call, with the flags and scope the kernel wrote.
+#[test]
+fn a_captured_async_arrival_is_traced() {
+    let traced = Buffer::<u32>::new(2);
+    let launch = Launch::new("traced", NdRange::new([2]).local([2]));
+    common::within(60, move || {
+        common::rt()
+            .launch_async(&launch, async |wi| {
+                let line = line!() + 1;
+                let mut b = std::pin::pin!(wi.barrier_async(LOCAL | GLOBAL));
+                let mut events = Vec::new();
+                std::future::poll_fn(|cx| {
+                    let (p, e) = capture(|| b.as_mut().poll(cx));
+                    events.extend(e);
+                    p
+                })
+                .await;
+                let want = |w: &BarrierWait| {
+                    (w.kind, w.flags, w.scope, w.site.line)
+                        == (
+                            BarrierKind::WorkGroup,
+                            MemFlags::LOCAL.union(MemFlags::GLOBAL),
+                            MemScope::WorkGroup,
+                            line,
+                        )
+                };
+                if matches!(&events[..], [SyncEvent::Barrier(w)] if want(w)) {
+                    traced.set(wi.get_local_id(0), 1);
+                }
+            })
+            .unwrap();
+        assert_eq!(traced.to_vec(), vec![1, 1]);
     });
 }

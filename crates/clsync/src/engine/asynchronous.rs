@@ -14,18 +14,19 @@
 //! and keeps them side by side in one pinned slice. A resumption is then a
 //! direct call of the kernel's `poll`, not one through a vtable; the
 //! barrier's kind, flags and scope are types (`Arrive`), so its fences
-//! fold at compile time; the arrival is two words through thread-locals,
-//! and the scheduler's fast path compares it with the round's first as two
-//! words ([`Arrival`]).
+//! fold at compile time; the arrival goes back to the scheduler through the
+//! poll's own context (`Posted`), and the scheduler's fast path compares it
+//! with the round's first as two words ([`Arrival`]).
 //!
 //! The scheduler resumes every task in one loop (`resume_while_same`),
 //! so the kernel's `poll` has one call site and LLVM inlines it there
 //! whatever its size; and polls there are not wrapped one by one in
 //! `catch_unwind` ([`ItemTask::resume_unguarded`]): the loop catches a panic
-//! once, around the round. About 47 instructions per work-item per barrier
-//! (`valgrind --tool=callgrind`, local 256, the suite's barrier loop), 80
-//! with a catch per poll and the poll out of line, 190 before that: about
-//! 2.1 ns per worker thread on the development machine, 3.7 ns before.
+//! once, around the round. About 37 instructions per work-item per barrier
+//! (`valgrind --tool=callgrind`, local 256, the barrier bench's loop, ten of
+//! them the kernel's own), 49 with the arrival through thread-locals and a
+//! barrier future that held its work-item, 81 with a catch per poll and the
+//! poll out of line, 190 before that.
 //!
 //! ```
 //! use clsync::sync::LOCAL;
@@ -48,45 +49,75 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
+use super::rust::arrive_unowned;
 use super::{ItemFailure, ItemTask, Resume, Suspend, WorkItem};
 use crate::scheduler::{hooks, with_group, GroupFailure, GroupRunner, Shared, Worker};
 use crate::sync::{
     fence_effect, Arrival, BarrierKind, FenceFlags, MemFlags, MemOrder, Scope, Site,
 };
 
-thread_local! {
-    /// Where the work-item being polled on this thread arrived at a barrier
-    /// (`None`: it did not).
-    static ARRIVED_AT: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
-    /// Which barrier it was, packed ([`Arrival::how`]).
-    static ARRIVED_HOW: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Hands `arrival` to the scheduler, across the thread-locals as its two
-/// words, each a single scalar store (read back by [`take`]).
+/// Where a barrier future's first poll leaves its arrival for the
+/// scheduler: the data of the waker in the context of each poll, which
+/// lives on the polling task's stack for that one poll.
 ///
-/// Copying a whole [`BarrierWait`](crate::sync::BarrierWait) through the
-/// future and a thread-local within one poll cost a stalled load per arrival:
-/// a value stored in pieces and read back in one wider load cannot be
-/// forwarded from the store buffer, and that stall was most of an async
-/// barrier's cost.
-#[inline]
-fn post(arrival: Arrival) {
-    let (at, how) = arrival.parts();
-    ARRIVED_HOW.with(|c| c.set(how));
-    ARRIVED_AT.with(|c| c.set(Some(at)));
+/// Carried by the context rather than a thread-local, so that once the
+/// kernel's `poll` is inlined into the scheduler's round (see
+/// `resume_while_same`) the compiler sees the store and the load of one
+/// local: the arrival stays in registers, where two thread-local stores and
+/// a load cost six instructions per work-item per barrier.
+struct Posted(Cell<Option<Arrival>>);
+
+/// The waker of a poll by this engine: its data is a [`Posted`].
+///
+/// Only a poll's own context holds such a waker: a clone is a waker of
+/// [`INERT`], so that a waker kept past its poll never leads to its
+/// (gone) `Posted`. Waking does nothing: a work-item is resumed by its
+/// group's rounds, never by a wake.
+static POSTING: RawWakerVTable = RawWakerVTable::new(clone_inert, ignore, ignore, ignore);
+
+/// A waker that leads nowhere: what a clone of a [`POSTING`] waker is.
+static INERT: RawWakerVTable = RawWakerVTable::new(clone_inert, ignore, ignore, ignore);
+
+fn clone_inert(_: *const ()) -> RawWaker {
+    RawWaker::new(std::ptr::null(), &INERT)
 }
 
-/// What the last poll on this thread [`post`]ed, if anything.
+fn ignore(_: *const ()) {}
+
+/// Hands `arrival` to the engine through `cx` (read back by
+/// [`AsyncTask::poll`]).
+///
+/// A barrier polled through a context this engine did not make (another
+/// executor inside the kernel, say) is a panic that says so: its work-item
+/// could never be resumed past it.
 #[inline]
-fn take() -> Option<Arrival> {
-    let at = ARRIVED_AT.with(|c| c.take())?;
-    Some(Arrival::from_parts(at, ARRIVED_HOW.with(|c| c.get())))
+fn post(cx: &Context<'_>, arrival: Arrival) {
+    let waker = cx.waker();
+    if !std::ptr::eq(waker.vtable(), &POSTING) {
+        foreign_poll(arrival);
+    }
+    // SAFETY: a waker with the `POSTING` table is made only by
+    // `AsyncTask::poll`, with its data the address of a `Posted` on its
+    // stack, and lent only inside that poll's context (a clone gets the
+    // `INERT` table): `cx` borrows it, so the `Posted` is alive now.
+    let posted = unsafe { &*waker.data().cast::<Posted>() };
+    posted.0.set(Some(arrival));
+}
+
+#[cold]
+#[inline(never)]
+fn foreign_poll(arrival: Arrival) -> ! {
+    panic!(
+        "{}: a barrier future was polled by something other than clsync's \
+         scheduler (an executor inside the kernel?); await barriers in the kernel's own future",
+        arrival.wait()
+    )
 }
 
 /// The future of one arrival at a barrier: at its first poll the
@@ -94,22 +125,25 @@ fn take() -> Option<Arrival> {
 /// scheduler then holds the work-item until the barrier is released); at the
 /// next it takes the barrier's acquire half and is ready.
 ///
-/// Written by hand rather than as an `async fn`, so that it holds no more
-/// than its work-item, its site and one flag: a suspended work-item's future
+/// Written by hand rather than as an `async fn`, so that it holds one word:
+/// its site until it arrives, `None` after. A suspended work-item's future
 /// is this plus the kernel's own live values, and the smaller a group's
-/// futures, the more of them stay in the cache from one barrier to the next.
-/// The barrier's kind (`SUB`), flags (`F`) and scope (`S`) are types, as the
+/// futures, the more of them stay in the cache from one barrier to the next;
+/// and as one word, the site stored when the future is made and the `None`
+/// stored at its first poll, in the same resumption, fold into the one
+/// store of `None`. What needs the work-item itself, a barrier's image
+/// fence, the engine does after the poll ([`AsyncTask::poll`]). The
+/// barrier's kind (`SUB`), flags (`F`) and scope (`S`) are types, as the
 /// kernel wrote them, so its fences fold to what they need at compile time
 /// (a compiler fence, for a local barrier) and its arrival to a constant.
-pub(crate) struct Arrive<'w, 'g, F, S, const SUB: bool> {
-    wi: &'w WorkItem<'g>,
-    at: &'static Location<'static>,
-    arrived: bool,
+pub(crate) struct Arrive<F, S, const SUB: bool> {
+    /// Where the barrier is, until the work-item arrives there.
+    at: Option<&'static Location<'static>>,
     // `fn() -> _`: the types are markers, borrowed from no one.
     barrier: PhantomData<fn() -> (F, S)>,
 }
 
-impl<'w, 'g, F: FenceFlags, S: Scope, const SUB: bool> Arrive<'w, 'g, F, S, SUB> {
+impl<F: FenceFlags, S: Scope, const SUB: bool> Arrive<F, S, SUB> {
     const KIND: BarrierKind = if SUB {
         BarrierKind::SubGroup
     } else {
@@ -118,30 +152,27 @@ impl<'w, 'g, F: FenceFlags, S: Scope, const SUB: bool> Arrive<'w, 'g, F, S, SUB>
     const FLAGS: MemFlags = MemFlags(F::BITS);
 
     #[inline]
-    pub(crate) fn new(wi: &'w WorkItem<'g>, at: &'static Location<'static>) -> Self {
+    pub(crate) fn new(at: &'static Location<'static>) -> Self {
         Arrive {
-            wi,
-            at,
-            arrived: false,
+            at: Some(at),
             barrier: PhantomData,
         }
     }
 }
 
-impl<F: FenceFlags, S: Scope, const SUB: bool> Future for Arrive<'_, '_, F, S, SUB> {
+impl<F: FenceFlags, S: Scope, const SUB: bool> Future for Arrive<F, S, SUB> {
     type Output = ();
     #[inline]
-    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        if self.arrived {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(at) = self.at else {
             // Released: the acquire half.
             fence_effect(Self::FLAGS, MemOrder::Acquire, S::SCOPE);
             return Poll::Ready(());
-        }
-        self.arrived = true;
-        let at = self.at;
-        self.wi
-            .arrive(Self::KIND, Self::FLAGS, S::SCOPE, || Site::from(at));
-        post(Arrival::new(Self::KIND, Self::FLAGS, S::SCOPE, at));
+        };
+        // Not `take`, which would store `None` again on this path.
+        self.at = None;
+        arrive_unowned(Self::KIND, Self::FLAGS, S::SCOPE, || Site::from(at));
+        post(cx, Arrival::new(Self::KIND, Self::FLAGS, S::SCOPE, at));
         Poll::Pending
     }
 }
@@ -168,18 +199,24 @@ where
 }
 
 /// One work-item of an async kernel: its future, in its group's pinned
-/// slice (`None` once it has finished or was cancelled).
-struct AsyncTask<'a, Fut> {
-    future: Pin<&'a mut Option<Fut>>,
+/// slice, and the work-item it borrows.
+///
+/// A future is never polled again once it has returned, panicked or been
+/// cancelled: the scheduler resumes only work-items that wait at a barrier
+/// (their slots say which). So it carries no "finished" state of its own to
+/// test per poll; every future is dropped in place with its group's slice,
+/// and a cancelled one's live values with it.
+struct AsyncTask<'a, 'w, Fut> {
+    future: Pin<&'a mut Fut>,
+    item: &'w WorkItem<'w>,
 }
 
-impl<Fut: Future<Output = ()>> ItemTask for AsyncTask<'_, Fut> {
+impl<Fut: Future<Output = ()>> ItemTask for AsyncTask<'_, '_, Fut> {
     #[inline]
     fn resume(&mut self, signal: Resume) -> Suspend {
         if signal == Resume::Cancel {
-            // Dropping the future (in place) unwinds nothing: its state is
-            // freed.
-            self.future.set(None);
+            // Its state is dropped with the group's futures; nothing
+            // unwinds.
             return Suspend::Failed(ItemFailure::Cancelled { site: None });
         }
         match catch_unwind(AssertUnwindSafe(|| self.poll())) {
@@ -200,38 +237,45 @@ impl<Fut: Future<Output = ()>> ItemTask for AsyncTask<'_, Fut> {
 
     #[cold]
     fn panicked(&mut self, payload: Box<dyn Any + Send>) -> Suspend {
-        self.future.set(None);
-        // A future that arrived and then panicked in the same poll (by
-        // polling an arrival itself) leaves no arrival behind.
-        let _ = take();
+        // An arrival posted in the poll that panicked went with its
+        // context.
         Suspend::Failed(hooks::failure_from_panic(payload))
     }
 }
 
-impl<Fut: Future<Output = ()>> AsyncTask<'_, Fut> {
+impl<Fut: Future<Output = ()>> AsyncTask<'_, '_, Fut> {
     /// Polls the future once; a panic unwinds out of it.
     #[inline(always)]
     fn poll(&mut self) -> Suspend {
-        let Some(future) = self.future.as_mut().as_pin_mut() else {
-            return Suspend::Failed(ItemFailure::Cancelled { site: None });
-        };
-        let mut cx = Context::from_waker(Waker::noop());
-        match future.poll(&mut cx) {
-            Poll::Ready(()) => {
-                self.future.set(None);
-                Suspend::Done
-            }
-            Poll::Pending => match take() {
-                Some(arrival) => Suspend::Arrived(arrival),
-                None => {
-                    self.future.set(None);
-                    Suspend::Failed(ItemFailure::Panic {
-                        message: "the kernel awaited something other than a clsync barrier; \
-                                  work-items cannot wait for anything else"
-                            .to_string(),
-                        site: None,
-                    })
+        let posted = Posted(Cell::new(None));
+        // SAFETY: the waker's data is `posted`, which outlives the context
+        // (both are this poll's locals), and its table is `POSTING`, whose
+        // functions never read the data (a clone gets `INERT`): `post`
+        // alone reads it, inside this poll.
+        //
+        // Never dropped: its table's `drop` does nothing, and a call to it,
+        // through a table another crate's code cannot see into, would be one
+        // per poll.
+        let waker = ManuallyDrop::new(unsafe {
+            Waker::from_raw(RawWaker::new(std::ptr::from_ref(&posted).cast(), &POSTING))
+        });
+        let mut cx = Context::from_waker(&waker);
+        match self.future.as_mut().poll(&mut cx) {
+            Poll::Ready(()) => Suspend::Done,
+            Poll::Pending => match posted.0.get() {
+                Some(arrival) => {
+                    // The barrier's image fence, which its future leaves
+                    // to the engine; nothing unless its flags have IMAGE
+                    // (decided at compile time where the poll is inlined).
+                    self.item.barrier_images(arrival.flags());
+                    Suspend::Arrived(arrival)
                 }
+                None => Suspend::Failed(ItemFailure::Panic {
+                    message: "the kernel awaited something other than a clsync barrier; \
+                              work-items cannot wait for anything else"
+                        .to_string(),
+                    site: None,
+                }),
             },
         }
     }
@@ -264,21 +308,22 @@ where
                 .collect();
             let mut futures: Pin<Box<[_]>> = items
                 .iter()
-                .map(|wi| Some(kernel(wi)))
+                .map(|wi| kernel(wi))
                 .collect::<Box<[_]>>()
                 .into();
             // SAFETY: each element of a pinned slice is pinned too: the
             // slice stays where it is, in its box, until the box is dropped,
             // which drops each future in place, and `futures` is not touched
             // again while the tasks borrow it. No future is moved out of it:
-            // a task only polls its own through `Pin` and replaces it through
-            // `Pin::set`, which drops it in place.
+            // a task only polls its own through `Pin`.
             let slots = unsafe { futures.as_mut().get_unchecked_mut() };
-            let mut tasks: Vec<AsyncTask<'_, _>> = slots
+            let mut tasks: Vec<AsyncTask<'_, '_, _>> = slots
                 .iter_mut()
+                .zip(&items)
                 // SAFETY: as above; each element is lent to one task only.
-                .map(|f| AsyncTask {
+                .map(|(f, item)| AsyncTask {
                     future: unsafe { Pin::new_unchecked(f) },
+                    item,
                 })
                 .collect();
             run.drive(&mut tasks)

@@ -68,19 +68,6 @@ impl Arrival {
         }
     }
 
-    /// The two words, for the async engine to hand over one at a time.
-    #[inline]
-    pub(crate) fn parts(self) -> (&'static Location<'static>, u32) {
-        (self.at, self.how)
-    }
-
-    /// The arrival [`Arrival::parts`] gave.
-    #[inline]
-    pub(crate) fn from_parts(at: &'static Location<'static>, how: u32) -> Self {
-        debug_assert!(((how >> 4) as usize) < MemScope::ALL.len() && how < 1 << 8);
-        Arrival { at, how }
-    }
-
     /// Work-group or sub-group barrier.
     #[inline]
     pub fn kind(self) -> BarrierKind {
@@ -127,8 +114,7 @@ mod tests {
 
     /// Every barrier a work-item can wait at survives the packing: each
     /// kind, each of the seven legal flag sets (`000_96da91f170ff246f.txt`)
-    /// and each scope give back the same `BarrierWait`, also through
-    /// `parts` / `from_parts`, and arrivals are equal exactly when their
+    /// and each scope give back the same `BarrierWait`, and arrivals are equal exactly when their
     /// waits are (at one `Location`).
     #[test]
     fn arrivals_unpack_to_their_barrier() {
@@ -146,8 +132,6 @@ mod tests {
                     };
                     let a = Arrival::new(kind, flags, scope, at);
                     assert_eq!(a.wait(), want);
-                    let (l, how) = a.parts();
-                    assert_eq!(Arrival::from_parts(l, how).wait(), want);
                     all.push((a, want));
                 }
             }

@@ -278,16 +278,15 @@ impl WorkItem<'_> {
         scope: MemScope,
         site: impl FnOnce() -> Site,
     ) {
-        fence_effect(flags, MemOrder::Release, scope);
+        arrive_unowned(kind, flags, scope, site);
+        self.barrier_images(flags);
+    }
+
+    /// A barrier's image fence: with the IMAGE flag, this work-item's own
+    /// image writes become visible to its reads.
+    #[inline]
+    pub(crate) fn barrier_images(&self, flags: MemFlags) {
         self.image_fence(flags, MemOrder::AcqRel);
-        trace::note(|| {
-            SyncEvent::Barrier(BarrierWait {
-                kind,
-                site: site(),
-                flags,
-                scope,
-            })
-        });
     }
 
     /// Waits at the barrier at `site`, an interpreted program's.
@@ -355,6 +354,29 @@ impl WorkItem<'_> {
     }
 }
 
+/// What every barrier does before it waits that needs no work-item: the
+/// release half of its fence and the trace (`site` is asked for only while
+/// a trace is captured). [`WorkItem::arrive`] adds the image fence; the async
+/// engine does that after the poll, so that its barrier futures need not hold
+/// their work-item.
+#[inline]
+pub(crate) fn arrive_unowned(
+    kind: BarrierKind,
+    flags: MemFlags,
+    scope: MemScope,
+    site: impl FnOnce() -> Site,
+) {
+    fence_effect(flags, MemOrder::Release, scope);
+    trace::note(|| {
+        SyncEvent::Barrier(BarrierWait {
+            kind,
+            site: site(),
+            flags,
+            scope,
+        })
+    });
+}
+
 /// Barriers of the async engine ([`crate::engine::asynchronous`]): the same
 /// barriers, awaited. The work-item's future returns `Pending` at each one,
 /// which is how the scheduler learns it waits.
@@ -365,7 +387,7 @@ impl<'g> WorkItem<'g> {
         &self,
         _flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        Arrive::<F, WorkGroupScope, false>::new(self, Location::caller())
+        Arrive::<F, WorkGroupScope, false>::new(Location::caller())
     }
     /// `work_group_barrier(flags, scope)`, awaited.
     #[track_caller]
@@ -374,7 +396,7 @@ impl<'g> WorkItem<'g> {
         _flags: F,
         _scope: S,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        Arrive::<F, S, false>::new(self, Location::caller())
+        Arrive::<F, S, false>::new(Location::caller())
     }
     /// `sub_group_barrier(flags)`, awaited.
     #[track_caller]
@@ -382,7 +404,7 @@ impl<'g> WorkItem<'g> {
         &self,
         _flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
-        Arrive::<F, SubGroupScope, true>::new(self, Location::caller())
+        Arrive::<F, SubGroupScope, true>::new(Location::caller())
     }
 }
 

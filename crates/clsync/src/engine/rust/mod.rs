@@ -16,6 +16,7 @@
 mod item;
 mod stack;
 
+pub(crate) use item::arrive_unowned;
 pub use item::WorkItem;
 pub use stack::DEFAULT_STACK_SIZE;
 
