@@ -430,6 +430,38 @@ fn a_barrier_polled_by_another_executor_is_a_panic_that_says_so() {
     polled_by(true);
 }
 
+/// A work-item waits at one barrier at a time: two barrier futures polled
+/// in one poll (as `join` would) are a panic naming both, not a silently
+/// lost arrival.
+#[test]
+fn two_barriers_awaited_at_once_are_a_panic_naming_both() {
+    let launch = Launch::new("joined", NdRange::new([2]).local([2]));
+    let e = common::within(60, move || {
+        common::rt()
+            .launch_async(&launch, async |wi| {
+                let mut a = std::pin::pin!(wi.barrier_async(LOCAL));
+                let mut b = std::pin::pin!(wi.barrier_async(GLOBAL));
+                std::future::poll_fn(|cx| {
+                    let ready = (a.as_mut().poll(cx), b.as_mut().poll(cx));
+                    match ready {
+                        (Poll::Ready(()), Poll::Ready(())) => Poll::Ready(()),
+                        _ => Poll::Pending,
+                    }
+                })
+                .await;
+            })
+            .unwrap_err()
+    });
+    let p = common::kernel_panic(e);
+    assert!(
+        p.message.contains("one barrier at a time")
+            && p.message.contains("CLK_LOCAL_MEM_FENCE")
+            && p.message.contains("CLK_GLOBAL_MEM_FENCE"),
+        "{}",
+        p.message
+    );
+}
+
 /// `trace::capture` records an async barrier's arrival when the capture
 /// covers the poll in which the work-item arrives, as it does a coroutine
 /// kernel's barrier call, with the flags and scope the kernel wrote.

@@ -95,7 +95,11 @@ fn ignore(_: *const ()) {}
 ///
 /// A barrier polled through a context this engine did not make (another
 /// executor inside the kernel, say) is a panic that says so: its work-item
-/// could never be resumed past it.
+/// could never be resumed past it. So is a second arrival in one poll (two
+/// barrier futures polled side by side, as a `join` would): a work-item
+/// waits at one barrier at a time. Where the kernel's poll is inlined into
+/// the scheduler's round, the compiler sees that a plain `.await` posts
+/// once per poll, and that test folds away.
 #[inline]
 fn post(cx: &Context<'_>, arrival: Arrival) {
     let waker = cx.waker();
@@ -107,7 +111,21 @@ fn post(cx: &Context<'_>, arrival: Arrival) {
     // stack, and lent only inside that poll's context (a clone gets the
     // `INERT` table): `cx` borrows it, so the `Posted` is alive now.
     let posted = unsafe { &*waker.data().cast::<Posted>() };
+    if let Some(first) = posted.0.get() {
+        two_arrivals(first, arrival);
+    }
     posted.0.set(Some(arrival));
+}
+
+#[cold]
+#[inline(never)]
+fn two_arrivals(first: Arrival, second: Arrival) -> ! {
+    panic!(
+        "{}: the work-item arrived here while it already waited at {}; \
+         a work-item waits at one barrier at a time (await each barrier before the next)",
+        second.wait(),
+        first.wait()
+    )
 }
 
 #[cold]
