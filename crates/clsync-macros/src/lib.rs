@@ -14,10 +14,14 @@
 //!   group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if
 //!   the work-items disagree;
-//! * anything else around a barrier (a `match`, a closure, a `loop` left by
-//!   `break`, a `return`, the work-item passed to a function) keeps the
-//!   kernel on the general engine, whose coroutines take any control flow.
+//! * anything else around a barrier (a `match`, a `loop` left by `break`,
+//!   a `return`) keeps the kernel on a general engine, which takes any
+//!   control flow: the async engine, with each barrier awaited
+//!   ([`awaited`]), where the barriers are the kernel's own to await, else
+//!   the coroutine engine (a barrier in a closure, the work-item passed to a
+//!   function).
 
+mod awaited;
 mod lift;
 mod pattern;
 mod scan;
@@ -166,7 +170,8 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
         "The group-level form of [`{name}`], lifted by `#[kernel]`: call it \
          from `Runtime::launch_groups`, or run it with [`{launch_name}`]."
     );
-    let (groups_fn, launch_body, engine) = match lifted {
+    let wi_c = Ident::new("__clsync_wi", Span::mixed_site());
+    let (groups_fn, launch_body, engine, form) = match lifted {
         Ok(body) => (
             quote! {
                 #[doc = #groups_doc]
@@ -177,20 +182,45 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
             },
             quote! { #rt.launch_groups(#launch, |#g| #groups_name(#g, #(#names),*)) },
             "as group-level loops (its barriers sit in uniform control flow)",
+            quote!(Groups),
         ),
-        Err(_) => (
-            quote! {},
-            {
-                let wi = Ident::new("__clsync_wi", Span::mixed_site());
-                quote! { #rt.launch(#launch, |#wi| #name(#wi, #(#names),*)) }
-            },
-            "on the general engine (its barriers sit where the group-level form cannot follow them)",
-        ),
+        Err(_) => match awaited::awaited(&wi, &f.block) {
+            Ok(body) => {
+                let async_name = format_ident!("__clsync_{}_async", name);
+                let inputs = awaited::async_inputs(&sig.inputs);
+                (
+                    quote! {
+                        #[allow(dead_code, unused_mut, unused_braces, clippy::all)]
+                        async fn #async_name #generics (#inputs) #where_clause #body
+                    },
+                    quote! {
+                        #rt.launch_async(#launch, async |#wi_c| #async_name(#wi_c, #(#names),*).await)
+                    },
+                    "on the async engine, each barrier awaited (its barriers sit where the \
+                     group-level form cannot follow them)",
+                    quote!(Async),
+                )
+            }
+            Err(_) => (
+                quote! {},
+                quote! { #rt.launch(#launch, |#wi_c| #name(#wi_c, #(#names),*)) },
+                "on the coroutine engine (a barrier sits where neither the group-level \
+                 form nor an awaited one can follow it)",
+                quote!(Coroutines),
+            ),
+        },
     };
+    let form_name = format_ident!("{}_form", name);
+    let form_doc = format!("Which engine [`{launch_name}`] runs [`{name}`] on.");
     let launch_doc = format!("Runs [`{name}`] over `launch`, {engine}.");
     Ok(quote! {
         #original
         #groups_fn
+        #[doc = #form_doc]
+        #[allow(dead_code)]
+        #vis fn #form_name() -> ::clsync::engine::KernelForm {
+            ::clsync::engine::KernelForm::#form
+        }
         #[doc = #launch_doc]
         #[allow(dead_code, clippy::too_many_arguments)]
         #vis fn #launch_name #generics (

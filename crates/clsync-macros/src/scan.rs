@@ -21,7 +21,7 @@ pub(crate) const BARRIERS: &[&str] = &[
 ];
 
 /// Barriers with run-time arguments: the general engine's only.
-const DYN_BARRIERS: &[&str] = &["barrier_dyn", "barrier_dyn_at"];
+pub(crate) const DYN_BARRIERS: &[&str] = &["barrier_dyn", "barrier_dyn_at"];
 
 /// The functions of `WorkItem` that `Lane` has too.
 const LANE_METHODS: &[&str] = &[
@@ -103,17 +103,34 @@ pub(crate) fn first_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
 
 /// Whether `tokens` contain `wi . <barrier>`.
 fn tokens_call_barrier(tokens: TokenStream, wi: &Ident) -> bool {
+    find_in_tokens(tokens, &mut |id, method| {
+        let m = method?.to_string();
+        (id == wi && (BARRIERS.contains(&m.as_str()) || DYN_BARRIERS.contains(&m.as_str())))
+            .then_some(())
+    })
+    .is_some()
+}
+
+/// Walks the unparsed tokens of a macro's arguments, groups included, and
+/// calls `f` with each identifier and, when `. name` follows it, that name
+/// (the method or field it is the receiver of); stops at the first `Some`.
+pub(crate) fn find_in_tokens<P>(
+    tokens: TokenStream,
+    f: &mut impl FnMut(&Ident, Option<&Ident>) -> Option<P>,
+) -> Option<P> {
     let v: Vec<TokenTree> = tokens.into_iter().collect();
-    v.iter().enumerate().any(|(i, t)| match t {
-        TokenTree::Group(g) => tokens_call_barrier(g.stream(), wi),
-        TokenTree::Ident(id) if id == wi => match (v.get(i + 1), v.get(i + 2)) {
-            (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m))) if p.as_char() == '.' => {
-                let m = m.to_string();
-                BARRIERS.contains(&m.as_str()) || DYN_BARRIERS.contains(&m.as_str())
-            }
-            _ => false,
-        },
-        _ => false,
+    v.iter().enumerate().find_map(|(i, t)| match t {
+        TokenTree::Group(g) => find_in_tokens(g.stream(), f),
+        TokenTree::Ident(id) => {
+            let method = match (v.get(i + 1), v.get(i + 2)) {
+                (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m))) if p.as_char() == '.' => {
+                    Some(m)
+                }
+                _ => None,
+            };
+            f(id, method)
+        }
+        _ => None,
     })
 }
 
@@ -214,29 +231,16 @@ pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Sp
 
 /// `loop_body_problem` for the unparsed arguments of a macro.
 fn macro_problem(tokens: TokenStream, wi: &Ident) -> Option<(Span, &'static str)> {
-    let v: Vec<TokenTree> = tokens.into_iter().collect();
-    for (i, t) in v.iter().enumerate() {
-        match t {
-            TokenTree::Group(g) => {
-                if let Some(p) = macro_problem(g.stream(), wi) {
-                    return Some(p);
-                }
-            }
-            TokenTree::Ident(id) if id == "return" || id == "break" || id == "continue" => {
-                return Some((id.span(), "control flow that leaves the work-item's code"))
-            }
-            TokenTree::Ident(id) if id == wi => match (v.get(i + 1), v.get(i + 2)) {
-                (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m)))
-                    if p.as_char() == '.' && LANE_METHODS.contains(&m.to_string().as_str()) => {}
-                _ => {
-                    return Some((
-                        id.span(),
-                        "the work-item is used other than to call one of its functions",
-                    ))
-                }
-            },
-            _ => {}
+    find_in_tokens(tokens, &mut |id, method| {
+        if id == "return" || id == "break" || id == "continue" {
+            return Some((id.span(), "control flow that leaves the work-item's code"));
         }
-    }
-    None
+        let lane_method = method.is_some_and(|m| LANE_METHODS.contains(&m.to_string().as_str()));
+        (id == wi && !lane_method).then(|| {
+            (
+                id.span(),
+                "the work-item is used other than to call one of its functions",
+            )
+        })
+    })
 }

@@ -104,7 +104,12 @@ extern crate self as clsync;
 ///   local linear id), which each loop takes from its work-item again, and
 ///   uniform values, which the group keeps once;
 /// * `name_launch(rt, launch, params…)`, which runs the group-level form if
-///   there is one, else the general engine.
+///   there is one, else the general engine: the async engine, with each
+///   barrier awaited, when every barrier is the kernel's own (in its body,
+///   not in a closure, a macro's arguments or a function the work-item is
+///   handed to), else the coroutine engine;
+/// * `name_form()`, which says which of the three that is
+///   ([`KernelForm`](engine::KernelForm)).
 ///
 /// `#[kernel(groups)]` makes a kernel that cannot be lifted a compile
 /// error naming the reason, instead of a silent fall-back.
@@ -122,11 +127,15 @@ extern crate self as clsync;
 /// [`Divergence`] (checked: a barrier divergence report), as on the general
 /// engine. Its type needs `PartialEq` and `Debug` (a `bool`, a range).
 ///
-/// A kernel stays on the general engine when a barrier sits anywhere else
+/// A kernel stays on a general engine when a barrier sits anywhere else
 /// (a `match`, a `loop`, a closure, an argument), when code between
 /// barriers can leave the work-item's path (`return`, `?`, a `break` out of
 /// a loop that holds a barrier), or when `wi` is used other than to call a
 /// function [`Lane`](engine::Lane) also has (passed to an image read, say).
+/// The async engine takes any of these as long as each barrier is the
+/// kernel's own to await; a barrier in a closure, a barrier with run-time
+/// flags (`barrier_dyn`), or `wi` handed to a function (which may wait at a
+/// barrier it cannot await) keeps the kernel on the coroutine engine.
 ///
 /// Parameters must be `Copy` (references, numbers, [`LocalArg`]s): each
 /// group gets them by value. Variables that live across a barrier must be
@@ -213,7 +222,7 @@ extern crate self as clsync;
 /// ```
 ///
 /// Without `groups`, the same kernels compile and `k_launch` runs them on
-/// the general engine:
+/// a general engine (this one on the async engine):
 ///
 /// ```
 /// use clsync::{kernel, Buffer, Launch, NdRange, Runtime, WorkItem};
@@ -228,6 +237,7 @@ extern crate self as clsync;
 ///     wi.barrier(LOCAL);
 /// }
 ///
+/// assert_eq!(k_form(), clsync::engine::KernelForm::Async);
 /// let out = Buffer::<u32>::new(8);
 /// // Work-item 0 returns before the barrier: divergence, reported, not a hang.
 /// let e = k_launch(&Runtime::new(), &Launch::new("k", NdRange::new([8])), &out).unwrap_err();

@@ -39,6 +39,45 @@ use crate::memory::LocalArena;
 use crate::scheduler::Plan;
 use crate::sync::{Arrival, BarrierWait, Site};
 
+/// Which engine a `#[kernel]`'s `name_launch` runs it on (`name_form()`
+/// says): the macro picks the fastest form the kernel's control flow
+/// allows.
+///
+/// ```
+/// use clsync::engine::KernelForm;
+/// use clsync::sync::LOCAL;
+/// use clsync::{kernel, Buffer, WorkItem};
+///
+/// #[kernel]
+/// fn uniform(wi: &WorkItem, out: &Buffer<u32>) {
+///     wi.barrier(LOCAL);
+///     out.set(wi.get_global_id(0), 1);
+/// }
+///
+/// #[kernel]
+/// fn in_a_match(wi: &WorkItem, out: &Buffer<u32>, n: u32) {
+///     match n {
+///         0 => wi.barrier(LOCAL),
+///         _ => out.set(wi.get_global_id(0), n),
+///     }
+/// }
+///
+/// assert_eq!(uniform_form(), KernelForm::Groups);
+/// assert_eq!(in_a_match_form(), KernelForm::Async);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelForm {
+    /// Group-level loops ([`loops`], [`lifted`]): its barriers sit in
+    /// control flow the whole group takes together.
+    Groups,
+    /// The async engine ([`asynchronous`]), each barrier awaited: any control
+    /// flow, with every barrier in the kernel's own body.
+    Async,
+    /// The coroutine engine ([`rust`]): a barrier in a closure or a macro's
+    /// arguments, or the work-item handed to a function.
+    Coroutines,
+}
+
 /// How the scheduler resumes a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resume {

@@ -389,6 +389,14 @@ impl<'g> WorkItem<'g> {
     ) -> impl std::future::Future<Output = ()> + '_ {
         Arrive::<F, WorkGroupScope, false>::new(Location::caller())
     }
+    /// `work_group_barrier(flags)`, awaited.
+    #[track_caller]
+    pub fn work_group_barrier_async<F: FenceFlags + 'static>(
+        &self,
+        _flags: F,
+    ) -> impl std::future::Future<Output = ()> + '_ {
+        Arrive::<F, WorkGroupScope, false>::new(Location::caller())
+    }
     /// `work_group_barrier(flags, scope)`, awaited.
     #[track_caller]
     pub fn work_group_barrier_scope_async<F: FenceFlags + 'static, S: BarrierScope + 'static>(
@@ -405,6 +413,15 @@ impl<'g> WorkItem<'g> {
         _flags: F,
     ) -> impl std::future::Future<Output = ()> + '_ {
         Arrive::<F, SubGroupScope, true>::new(Location::caller())
+    }
+    /// `sub_group_barrier(flags, scope)`, awaited.
+    #[track_caller]
+    pub fn sub_group_barrier_scope_async<F: FenceFlags + 'static, S: BarrierScope + 'static>(
+        &self,
+        _flags: F,
+        _scope: S,
+    ) -> impl std::future::Future<Output = ()> + '_ {
+        Arrive::<F, S, true>::new(Location::caller())
     }
 }
 
