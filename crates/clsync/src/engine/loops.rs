@@ -81,7 +81,7 @@ use super::lifted::Disagreement;
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
-use crate::geometry::{fill_group, ItemIds};
+use crate::geometry::ItemIds;
 use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 use crate::sync::{
@@ -501,9 +501,11 @@ where
         let (arena, progress, ids) = worker.parts(plan);
         let env = GroupEnv::for_group(plan, linear, arena);
         // The ids are for the checker alone: `for_each` counts its own.
-        if plan.check.is_some() {
-            fill_group(geo, env.group_id, env.local_size, ids);
-        }
+        let ids = if plan.check.is_some() {
+            ids.fill(geo, env.group_id, env.local_size)
+        } else {
+            ids.as_slice()
+        };
         let check = env.check(plan, linear, ids);
         let (group_id, len) = (env.group_id, env.len());
         let fork: Progress<'_> = progress.fork();

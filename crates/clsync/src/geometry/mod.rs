@@ -8,7 +8,7 @@ mod ids;
 mod range;
 
 pub use ids::ItemIds;
-pub(crate) use ids::{fill_group, sub_group_len};
+pub(crate) use ids::{sub_group_len, GroupIds};
 pub use range::{
     Geometry, NdRange, RangeError, DEFAULT_SUB_GROUP_SIZE, MAX_GROUPS, MAX_SUB_GROUP_SIZE,
     MAX_WORK_GROUP_SIZE,

@@ -38,7 +38,7 @@ use super::{Plan, Progress, Shared, Worker};
 use crate::checker::{GroupCheck, Running};
 use crate::engine::{Engine, GroupEnv, ItemFailure, ItemTask, Resume, Suspend};
 use crate::error::{runs_of, Divergence, GroupStall, KernelPanic, LaunchError, Place};
-use crate::geometry::{fill_group, ItemIds};
+use crate::geometry::ItemIds;
 use crate::sync::{BarrierKind, BarrierWait, Site};
 
 mod round;
@@ -150,7 +150,7 @@ pub(crate) fn with_group<R>(
     let env = GroupEnv::for_group(plan, linear, arena);
     // Every work-item's ids, made once per group in the worker's vector;
     // each task borrows its own, and the checker's state is made from them.
-    fill_group(&plan.geometry, env.group_id, env.local_size, ids);
+    let ids = ids.fill(&plan.geometry, env.group_id, env.local_size);
     let check = env.check(plan, linear, ids);
     let run = GroupRun {
         shared,

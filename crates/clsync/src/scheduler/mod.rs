@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::Engine;
 use crate::error::{GroupStall, LaunchError, Stall};
-use crate::geometry::{Geometry, ItemIds};
+use crate::geometry::{Geometry, GroupIds};
 use crate::memory::{LocalArena, LocalDecl};
 use crossbeam_utils::CachePadded;
 
@@ -121,8 +121,8 @@ pub(crate) struct Worker<'a> {
     progress: Progress<'a>,
     spare: Option<LocalArena>,
     /// Its current group's work-item ids, refilled per group in the same
-    /// allocation.
-    ids: Vec<ItemIds>,
+    /// allocation (moved rather than refilled when the shape is the same).
+    ids: GroupIds,
 }
 
 impl<'a> Worker<'a> {
@@ -138,7 +138,7 @@ impl<'a> Worker<'a> {
     pub(crate) fn parts(
         &mut self,
         plan: &Plan<'_>,
-    ) -> (&LocalArena, &mut Progress<'a>, &mut Vec<ItemIds>) {
+    ) -> (&LocalArena, &mut Progress<'a>, &mut GroupIds) {
         let checked = plan.check.is_some();
         match &mut self.spare {
             Some(arena) if !checked => arena.begin_group(),
@@ -307,7 +307,7 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
             slot: &shared.progress[index],
         },
         spare: None,
-        ids: Vec::new(),
+        ids: GroupIds::default(),
     };
     // Counted here and added once: a shared counter bumped per group would
     // move one cache line between every worker for every group.
