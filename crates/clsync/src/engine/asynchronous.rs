@@ -103,13 +103,17 @@ fn ignore(_: *const ()) {}
 #[inline]
 fn post(cx: &Context<'_>, arrival: Arrival) {
     let waker = cx.waker();
-    if !std::ptr::eq(waker.vtable(), &POSTING) {
+    // The data is tested too: a clone's is null, so that even a build that
+    // folded the two tables, alike as they are, into one would tell them
+    // apart.
+    if !std::ptr::eq(waker.vtable(), &POSTING) || waker.data().is_null() {
         foreign_poll(arrival);
     }
-    // SAFETY: a waker with the `POSTING` table is made only by
-    // `AsyncTask::poll`, with its data the address of a `Posted` on its
-    // stack, and lent only inside that poll's context (a clone gets the
-    // `INERT` table): `cx` borrows it, so the `Posted` is alive now.
+    // SAFETY: a waker with the `POSTING` table and non-null data is made
+    // only by `AsyncTask::poll`, with its data the address of a `Posted` on
+    // its stack, and lent only inside that poll's context (a clone gets the
+    // `INERT` table and null data): `cx` borrows it, so the `Posted` is
+    // alive now.
     let posted = unsafe { &*waker.data().cast::<Posted>() };
     if let Some(first) = posted.0.get() {
         two_arrivals(first, arrival);
