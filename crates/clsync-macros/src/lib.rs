@@ -17,7 +17,7 @@
 //! * anything else around a barrier (a `match`, a `loop` left by `break`,
 //!   a `return`) keeps the kernel on a general engine, which takes any
 //!   control flow: the async engine, with each barrier awaited
-//!   ([`awaited`]), where the barriers are the kernel's own to await, else
+//!   (`awaited.rs`), where the barriers are the kernel's own to await, else
 //!   the coroutine engine (a barrier in a closure, the work-item passed to a
 //!   function).
 
