@@ -133,6 +133,21 @@ fn ids_in_macro(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     out.set(wi.get_global_id(0), t.get(l ^ 1));
 }
 
+/// The exchange with a closure over the work-item's ids held across the
+/// barrier and the barrier in a labelled loop left by `break`: the closure
+/// calls no barrier, so the kernel is still awaited.
+#[kernel]
+fn closure_and_label(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let me = || wi.get_local_id(0);
+    let t = wi.local(tile);
+    t.set(me(), me() as u32);
+    'wait: loop {
+        wi.barrier(LOCAL);
+        break 'wait;
+    }
+    out.set(wi.get_global_id(0), t.get(me() ^ 1));
+}
+
 // ---- tests -----------------------------------------------------------------
 
 #[test]
@@ -145,6 +160,7 @@ fn kernels_the_lifting_cannot_follow_take_the_fastest_engine_that_can() {
     assert_eq!(barrier_with_runtime_flags_form(), KernelForm::Coroutines);
     assert_eq!(barrier_in_macro_form(), KernelForm::Coroutines);
     assert_eq!(ids_in_macro_form(), KernelForm::Async);
+    assert_eq!(closure_and_label_form(), KernelForm::Async);
 }
 
 #[test]
@@ -246,6 +262,7 @@ fn every_form_of_the_exchange_gives_each_work_item_its_neighbours_value() {
             barrier_with_runtime_flags_launch,
             barrier_in_macro_launch,
             ids_in_macro_launch,
+            closure_and_label_launch,
         ] {
             let out = Buffer::<u32>::new(n);
             run(&rt, &launch, &out, tile).unwrap();
