@@ -141,9 +141,13 @@ fn closure_and_label(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     let me = || wi.get_local_id(0);
     let t = wi.local(tile);
     t.set(me(), me() as u32);
+    let mut rounds = 0;
     'wait: loop {
         wi.barrier(LOCAL);
-        break 'wait;
+        rounds += 1;
+        if rounds == 2 {
+            break 'wait;
+        }
     }
     out.set(wi.get_global_id(0), t.get(me() ^ 1));
 }
