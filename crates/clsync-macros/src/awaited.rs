@@ -17,19 +17,9 @@ use syn::visit::{self, Visit};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, FnArg, Ident, Macro, Token};
 
-use crate::scan::{find_in_tokens, is_wi, BARRIERS, DYN_BARRIERS};
-
-/// The awaited form of each barrier of `WorkItem`.
-fn awaited_name(barrier: &str) -> Option<&'static str> {
-    Some(match barrier {
-        "barrier" => "barrier_async",
-        "work_group_barrier" => "work_group_barrier_async",
-        "work_group_barrier_scope" => "work_group_barrier_scope_async",
-        "sub_group_barrier" => "sub_group_barrier_async",
-        "sub_group_barrier_scope" => "sub_group_barrier_scope_async",
-        _ => return None,
-    })
-}
+use crate::scan::{
+    awaited_form, find_in_tokens, is_any_barrier, is_barrier, is_dyn_barrier, is_wi,
+};
 
 /// `body` with its barriers awaited, or why it cannot run as a future.
 pub(crate) fn awaited(wi: &Ident, body: &Block) -> Result<Block, (Span, &'static str)> {
@@ -66,11 +56,11 @@ fn problem(wi: &Ident, body: &Block) -> Option<(Span, &'static str)> {
                 }
                 Expr::MethodCall(m) if is_wi(&m.receiver, self.wi) => {
                     let name = m.method.to_string();
-                    if DYN_BARRIERS.contains(&name.as_str()) {
+                    if is_dyn_barrier(&name) {
                         self.problem = Some((m.method.span(), "a barrier with run-time arguments"));
                         return;
                     }
-                    if self.nested > 0 && BARRIERS.contains(&name.as_str()) {
+                    if self.nested > 0 && is_barrier(&name) {
                         self.problem = Some((
                             m.method.span(),
                             "a barrier inside a closure or an `async` block",
@@ -120,7 +110,7 @@ fn macro_problem(tokens: TokenStream, wi: &Ident) -> Option<(Span, &'static str)
             return None;
         }
         match method.map(|m| m.to_string()) {
-            Some(m) if BARRIERS.contains(&m.as_str()) || DYN_BARRIERS.contains(&m.as_str()) => {
+            Some(m) if is_any_barrier(&m) => {
                 Some((id.span(), "a barrier inside a macro's arguments"))
             }
             Some(_) => None,
@@ -148,7 +138,7 @@ impl VisitMut for Await<'_> {
         if !is_wi(&m.receiver, self.wi) {
             return;
         }
-        let Some(name) = awaited_name(&m.method.to_string()) else {
+        let Some(name) = awaited_form(&m.method.to_string()) else {
             return;
         };
         let span = m.method.span();

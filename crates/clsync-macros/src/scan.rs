@@ -11,17 +11,45 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, ExprMethodCall, Ident, Macro};
 
-/// The barrier functions of `WorkItem` that `Group` has under the same name.
-pub(crate) const BARRIERS: &[&str] = &[
-    "barrier",
-    "work_group_barrier",
-    "work_group_barrier_scope",
-    "sub_group_barrier",
-    "sub_group_barrier_scope",
+/// The barrier functions of `WorkItem` that `Group` has under the same name,
+/// each with its awaited form, the `WorkItem` function the async form of a
+/// kernel calls instead (`awaited.rs`).
+const BARRIERS: &[(&str, &str)] = &[
+    ("barrier", "barrier_async"),
+    ("work_group_barrier", "work_group_barrier_async"),
+    ("work_group_barrier_scope", "work_group_barrier_scope_async"),
+    ("sub_group_barrier", "sub_group_barrier_async"),
+    ("sub_group_barrier_scope", "sub_group_barrier_scope_async"),
 ];
 
-/// Barriers with run-time arguments: the general engine's only.
-pub(crate) const DYN_BARRIERS: &[&str] = &["barrier_dyn", "barrier_dyn_at"];
+/// Barriers with run-time arguments: the coroutine engine's only.
+const DYN_BARRIERS: &[&str] = &["barrier_dyn", "barrier_dyn_at"];
+
+/// The awaited form of the barrier `name`; `None` if it is not one of
+/// [`BARRIERS`].
+pub(crate) fn awaited_form(name: &str) -> Option<&'static str> {
+    BARRIERS
+        .iter()
+        .find(|(barrier, _)| *barrier == name)
+        .map(|&(_, awaited)| awaited)
+}
+
+/// Whether `name` is one of [`BARRIERS`], the barriers with types for
+/// arguments.
+pub(crate) fn is_barrier(name: &str) -> bool {
+    awaited_form(name).is_some()
+}
+
+/// Whether `name` is a barrier of either kind: typed, or with run-time
+/// arguments.
+pub(crate) fn is_any_barrier(name: &str) -> bool {
+    is_barrier(name) || is_dyn_barrier(name)
+}
+
+/// Whether `name` is a barrier with run-time arguments.
+pub(crate) fn is_dyn_barrier(name: &str) -> bool {
+    DYN_BARRIERS.contains(&name)
+}
 
 /// The functions of `WorkItem` that `Lane` has too.
 const LANE_METHODS: &[&str] = &[
@@ -81,7 +109,7 @@ pub(crate) fn first_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
         fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
             if self.found.is_none() && is_wi(&m.receiver, self.wi) {
                 let name = m.method.to_string();
-                if BARRIERS.contains(&name.as_str()) || DYN_BARRIERS.contains(&name.as_str()) {
+                if is_any_barrier(&name) {
                     self.found = Some(m.span());
                     return;
                 }
@@ -104,9 +132,7 @@ pub(crate) fn first_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
 /// Whether `tokens` contain `wi . <barrier>`.
 fn tokens_call_barrier(tokens: TokenStream, wi: &Ident) -> bool {
     find_in_tokens(tokens, &mut |id, method| {
-        let m = method?.to_string();
-        (id == wi && (BARRIERS.contains(&m.as_str()) || DYN_BARRIERS.contains(&m.as_str())))
-            .then_some(())
+        (id == wi && is_any_barrier(&method?.to_string())).then_some(())
     })
     .is_some()
 }

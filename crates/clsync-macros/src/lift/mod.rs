@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{Block, Expr, Ident, Stmt};
 
 use crate::pattern::{immutable_names, pat_bindings};
-use crate::scan::{first_barrier, is_wi, loop_body_problem, mentions, BARRIERS};
+use crate::scan::{first_barrier, is_barrier, is_wi, loop_body_problem, mentions};
 use crate::uniform;
 
 mod first_items;
@@ -359,8 +359,7 @@ impl Lifter {
         let g = self.g.clone();
         match e {
             Expr::MethodCall(m)
-                if is_wi(&m.receiver, &self.wi)
-                    && BARRIERS.contains(&m.method.to_string().as_str()) =>
+                if is_wi(&m.receiver, &self.wi) && is_barrier(&m.method.to_string()) =>
             {
                 let args = &m.args;
                 let used = mentions(args);

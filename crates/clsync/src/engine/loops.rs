@@ -500,13 +500,12 @@ where
         let geo = &plan.geometry;
         let (arena, progress, ids) = worker.parts(plan);
         let env = GroupEnv::for_group(plan, linear, arena);
-        // The ids are for the checker alone: `for_each` counts its own.
-        let ids = if plan.check.is_some() {
-            ids.fill(geo, env.group_id, env.local_size)
-        } else {
-            ids.as_slice()
+        // The ids are for the checker alone (`for_each` counts its own), so
+        // they are filled only when it runs.
+        let check = match plan.check {
+            Some(_) => env.check(plan, linear, ids.fill(geo, env.group_id, env.local_size)),
+            None => None,
         };
-        let check = env.check(plan, linear, ids);
         let (group_id, len) = (env.group_id, env.len());
         let fork: Progress<'_> = progress.fork();
         let group = Group {

@@ -80,8 +80,8 @@ impl ItemIds {
 #[derive(Debug, Default)]
 pub(crate) struct GroupIds {
     items: Vec<ItemIds>,
-    /// The geometry and local size `items` were filled for.
-    shape: Option<(Geometry, [usize; 3])>,
+    /// The geometry `items` were filled for (their local size is theirs).
+    geometry: Option<Geometry>,
 }
 
 impl GroupIds {
@@ -101,9 +101,9 @@ impl GroupIds {
         group_id: [usize; 3],
         local_size: [usize; 3],
     ) -> &[ItemIds] {
-        let same_shape = matches!(&self.shape, Some((g, l)) if *l == local_size && g == geo);
+        let same_launch = self.geometry.as_ref() == Some(geo);
         match self.items.first() {
-            Some(first) if same_shape => {
+            Some(first) if same_launch && first.local_size == local_size => {
                 let old = first.group_id;
                 if old != group_id {
                     shift_group(geo, old, group_id, &mut self.items);
@@ -111,15 +111,17 @@ impl GroupIds {
             }
             _ => {
                 fill_group(geo, group_id, local_size, &mut self.items);
-                self.shape = Some((geo.clone(), local_size));
+                if !same_launch {
+                    self.geometry = Some(geo.clone());
+                }
             }
         }
         &self.items
     }
 
     /// The ids of the group last filled.
-    #[inline]
-    pub(crate) fn as_slice(&self) -> &[ItemIds] {
+    #[cfg(test)]
+    fn as_slice(&self) -> &[ItemIds] {
         &self.items
     }
 }
