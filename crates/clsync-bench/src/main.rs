@@ -3,7 +3,7 @@
 //! clsync/limit (ratios of times: lower is better for clsync).
 //!
 //! ```text
-//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME] [--warm-caches]
+//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME] [--warm-caches] [--spread]
 //! ```
 //!
 //! Without the `pocl` feature, or with no OpenCL device, the PoCL column
@@ -12,11 +12,12 @@
 use std::time::Duration;
 
 use clsync::Runtime;
+use clsync_bench::timing::Spread;
 use clsync_bench::{figure, kernels, limit, reference, Run, Sizes, Workload};
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// The median of runs, of which there is at least one (`--reps` is).
+fn median(v: &[Duration]) -> Duration {
+    Spread::of(v).expect("at least one run").median
 }
 
 /// clsync side by side with PoCL and with plain Rust.
@@ -41,6 +42,10 @@ struct Cli {
     /// that every run, at every thread count, finds its input in memory).
     #[arg(long)]
     warm_caches: bool,
+    /// Under each row, each side's fastest run, quartiles and slowest run
+    /// (in the row's unit), to show how far its median can be trusted.
+    #[arg(long)]
+    spread: bool,
 }
 
 struct Args {
@@ -49,6 +54,7 @@ struct Args {
     sizes: Sizes,
     only: Option<String>,
     warm_caches: bool,
+    spread: bool,
 }
 
 fn args() -> Args {
@@ -62,6 +68,7 @@ fn args() -> Args {
         sizes: if cli.small { Sizes::SMALL } else { Sizes::FULL },
         only: cli.only,
         warm_caches: cli.warm_caches,
+        spread: cli.spread,
     }
 }
 
@@ -215,6 +222,13 @@ fn row(
             }
         }
     }
+    let runs = [
+        ("clsync", c),
+        ("#[kernel]", lifted),
+        ("PoCL", p),
+        ("limit", l),
+    ];
+    let [(_, c), (_, lifted), (_, p), (_, l)] = &runs;
     let c = median(c);
     let l = median(l);
     let p = (!p.is_empty()).then(|| median(p));
@@ -248,6 +262,33 @@ fn row(
             goal
         );
     }
+    if args.spread {
+        print_spread(w, s, &runs);
+    }
+}
+
+/// Each side's [`Spread`] (of the sides that ran), in the row's unit,
+/// under its row.
+fn print_spread(w: Workload, s: &Sizes, sides: &[(&str, Vec<Duration>)]) {
+    for (side, runs) in sides {
+        spread_line(side, runs, |d| figure(w, s, d));
+    }
+}
+
+/// One side's spread line, each time converted by `figure` (value, unit).
+fn spread_line(side: &str, runs: &[Duration], figure: impl Fn(Duration) -> (f64, &'static str)) {
+    let Some(sp) = Spread::of(runs) else { return };
+    let f = |d: Duration| figure(d).0;
+    println!(
+        "  spread {side:<10} fastest {:.3}  quartiles {:.3} / {:.3} / {:.3}  slowest {:.3}  ({} runs, {})",
+        f(sp.fastest),
+        f(sp.lower_quartile),
+        f(sp.median),
+        f(sp.upper_quartile),
+        f(sp.slowest),
+        runs.len(),
+        figure(sp.median).1
+    );
 }
 
 /// `a / b`, to two decimals, or to two significant digits below 0.01 (a
@@ -272,25 +313,30 @@ fn general_engine_rows(args: &Args, rt: &Runtime) {
         ("  async", kernels::barrier_loop_async),
     ];
     for (name, run) in engines {
-        let g = median(
-            (0..args.reps)
-                .map(|_| checked(w, name, run(rt, s)))
-                .collect(),
-        );
+        let runs: Vec<Duration> = (0..args.reps)
+            .map(|_| checked(w, name, run(rt, s)))
+            .collect();
+        let g = median(&runs);
         let (n, local, b) = s.barrier;
         // Per thread: what one core spends per work-item and barrier (the
         // goal is read so); all threads: the barrier loop rows' unit.
+        let per_thread = |t: Duration| t.as_secs_f64() * 1e9 / (n * b) as f64 * args.threads as f64;
         let wall = g.as_secs_f64() * 1e9 / (n * b) as f64;
         println!(
             "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  ns/item/barrier per thread (general engine, local {local}; {wall:.3} all threads)",
             name,
-            wall * args.threads as f64,
+            per_thread(g),
             "",
             "",
             "",
             "",
             "<=3"
         );
+        if args.spread {
+            spread_line(name.trim(), &runs, |t| {
+                (per_thread(t), "ns/item/barrier per thread")
+            });
+        }
     }
 }
 

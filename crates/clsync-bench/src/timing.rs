@@ -86,9 +86,88 @@ pub fn timed(f: impl FnOnce()) -> Duration {
     start.elapsed()
 }
 
+/// What a side's runs of one workload took: the fastest, the three
+/// quartiles and the slowest. The tables print the median; `--spread` prints
+/// the rest, to show how far a figure can be trusted on a noisy machine.
+///
+/// Each quartile is a run's own time (the `len * k / 4`th of the sorted
+/// times, nearest rank), not an interpolation between two runs; the median
+/// is the `len / 2`th, the upper one of an even count.
+///
+/// ```
+/// use std::time::Duration;
+/// use clsync_bench::timing::Spread;
+///
+/// let ms = |v: u64| Duration::from_millis(v);
+/// let s = Spread::of(&[ms(9), ms(1), ms(5), ms(3), ms(7)]).unwrap();
+/// assert_eq!((s.fastest, s.median, s.slowest), (ms(1), ms(5), ms(9)));
+/// assert_eq!((s.lower_quartile, s.upper_quartile), (ms(3), ms(7)));
+/// assert!(Spread::of(&[]).is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spread {
+    /// The shortest run.
+    pub fastest: Duration,
+    /// The run a quarter of the way from the shortest.
+    pub lower_quartile: Duration,
+    /// The run halfway (the table's figure).
+    pub median: Duration,
+    /// The run three quarters of the way from the shortest.
+    pub upper_quartile: Duration,
+    /// The longest run.
+    pub slowest: Duration,
+}
+
+impl Spread {
+    /// The spread of `runs`, or `None` if there are none.
+    pub fn of(runs: &[Duration]) -> Option<Spread> {
+        let mut v = runs.to_vec();
+        v.sort_unstable();
+        let at = |k: usize| v[v.len() * k / 4];
+        Some(Spread {
+            fastest: *v.first()?,
+            lower_quartile: at(1),
+            median: at(2),
+            upper_quartile: at(3),
+            slowest: *v.last()?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, Duration, Spread};
+
+    #[test]
+    fn a_spread_is_the_sorted_runs_at_their_ranks() {
+        let d = |v: &[u64]| {
+            v.iter()
+                .map(|&n| Duration::from_nanos(n))
+                .collect::<Vec<_>>()
+        };
+        // One run: every figure is that run.
+        let one = Spread::of(&d(&[4])).unwrap();
+        assert_eq!(
+            [one.fastest, one.median, one.slowest],
+            [Duration::from_nanos(4); 3]
+        );
+        // Eight runs, shuffled: ranks 0, 2, 4, 6 and 7 of the sorted times,
+        // as a sort of the same times says.
+        let runs = d(&[80, 10, 70, 20, 60, 30, 50, 40]);
+        let mut sorted = runs.clone();
+        sorted.sort();
+        let s = Spread::of(&runs).unwrap();
+        assert_eq!(
+            [
+                s.fastest,
+                s.lower_quartile,
+                s.median,
+                s.upper_quartile,
+                s.slowest
+            ],
+            [sorted[0], sorted[2], sorted[4], sorted[6], sorted[7]]
+        );
+    }
 
     #[test]
     fn cache_sizes_parse_as_sysfs_writes_them() {

@@ -87,3 +87,45 @@ fn warm_caches_are_said_and_an_unknown_workload_is_refused() {
         "{stderr}"
     );
 }
+
+/// `--spread` prints, under a row, one line per side that ran: its fastest
+/// run, quartiles and slowest run in the row's unit, in order from fastest
+/// to slowest, with the row's own figure (the median) in the middle.
+#[test]
+fn spread_lines_put_each_sides_runs_in_order_around_the_rows_median() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
+        .args(["--small", "--reps", "5", "--threads", "2"])
+        .args(["--spread", "--only", "reduce"])
+        .output()
+        .expect("the suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let figures = row(&stdout, "reduce");
+    let spread = |side: &str| -> Vec<f64> {
+        let prefix = format!("  spread {side} ");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no spread line for {side}:\n{stdout}"));
+        assert!(line.ends_with("(5 runs, GB/s)"), "{line}");
+        line[prefix.len()..]
+            .split_whitespace()
+            .filter_map(|w| w.parse::<f64>().ok())
+            .collect()
+    };
+    // clsync's median is the row's first figure, the limit's its third.
+    for (side, column) in [("clsync", 0), ("limit", 2)] {
+        let v = spread(side);
+        assert_eq!(v.len(), 5, "{side}: {v:?}");
+        // GB/s: the fastest run has the largest figure.
+        assert!(v.windows(2).all(|w| w[0] >= w[1]), "{side}: {v:?}");
+        assert_eq!(format!("{:.3}", v[2]), figures[column], "{side}: {v:?}");
+    }
+    // The lifted kernel has its line too; PoCL has one only if it ran.
+    assert_eq!(spread("#[kernel]").len(), 5);
+    assert_eq!(
+        stdout.contains("  spread PoCL "),
+        figures[1] != "-",
+        "{stdout}"
+    );
+}
