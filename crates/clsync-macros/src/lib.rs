@@ -10,12 +10,17 @@
 //! * a variable declared before a barrier and named after it lives in a
 //!   `Slots` vector, one value per work-item, read into the loop body and
 //!   written back after it;
-//! * `for`, `while`, `if` and blocks that contain a barrier are run by the
-//!   group; their condition is evaluated by every work-item through
+//! * `for`, `while`, `loop`, `if` and blocks that contain a barrier are run
+//!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if
 //!   the work-items disagree;
-//! * anything else around a barrier (a `match`, a `loop` left by `break`,
-//!   a `return`) keeps the kernel on a general engine, which takes any
+//! * `break;`, `continue;` and `return;` are run by the group when they are
+//!   taken by all work-items or none, by their syntax: alone, or as the
+//!   body of an `if` whose condition is uniform (`lift::Lifter`'s
+//!   `is_uniform_exit`);
+//! * anything else around a barrier (a `match`, a `break` or `return`
+//!   behind a per-work-item condition) keeps the kernel on a general
+//!   engine, which takes any
 //!   control flow: the async engine, with each barrier awaited
 //!   (`awaited.rs`), where the barriers are the kernel's own to await, else
 //!   the coroutine engine (a barrier in a closure, the work-item passed to a

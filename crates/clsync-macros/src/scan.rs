@@ -188,7 +188,8 @@ pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Sp
             match e {
                 Expr::Return(_) if self.closures == 0 => self.flag(
                     e.span(),
-                    "a `return` between barriers ends one work-item early",
+                    "a `return` that only some work-items may take ends their run early \
+                     (one the whole group takes, alone or in an `if` of a uniform condition, is lifted)",
                 ),
                 Expr::Try(_) if self.closures == 0 => self.flag(
                     e.span(),
@@ -196,7 +197,8 @@ pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Sp
                 ),
                 Expr::Break(_) | Expr::Continue(_) if self.loops == 0 => self.flag(
                     e.span(),
-                    "a `break` or `continue` out of a loop that holds a barrier",
+                    "a `break` or `continue` out of a loop that holds a barrier, \
+                     behind a condition that is not uniform",
                 ),
                 Expr::Path(_) if is_wi(e, self.wi) => self.flag(
                     e.span(),

@@ -168,6 +168,7 @@ pub(crate) fn group_mutable(
                     Expr::While(w) => {
                         !changes(name, &w.cond) && group_mutable(name, wi, &w.body.stmts, uniform)
                     }
+                    Expr::Loop(l) => group_mutable(name, wi, &l.body.stmts, uniform),
                     Expr::If(i) => {
                         !changes(name, &i.cond)
                             && group_mutable(name, wi, &i.then_branch.stmts, uniform)

@@ -118,7 +118,14 @@ extern crate self as clsync;
 ///
 /// Barriers (`barrier`, `work_group_barrier`, `sub_group_barrier` and their
 /// `_scope` forms) as statements, at the top of the body or inside `for`,
-/// `while` and `if` statements and blocks, themselves nested that way. The
+/// `while`, `loop` and `if` statements and blocks, themselves nested that
+/// way. Such a loop may be left, and the kernel ended, by the whole group at
+/// once: `break;`, `continue;` and `return;` (no label, no value), alone or
+/// as the whole body of an `if` with no `else` whose condition is uniform,
+/// the same for every work-item by its syntax (literals, parameters,
+/// constants, group ids and sizes, variables the group holds, combined by
+/// operators): `if half == 0 { break; }`, `if wi.get_group_id(0) == skip {
+/// return; }`. The
 /// condition of each such statement is evaluated by every work-item and
 /// must come out the same for all (`003_2caebc1f01141481.txt`: "If barrier
 /// is inside a loop, all work-items must execute the barrier for each
@@ -128,9 +135,10 @@ extern crate self as clsync;
 /// engine. Its type needs `PartialEq` and `Debug` (a `bool`, a range).
 ///
 /// A kernel stays on a general engine when a barrier sits anywhere else
-/// (a `match`, a `loop`, a closure, an argument), when code between
-/// barriers can leave the work-item's path (`return`, `?`, a `break` out of
-/// a loop that holds a barrier), or when `wi` is used other than to call a
+/// (a `match`, a labelled loop, a closure, an argument), when code between
+/// barriers can leave the work-item's path (a `return`, `?`, or a `break`
+/// out of a loop that holds a barrier, behind a condition that is not
+/// uniform by its syntax), or when `wi` is used other than to call a
 /// function [`Lane`](engine::Lane) also has (passed to an image read, say).
 /// The async engine takes any of these as long as each barrier is the
 /// kernel's own to await; a barrier in a closure, a barrier with run-time
@@ -191,8 +199,9 @@ extern crate self as clsync;
 /// }
 /// ```
 ///
-/// So is a `return` between barriers (it would end one work-item's run of
-/// the group's loops early), and handing `wi` to a function (which expects
+/// So is a `return` behind a per-work-item condition (it would end one
+/// work-item's run of the group's loops early), and handing `wi` to a
+/// function (which expects
 /// a [`WorkItem`], not a [`Lane`](engine::Lane)):
 ///
 /// ```compile_fail

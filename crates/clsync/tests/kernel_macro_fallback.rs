@@ -10,14 +10,17 @@ mod common;
 
 use clsync::engine::KernelForm;
 use clsync::sync::{BarrierKind, MemScope, SubGroupScope, WorkGroupScope, LOCAL};
-use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem};
+use clsync::{
+    kernel, Buffer, Launch, LaunchError, LaunchSummary, LocalArg, NdRange, Place, WorkItem,
+};
 
 const SOURCE: &str = include_str!("kernel_macro_fallback.rs");
 
 // ---- kernels ---------------------------------------------------------------
 
-/// A tree reduction whose loop is left by `break` after its last barrier:
-/// the group-level form cannot follow the `break`.
+/// A tree reduction whose loop is left by a `break` in a `match` after its
+/// last barrier: the group-level form cannot follow a `match` (a `break` in
+/// an `if` of a uniform condition it can; `kernel_macro.rs`).
 #[kernel]
 fn reduce_loop(wi: &WorkItem, input: &Buffer<u32>, sums: &Buffer<u32>, scratch: LocalArg<u32>) {
     let l = wi.get_local_id(0);
@@ -26,8 +29,11 @@ fn reduce_loop(wi: &WorkItem, input: &Buffer<u32>, sums: &Buffer<u32>, scratch: 
     let mut half = wi.get_local_size(0) / 2;
     loop {
         wi.barrier(LOCAL);
-        if half == 0 {
-            break;
+        // A `match` on purpose: the form the lifting does not follow.
+        #[allow(clippy::single_match)]
+        match half {
+            0 => break,
+            _ => {}
         }
         if l < half {
             s.set(l, s.get(l) + s.get(l + half));
@@ -64,6 +70,40 @@ fn one_returns(wi: &WorkItem, out: &Buffer<u32>) {
     }
     wi.barrier(LOCAL); //~ after return
     out.set(wi.get_global_id(0), 1);
+}
+
+/// Work-item 0 returns before the barrier through a variable of its own:
+/// per work-item, though its name is not bound yet where the lifting meets
+/// the `return`, so the kernel is not lifted (a lifted group would return
+/// as a whole).
+#[kernel]
+fn first_returns(wi: &WorkItem, out: &Buffer<u32>) {
+    let first = wi.get_local_id(0) == 0;
+    if first {
+        return;
+    }
+    wi.barrier(LOCAL); //~ after a per-item return
+    out.set(wi.get_global_id(0), 1);
+}
+
+/// Work-item 0 leaves the loop before the others: a per-work-item `break`
+/// keeps the loop on a general engine, where the others' next barrier is a
+/// divergence.
+#[kernel]
+fn first_breaks(wi: &WorkItem, out: &Buffer<u32>) {
+    let l = wi.get_local_id(0);
+    let mut rounds = 0u32;
+    loop {
+        wi.barrier(LOCAL); //~ loop left by one
+        rounds += 1;
+        if l == 0 {
+            break;
+        }
+        if rounds == 3 {
+            break;
+        }
+    }
+    out.set(wi.get_global_id(0), rounds);
 }
 
 /// A neighbour exchange whose barrier sits in a closure: not the kernel's
@@ -159,6 +199,8 @@ fn kernels_the_lifting_cannot_follow_take_the_fastest_engine_that_can() {
     assert_eq!(reduce_loop_form(), KernelForm::Async);
     assert_eq!(first_sub_group_waits_form(), KernelForm::Async);
     assert_eq!(one_returns_form(), KernelForm::Async);
+    assert_eq!(first_returns_form(), KernelForm::Async);
+    assert_eq!(first_breaks_form(), KernelForm::Async);
     assert_eq!(barrier_in_closure_form(), KernelForm::Coroutines);
     assert_eq!(barrier_in_helper_form(), KernelForm::Coroutines);
     assert_eq!(barrier_with_runtime_flags_form(), KernelForm::Coroutines);
@@ -250,6 +292,32 @@ fn a_work_item_that_returns_before_an_awaited_barrier_is_a_divergence() {
         places,
         vec![(vec![0], true), (vec![1, 2, 3, 4, 5, 6, 7], false)]
     );
+}
+
+/// A `return` or a `break` that only some work-items take, behind a
+/// per-work-item condition, is a divergence at the barrier the others wait
+/// at, not a group that leaves as a whole.
+#[test]
+fn a_per_item_exit_is_a_divergence_at_the_barrier_the_others_wait_at() {
+    type Exit = fn(&clsync::Runtime, &Launch, &Buffer<u32>) -> Result<LaunchSummary, LaunchError>;
+    let kernels: [(&str, Exit); 2] = [
+        ("after a per-item return", first_returns_launch),
+        ("loop left by one", first_breaks_launch),
+    ];
+    for (marker, run) in kernels {
+        let line = common::check::line_of(SOURCE, marker);
+        let e = common::within(60, move || {
+            let out = Buffer::<u32>::new(8);
+            let launch = Launch::new("exit", NdRange::new([8]).local([8]));
+            run(&common::rt(), &launch, &out).unwrap_err()
+        });
+        let LaunchError::Divergence(d) = &e else {
+            panic!("{marker}: expected a divergence, got {e}")
+        };
+        assert_eq!(Some(d.barrier.line), line, "{marker}: {e}");
+        assert_eq!(d.places[0].items, vec![0], "{marker}: {e}");
+        assert!(matches!(d.places[0].place, Place::Exited), "{marker}: {e}");
+    }
 }
 
 #[test]

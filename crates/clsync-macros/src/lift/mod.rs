@@ -142,6 +142,32 @@ impl Lifter {
         first_barrier(&self.wi, s).is_some()
     }
 
+    /// Whether `s` leaves the same way for every work-item: `break;`,
+    /// `continue;` or `return;` (no label, no value), alone or as the whole
+    /// body of an `if` with no `else` whose condition is uniform (see
+    /// `uniform::expr`; a variable of the kernel that is not bound yet, one
+    /// of the work-items' statements gathered but not yet made into a loop,
+    /// counts as per work-item). The group runs it, so that a loop that
+    /// holds a barrier may be left by it (`if half == 0 { break; }`) and a
+    /// group may end early (`if wi.get_group_id(0) >= n { return; }`). An
+    /// exit whose condition is per work-item stays in the work-items' code,
+    /// which keeps the kernel on a general engine: the work-items that stay
+    /// wait at a barrier the others never reach unless they too leave
+    /// before one, which only a run can tell.
+    fn is_uniform_exit(&self, s: &Stmt) -> bool {
+        match s {
+            Stmt::Expr(Expr::If(i), _) => {
+                i.else_branch.is_none()
+                    && matches!(i.then_branch.stmts.as_slice(), [only] if is_exit(only))
+                    && uniform::expr(&i.cond, &self.wi, &|n| match self.lookup_uniform(n) {
+                        Some(u) => !u,
+                        None => self.locals.contains(n),
+                    })
+            }
+            s => is_exit(s),
+        }
+    }
+
     /// Statements with no barrier, as one loop over the work-items.
     ///
     /// A `let mut` of a uniform value that only the group's own statements
@@ -151,16 +177,20 @@ impl Lifter {
     /// statements may run in any interleaving). `after` are the block's
     /// statements after these; `later` the names used after the block.
     fn segment(&mut self, stmts: &[Stmt], after: &[Stmt], later: &HashSet<String>) -> Lifted {
-        let code = tokens(stmts);
-        if let Some((span, why)) = loop_body_problem(&self.wi, &code) {
-            return Err(Fail::new(span, &why));
-        }
         let mut out = TokenStream::new();
         // The group's statements before the loop being gathered, and its
         // work-items' statements.
         let mut pre = TokenStream::new();
         let mut body: Vec<Stmt> = Vec::new();
         for k in 0..stmts.len() {
+            if self.is_uniform_exit(&stmts[k]) {
+                // The group leaves here, after the loop gathered so far has
+                // written back every variable used later.
+                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                self.flush(&mut out, &mut pre, &mut body, &live)?;
+                out.extend(tokens(&stmts[k..=k]));
+                continue;
+            }
             let held = self.group_held(&stmts[k], &stmts[k + 1..], after)?;
             let (group, names, ordered) = match held {
                 None => match self.first_items(&stmts[k], &body) {
@@ -231,6 +261,9 @@ impl Lifter {
         range: Option<TokenStream>,
     ) -> Lifted {
         let code = tokens(stmts);
+        if let Some((span, why)) = loop_body_problem(&self.wi, &code) {
+            return Err(Fail::new(span, &why));
+        }
         let used = mentions(&code);
         let ins = self.visible(&used);
         let ids = self.visible_ids(&used);
@@ -414,6 +447,12 @@ impl Lifter {
                     for #pat in #iter { #body }
                 })
             }
+            Expr::Loop(l) => {
+                no_label(l.label.as_ref())?;
+                let live = union(live, &mentions(&l.body));
+                let body = self.block(&l.body.stmts, &live)?;
+                Ok(quote_spanned! {l.loop_token.span=> loop { #body } })
+            }
             Expr::While(w) => {
                 no_label(w.label.as_ref())?;
                 if matches!(&*w.cond, Expr::Let(_)) {
@@ -508,6 +547,16 @@ impl Lifter {
         let v = Ident::new("__clsync_v", Span::mixed_site());
         let code = quote! { let #v = #code; };
         Ok(self.item_code(&ids, &ins, &outs, &code, quote!(#v)))
+    }
+}
+
+/// Whether `s` is `break;`, `continue;` or `return;`: no label, no value.
+fn is_exit(s: &Stmt) -> bool {
+    match s {
+        Stmt::Expr(Expr::Break(b), _) => b.label.is_none() && b.expr.is_none(),
+        Stmt::Expr(Expr::Continue(c), _) => c.label.is_none(),
+        Stmt::Expr(Expr::Return(r), _) => r.expr.is_none(),
+        _ => false,
     }
 }
 
