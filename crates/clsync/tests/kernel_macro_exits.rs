@@ -140,12 +140,8 @@ fn loops_with_group_level_exits_are_lifted() {
 fn a_loop_left_by_a_uniform_break_reduces_as_the_sequential_sum() {
     common::within(60, || {
         let (n, local) = (4096, 256);
-        let input = Buffer::from_slice(&(0..n as u32).map(|i| i * 7 % 1000).collect::<Vec<_>>());
-        let want: Vec<u32> = input
-            .to_vec()
-            .chunks(local)
-            .map(|c| c.iter().sum())
-            .collect();
+        let (input, want) = common::group_sums_case(n, local);
+        let input = Buffer::from_slice(&input);
         let rt = common::rt();
         for checked in [false, true] {
             let mut launch =

@@ -20,6 +20,14 @@ pub fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'stat
     }
 }
 
+/// A reduction's case: `n` values, and the sum of each group of `local` of
+/// them, computed sequentially.
+pub fn group_sums_case(n: usize, local: usize) -> (Vec<u32>, Vec<u32>) {
+    let input: Vec<u32> = (0..n as u32).map(|i| i * 7 % 1000).collect();
+    let sums = input.chunks(local).map(|c| c.iter().sum()).collect();
+    (input, sums)
+}
+
 /// The default runtime for tests: two workers, as on CI.
 pub fn rt() -> clsync::Runtime {
     clsync::Runtime::with_threads(2)
