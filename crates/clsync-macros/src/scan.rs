@@ -101,38 +101,58 @@ pub(crate) fn mentions(code: impl ToTokens) -> HashSet<String> {
 
 /// The first barrier call on `wi` in `code`, anywhere (closures included).
 pub(crate) fn first_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
+    first_call(wi, code, is_any_barrier)
+}
+
+/// The first sub-group barrier call on `wi` in `code` (either typed form),
+/// anywhere: a barrier that only its sub-group must reach together
+/// (`002_6c32435e912a3710.txt`), so sub-groups may reach it apart.
+pub(crate) fn first_sub_group_barrier<T: ToTokens>(wi: &Ident, code: &T) -> Option<Span> {
+    first_call(wi, code, |name| {
+        is_barrier(name) && name.starts_with("sub_group_barrier")
+    })
+}
+
+/// The first call on `wi` of a function `wanted` accepts, in `code`
+/// (closures and macro arguments included).
+fn first_call<T: ToTokens>(wi: &Ident, code: &T, wanted: fn(&str) -> bool) -> Option<Span> {
     struct Find<'a> {
         wi: &'a Ident,
+        wanted: fn(&str) -> bool,
         found: Option<Span>,
     }
     impl<'ast> Visit<'ast> for Find<'_> {
         fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
-            if self.found.is_none() && is_wi(&m.receiver, self.wi) {
-                let name = m.method.to_string();
-                if is_any_barrier(&name) {
-                    self.found = Some(m.span());
-                    return;
-                }
+            if self.found.is_none()
+                && is_wi(&m.receiver, self.wi)
+                && (self.wanted)(&m.method.to_string())
+            {
+                self.found = Some(m.span());
+                return;
             }
             visit::visit_expr_method_call(self, m);
         }
         fn visit_macro(&mut self, m: &'ast Macro) {
             // A barrier in a macro's arguments (`assert!(…)`) is one too.
-            if self.found.is_none() && tokens_call_barrier(m.tokens.clone(), self.wi) {
+            if self.found.is_none() && tokens_call(m.tokens.clone(), self.wi, self.wanted) {
                 self.found = Some(m.span());
             }
         }
     }
     let file: syn::File = syn::parse_quote!(fn __scan() { #code });
-    let mut f = Find { wi, found: None };
+    let mut f = Find {
+        wi,
+        wanted,
+        found: None,
+    };
     f.visit_file(&file);
     f.found
 }
 
-/// Whether `tokens` contain `wi . <barrier>`.
-fn tokens_call_barrier(tokens: TokenStream, wi: &Ident) -> bool {
+/// Whether `tokens` contain `wi . <name>` with `wanted(name)`.
+fn tokens_call(tokens: TokenStream, wi: &Ident, wanted: fn(&str) -> bool) -> bool {
     find_in_tokens(tokens, &mut |id, method| {
-        (id == wi && is_any_barrier(&method?.to_string())).then_some(())
+        (id == wi && wanted(&method?.to_string())).then_some(())
     })
     .is_some()
 }

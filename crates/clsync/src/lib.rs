@@ -138,7 +138,10 @@ extern crate self as clsync;
 /// (a `match`, a labelled loop, a closure, an argument), when code between
 /// barriers can leave the work-item's path (a `return`, `?`, or a `break`
 /// out of a loop that holds a barrier, behind a condition that is not
-/// uniform by its syntax), or when `wi` is used other than to call a
+/// uniform by its syntax), when a sub-group barrier sits under a condition
+/// that is not uniform by its syntax (the group-level form would hold the
+/// whole group to it, where only each sub-group must agree:
+/// `002_6c32435e912a3710.txt`), or when `wi` is used other than to call a
 /// function [`Lane`](engine::Lane) also has (passed to an image read, say).
 /// The async engine takes any of these as long as each barrier is the
 /// kernel's own to await; a barrier in a closure, a barrier with run-time

@@ -106,6 +106,36 @@ fn first_breaks(wi: &WorkItem, out: &Buffer<u32>) {
     out.set(wi.get_global_id(0), rounds);
 }
 
+/// A neighbour exchange through a sub-group barrier that only the first
+/// sub-group of each group takes: a correct kernel, as only its sub-group
+/// must reach it (`002_6c32435e912a3710.txt`). The group-level form would
+/// hold the whole group to the condition, so the kernel runs on the async
+/// engine.
+#[kernel]
+fn first_sub_group_exchange(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let t = wi.local(tile);
+    t.set(l, l as u32);
+    if wi.get_sub_group_id() == 0 {
+        wi.sub_group_barrier(LOCAL);
+        out.set(wi.get_global_id(0), t.get(l ^ 1));
+    } else {
+        out.set(wi.get_global_id(0), 100);
+    }
+}
+
+/// The same barrier under a condition uniform by its syntax: lifted.
+#[kernel(groups)]
+fn first_group_sub_group_barrier(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let t = wi.local(tile);
+    t.set(l, l as u32);
+    if wi.get_group_id(0) == 0 {
+        wi.sub_group_barrier(LOCAL);
+    }
+    out.set(wi.get_global_id(0), 1);
+}
+
 /// A neighbour exchange whose barrier sits in a closure: not the kernel's
 /// own future's to await, so the coroutine engine runs it.
 #[kernel]
@@ -201,6 +231,8 @@ fn kernels_the_lifting_cannot_follow_take_the_fastest_engine_that_can() {
     assert_eq!(one_returns_form(), KernelForm::Async);
     assert_eq!(first_returns_form(), KernelForm::Async);
     assert_eq!(first_breaks_form(), KernelForm::Async);
+    assert_eq!(first_sub_group_exchange_form(), KernelForm::Async);
+    assert_eq!(first_group_sub_group_barrier_form(), KernelForm::Groups);
     assert_eq!(barrier_in_closure_form(), KernelForm::Coroutines);
     assert_eq!(barrier_in_helper_form(), KernelForm::Coroutines);
     assert_eq!(barrier_with_runtime_flags_form(), KernelForm::Coroutines);
@@ -303,6 +335,38 @@ fn a_per_item_exit_is_a_divergence_at_the_barrier_the_others_wait_at() {
             "{marker}: {e}"
         );
     }
+}
+
+/// A sub-group barrier taken by one sub-group only completes, checked and
+/// unchecked, with the exchange's values in that sub-group: not the
+/// work-group divergence a group-level form would report.
+#[test]
+fn a_sub_group_barrier_one_sub_group_takes_is_no_divergence() {
+    common::within(60, || {
+        let (n, local, sg) = (32, 8, 4);
+        let want: Vec<u32> = (0..n)
+            .map(|g| {
+                let l = g % local;
+                if l < sg {
+                    (l ^ 1) as u32
+                } else {
+                    100
+                }
+            })
+            .collect();
+        let rt = common::rt();
+        for checked in [false, true] {
+            let mut launch = Launch::new("sg", NdRange::new([n]).local([local]).sub_group_size(sg))
+                .checked(checked);
+            let tile = launch.local::<u32>(local);
+            let out = Buffer::<u32>::new(n);
+            first_sub_group_exchange_launch(&rt, &launch, &out, tile).unwrap();
+            assert_eq!(out.to_vec(), want, "checked: {checked}");
+            let out = Buffer::<u32>::new(n);
+            first_group_sub_group_barrier_launch(&rt, &launch, &out, tile).unwrap();
+            assert_eq!(out.to_vec(), vec![1; n], "checked: {checked}");
+        }
+    });
 }
 
 #[test]

@@ -9,7 +9,9 @@ use syn::spanned::Spanned;
 use syn::{Block, Expr, Ident, Stmt};
 
 use crate::pattern::{immutable_names, pat_bindings};
-use crate::scan::{first_barrier, is_barrier, is_wi, loop_body_problem, mentions};
+use crate::scan::{
+    first_barrier, first_sub_group_barrier, is_barrier, is_wi, loop_body_problem, mentions,
+};
 use crate::uniform;
 
 mod first_items;
@@ -423,7 +425,7 @@ impl Lifter {
                     let e = &f.expr;
                     quote!(#e)
                 } else {
-                    let iter = self.condition(&f.expr, &live)?;
+                    let iter = self.condition(&f.expr, &f.body, &live)?;
                     let it = &self.it;
                     quote!(#g.uniform(#at, move |#it| { #iter }))
                 };
@@ -463,7 +465,7 @@ impl Lifter {
                 }
                 let live = union(&union(live, &mentions(&w.body)), &mentions(&w.cond));
                 let at = self.barrier_site(&w.body);
-                let cond = self.group_condition(&w.cond, at, &live)?;
+                let cond = self.group_condition(&w.cond, &w.body, at, &live)?;
                 let body = self.block(&w.body.stmts, &live)?;
                 Ok(quote_spanned! {w.cond.span()=> while #cond { #body } })
             }
@@ -479,7 +481,9 @@ impl Lifter {
                     Some(_) => self.barrier_site(&i.then_branch),
                     None => self.barrier_site(&i.else_branch.as_ref().map(|e| &e.1)),
                 };
-                let cond = self.group_condition(&i.cond, at, &union(live, &after))?;
+                let (then, els) = (&i.then_branch, i.else_branch.as_ref().map(|e| &e.1));
+                let guarded = quote!(#then #els);
+                let cond = self.group_condition(&i.cond, &guarded, at, &union(live, &after))?;
                 let then = self.block(&i.then_branch.stmts, live)?;
                 let els = match &i.else_branch {
                     None => quote!(),
@@ -518,20 +522,46 @@ impl Lifter {
         quote_spanned! {span=> ::clsync::engine::lifted::here() }
     }
 
-    /// A `bool` condition of the group: itself if uniform, else evaluated
-    /// by every work-item through `Group::uniform`.
-    fn group_condition(&mut self, e: &Expr, at: TokenStream, live: &HashSet<String>) -> Lifted {
+    /// A `bool` condition of the group around `guarded`: itself if
+    /// uniform, else evaluated by every work-item through `Group::uniform`.
+    fn group_condition<T: quote::ToTokens>(
+        &mut self,
+        e: &Expr,
+        guarded: &T,
+        at: TokenStream,
+        live: &HashSet<String>,
+    ) -> Lifted {
         if self.uniform_expr(e) {
             return Ok(quote!(#e));
         }
-        let cond = self.condition(e, live)?;
+        let cond = self.condition(e, guarded, live)?;
         let (g, it) = (&self.g, &self.it);
         Ok(quote!(#g.uniform(#at, move |#it| -> bool { #cond })))
     }
 
-    /// A condition (or a `for` loop's iterator), evaluated per work-item:
-    /// the body of the closure given to `Group::uniform`.
-    fn condition(&mut self, e: &Expr, live: &HashSet<String>) -> Lifted {
+    /// A condition (or a `for` loop's iterator) around `guarded`, evaluated
+    /// per work-item: the body of the closure given to `Group::uniform`.
+    ///
+    /// Not around a sub-group barrier: `Group::uniform` holds the whole
+    /// group to one value, where a sub-group barrier asks only that its
+    /// sub-group agree (`002_6c32435e912a3710.txt`), so `if
+    /// wi.get_sub_group_id() == 0 { wi.sub_group_barrier(LOCAL); }` is a
+    /// correct kernel the group-level form would call divergent. Such a
+    /// kernel stays on a general engine, which holds each sub-group to its
+    /// own barrier; a condition uniform by its syntax needs no such care.
+    fn condition<T: quote::ToTokens>(
+        &mut self,
+        e: &Expr,
+        guarded: &T,
+        live: &HashSet<String>,
+    ) -> Lifted {
+        if let Some(span) = first_sub_group_barrier(&self.wi, guarded) {
+            return Err(Fail::new(
+                span,
+                "a sub-group barrier under a condition that is not uniform by its syntax \
+                 (sub-groups may take it apart)",
+            ));
+        }
         let code = quote!(#e);
         if let Some((span, why)) = loop_body_problem(&self.wi, &code) {
             return Err(Fail::new(span, &why));
