@@ -14,17 +14,21 @@
 //!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if
 //!   the work-items disagree;
+//! * a `match` that contains a barrier is run by the group when its value
+//!   and guards are uniform by their syntax (`uniform.rs`);
 //! * `break;`, `continue;` and `return;` are run by the group when they are
 //!   taken by all work-items or none, by their syntax: alone, or as the
 //!   body of an `if` whose condition is uniform (`lift::Lifter`'s
 //!   `is_uniform_exit`);
-//! * anything else around a barrier (a `match`, a `break` or `return`
-//!   behind a per-work-item condition) keeps the kernel on a general
-//!   engine, which takes any
-//!   control flow: the async engine, with each barrier awaited
-//!   (`awaited.rs`), where the barriers are the kernel's own to await, else
-//!   the coroutine engine (a barrier in a closure, the work-item passed to a
-//!   function).
+//! * a sub-group barrier under a condition that is not uniform by its
+//!   syntax is not lifted: only its sub-group must agree on it, and
+//!   `Group::uniform` would hold the whole group to the condition;
+//! * anything else around a barrier (a `match` on a per-work-item value, a
+//!   `break` or `return` behind a per-work-item condition) keeps the kernel
+//!   on a general engine, which takes any control flow: the async engine,
+//!   with each barrier awaited (`awaited.rs`), where the barriers are the
+//!   kernel's own to await, else the coroutine engine (a barrier in a
+//!   closure, the work-item passed to a function).
 
 mod awaited;
 mod lift;

@@ -8,6 +8,7 @@ use quote::ToTokens;
 use syn::visit::{self, Visit};
 use syn::{Expr, Ident, Macro, Pat, Stmt};
 
+use crate::lift::arm_statements;
 use crate::scan::{first_barrier, is_wi};
 
 /// Work-item functions whose value is the group's.
@@ -169,6 +170,13 @@ pub(crate) fn group_mutable(
                         !changes(name, &w.cond) && group_mutable(name, wi, &w.body.stmts, uniform)
                     }
                     Expr::Loop(l) => group_mutable(name, wi, &l.body.stmts, uniform),
+                    Expr::Match(m) => {
+                        !changes(name, &m.expr)
+                            && m.arms.iter().all(|a| {
+                                a.guard.as_ref().is_none_or(|(_, g)| !changes(name, &**g))
+                                    && group_mutable(name, wi, &arm_statements(&a.body), uniform)
+                            })
+                    }
                     Expr::If(i) => {
                         !changes(name, &i.cond)
                             && group_mutable(name, wi, &i.then_branch.stmts, uniform)

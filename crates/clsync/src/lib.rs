@@ -118,31 +118,38 @@ extern crate self as clsync;
 ///
 /// Barriers (`barrier`, `work_group_barrier`, `sub_group_barrier` and their
 /// `_scope` forms) as statements, at the top of the body or inside `for`,
-/// `while`, `loop` and `if` statements and blocks, themselves nested that
-/// way. Such a loop may be left, and the kernel ended, by the whole group at
-/// once: `break;`, `continue;` and `return;` (no label, no value), alone or
-/// as the whole body of an `if` with no `else` whose condition is uniform,
-/// the same for every work-item by its syntax (literals, parameters,
-/// constants, group ids and sizes, variables the group holds, combined by
-/// operators): `if half == 0 { break; }`, `if wi.get_group_id(0) == skip {
-/// return; }`. The
-/// condition of each such statement is evaluated by every work-item and
-/// must come out the same for all (`003_2caebc1f01141481.txt`: "If barrier
-/// is inside a loop, all work-items must execute the barrier for each
-/// iteration of the loop before any are allowed to continue execution
-/// beyond the barrier"); when it does not, the launch fails with a
-/// [`Divergence`] (checked: a barrier divergence report), as on the general
-/// engine. Its type needs `PartialEq` and `Debug` (a `bool`, a range).
+/// `while`, `loop` and `if` statements, blocks and `match`es, themselves
+/// nested that way.
+///
+/// * The condition of an `if` or `while`, and a `for`'s iterator, is
+///   evaluated by every work-item and must come out the same for all
+///   (`003_2caebc1f01141481.txt`: "If barrier is inside a loop, all
+///   work-items must execute the barrier for each iteration of the loop
+///   before any are allowed to continue execution beyond the barrier");
+///   when it does not, the launch fails with a [`Divergence`] (checked: a
+///   barrier divergence report), as on the general engine. Its type needs
+///   `PartialEq` and `Debug` (a `bool`, a range).
+/// * A value *uniform by its syntax* needs no such test: literals,
+///   parameters, constants, group ids and sizes, variables the group holds
+///   (`let mut half = 128; … half /= 2;`), combined by operators.
+/// * A `match` is lifted when its value and its guards are uniform by their
+///   syntax; the group takes the arm.
+/// * A loop may be left, and the kernel ended, by the whole group at once:
+///   `break;`, `continue;` and `return;` (no label, no value), alone or as
+///   the whole body of an `if` with no `else` whose condition is uniform by
+///   its syntax: `if half == 0 { break; }`, `if wi.get_group_id(0) == skip {
+///   return; }`.
 ///
 /// A kernel stays on a general engine when a barrier sits anywhere else
-/// (a `match`, a labelled loop, a closure, an argument), when code between
-/// barriers can leave the work-item's path (a `return`, `?`, or a `break`
-/// out of a loop that holds a barrier, behind a condition that is not
-/// uniform by its syntax), when a sub-group barrier sits under a condition
-/// that is not uniform by its syntax (the group-level form would hold the
-/// whole group to it, where only each sub-group must agree:
-/// `002_6c32435e912a3710.txt`), or when `wi` is used other than to call a
-/// function [`Lane`](engine::Lane) also has (passed to an image read, say).
+/// (a `match` on a per-work-item value, a labelled loop, a closure, an
+/// argument), when code between barriers can leave the work-item's path (a
+/// `return`, `?`, or a `break` out of a loop that holds a barrier, behind a
+/// condition that is not uniform by its syntax), when a sub-group barrier
+/// sits under a condition that is not uniform by its syntax (the
+/// group-level form would hold the whole group to it, where only each
+/// sub-group must agree: `002_6c32435e912a3710.txt`), or when `wi` is used
+/// other than to call a function [`Lane`](engine::Lane) also has (passed
+/// to an image read, say).
 /// The async engine takes any of these as long as each barrier is the
 /// kernel's own to await; a barrier in a closure, a barrier with run-time
 /// flags (`barrier_dyn`), or `wi` handed to a function (which may wait at a
@@ -186,16 +193,16 @@ extern crate self as clsync;
 /// assert_eq!(total.at(0).load(), 2 * (4096 * 4097 / 2));
 /// ```
 ///
-/// A barrier in a `match` keeps a kernel on the general engine; with
-/// `groups` that is an error:
+/// A barrier in a `match` on a per-work-item value keeps a kernel on the
+/// general engine; with `groups` that is an error:
 ///
 /// ```compile_fail
 /// use clsync::{kernel, WorkItem};
 /// use clsync::sync::LOCAL;
 ///
 /// #[kernel(groups)]
-/// fn k(wi: &WorkItem, n: u32) {
-///     match n {
+/// fn k(wi: &WorkItem) {
+///     match wi.get_local_id(0) {
 ///         0 => wi.barrier(LOCAL),
 ///         _ => {}
 ///     }

@@ -74,8 +74,9 @@ fn transpose(wi: &WorkItem, src: &Buffer<u32>, dst: &Buffer<u32>, n: usize, tile
     }
 }
 
-/// A barrier in a `match`: stays on the general engine.
-#[kernel]
+/// A barrier in a `match` on a value uniform by its syntax: lifted, the
+/// group taking the arm.
+#[kernel(groups)]
 fn in_match(wi: &WorkItem, out: &Buffer<u32>, tmp: LocalArg<u32>) {
     let l = wi.get_local_id(0);
     let t = wi.local(tmp);
@@ -194,7 +195,7 @@ fn a_2d_transpose_with_uniform_branches_and_nested_loops_is_exact() {
 }
 
 #[test]
-fn a_barrier_the_lifting_cannot_follow_runs_on_the_general_engine() {
+fn a_barrier_in_a_match_on_a_uniform_value_gives_the_reversal() {
     common::within(60, || {
         let (n, local) = (256, 64);
         let out = Buffer::<u32>::new(n);

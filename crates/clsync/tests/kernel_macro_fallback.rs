@@ -188,7 +188,8 @@ fn barrier_in_macro(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     out.set(wi.get_global_id(0), t.get(l ^ 1));
 }
 
-/// The same exchange with its barrier in a `match`, and the work-item's ids
+/// The same exchange with its barrier in a `match` on the work-item's own
+/// id (every work-item takes the barrier's arm), and the work-item's ids
 /// read inside a macro: every barrier is the kernel's own, so it is awaited.
 #[kernel]
 fn ids_in_macro(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
@@ -196,8 +197,8 @@ fn ids_in_macro(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     let t = wi.local(tile);
     t.set(l, l as u32);
     assert!(wi.get_local_id(0) < wi.get_local_size(0));
-    match wi.get_local_size(0) {
-        0 => {}
+    match l {
+        usize::MAX => {}
         _ => wi.barrier(LOCAL),
     }
     out.set(wi.get_global_id(0), t.get(l ^ 1));

@@ -4,21 +4,21 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Block, Expr, Ident, Stmt};
 
-use crate::pattern::{immutable_names, pat_bindings};
-use crate::scan::{
-    first_barrier, first_sub_group_barrier, is_barrier, is_wi, loop_body_problem, mentions,
-};
+use crate::pattern::pat_bindings;
+use crate::scan::{first_barrier, loop_body_problem, mentions};
 use crate::uniform;
 
 mod first_items;
+mod group;
 mod held;
 mod scope;
 
 use first_items::Id;
+pub(crate) use group::arm_statements;
 
 /// Why a kernel stays on the general engine, and where.
 pub(crate) struct Fail {
@@ -142,32 +142,6 @@ impl Lifter {
 
     fn has_barrier(&self, s: &Stmt) -> bool {
         first_barrier(&self.wi, s).is_some()
-    }
-
-    /// Whether `s` leaves the same way for every work-item: `break;`,
-    /// `continue;` or `return;` (no label, no value), alone or as the whole
-    /// body of an `if` with no `else` whose condition is uniform (see
-    /// `uniform::expr`; a variable of the kernel that is not bound yet, one
-    /// of the work-items' statements gathered but not yet made into a loop,
-    /// counts as per work-item). The group runs it, so that a loop that
-    /// holds a barrier may be left by it (`if half == 0 { break; }`) and a
-    /// group may end early (`if wi.get_group_id(0) >= n { return; }`). An
-    /// exit whose condition is per work-item stays in the work-items' code,
-    /// which keeps the kernel on a general engine: the work-items that stay
-    /// wait at a barrier the others never reach unless they too leave
-    /// before one, which only a run can tell.
-    fn is_uniform_exit(&self, s: &Stmt) -> bool {
-        match s {
-            Stmt::Expr(Expr::If(i), _) => {
-                i.else_branch.is_none()
-                    && matches!(i.then_branch.stmts.as_slice(), [only] if is_exit(only))
-                    && uniform::expr(&i.cond, &self.wi, &|n| match self.lookup_uniform(n) {
-                        Some(u) => !u,
-                        None => self.locals.contains(n),
-                    })
-            }
-            s => is_exit(s),
-        }
     }
 
     /// Statements with no barrier, as one loop over the work-items.
@@ -377,223 +351,6 @@ impl Lifter {
             #(#writes)*
             #tail
         }
-    }
-
-    /// A statement that holds a barrier, run by the group.
-    fn group_stmt(&mut self, s: &Stmt, live: &HashSet<String>) -> Lifted {
-        match s {
-            Stmt::Expr(e, _) => self.group_expr(e, live),
-            _ => Err(Fail::new(
-                s.span(),
-                "a barrier inside a `let` or a macro statement",
-            )),
-        }
-    }
-
-    fn group_expr(&mut self, e: &Expr, live: &HashSet<String>) -> Lifted {
-        let g = self.g.clone();
-        match e {
-            Expr::MethodCall(m)
-                if is_wi(&m.receiver, &self.wi) && is_barrier(&m.method.to_string()) =>
-            {
-                let args = &m.args;
-                let used = mentions(args);
-                if !self.visible(&used).is_empty() || !self.visible_ids(&used).is_empty() {
-                    return Err(Fail::new(
-                        args.span(),
-                        "a barrier's arguments use a per-work-item variable",
-                    ));
-                }
-                if let Some(span) = first_barrier(&self.wi, args) {
-                    return Err(Fail::new(span, "a barrier inside a barrier's arguments"));
-                }
-                let method = &m.method;
-                Ok(quote_spanned! {m.span()=> #g.#method(#args); })
-            }
-            Expr::ForLoop(f) => {
-                no_label(f.label.as_ref())?;
-                let live = union(live, &mentions(&f.body));
-                let at = self.barrier_site(&f.body);
-                let pat = &f.pat;
-                if !immutable_names(pat) {
-                    return Err(Fail::new(
-                        pat.span(),
-                        "a loop that holds a barrier binds `mut` names",
-                    ));
-                }
-                let iter = if self.uniform_expr(&f.expr) {
-                    let e = &f.expr;
-                    quote!(#e)
-                } else {
-                    let iter = self.condition(&f.expr, &f.body, &live)?;
-                    let it = &self.it;
-                    quote!(#g.uniform(#at, move |#it| { #iter }))
-                };
-                // The pattern's names are the group's: they hide outer
-                // per-work-item variables inside the loop.
-                let bound = pat_bindings(pat)
-                    .into_iter()
-                    .map(|(name, mutable)| Binding {
-                        name,
-                        slot: None,
-                        uniform: true,
-                        mutable,
-                        id: None,
-                    })
-                    .collect();
-                self.scopes.push(bound);
-                let body = self.block(&f.body.stmts, &live);
-                self.scopes.pop();
-                let body = body?;
-                Ok(quote_spanned! {f.expr.span()=>
-                    for #pat in #iter { #body }
-                })
-            }
-            Expr::Loop(l) => {
-                no_label(l.label.as_ref())?;
-                let live = union(live, &mentions(&l.body));
-                let body = self.block(&l.body.stmts, &live)?;
-                Ok(quote_spanned! {l.loop_token.span=> loop { #body } })
-            }
-            Expr::While(w) => {
-                no_label(w.label.as_ref())?;
-                if matches!(&*w.cond, Expr::Let(_)) {
-                    return Err(Fail::new(
-                        w.cond.span(),
-                        "a `while let` that holds a barrier",
-                    ));
-                }
-                let live = union(&union(live, &mentions(&w.body)), &mentions(&w.cond));
-                let at = self.barrier_site(&w.body);
-                let cond = self.group_condition(&w.cond, &w.body, at, &live)?;
-                let body = self.block(&w.body.stmts, &live)?;
-                Ok(quote_spanned! {w.cond.span()=> while #cond { #body } })
-            }
-            Expr::If(i) => {
-                if matches!(&*i.cond, Expr::Let(_)) {
-                    return Err(Fail::new(i.cond.span(), "an `if let` that holds a barrier"));
-                }
-                let mut after = mentions(&i.then_branch);
-                if let Some((_, els)) = &i.else_branch {
-                    after.extend(mentions(els));
-                }
-                let at = match first_barrier(&self.wi, &i.then_branch) {
-                    Some(_) => self.barrier_site(&i.then_branch),
-                    None => self.barrier_site(&i.else_branch.as_ref().map(|e| &e.1)),
-                };
-                let (then, els) = (&i.then_branch, i.else_branch.as_ref().map(|e| &e.1));
-                let guarded = quote!(#then #els);
-                let cond = self.group_condition(&i.cond, &guarded, at, &union(live, &after))?;
-                let then = self.block(&i.then_branch.stmts, live)?;
-                let els = match &i.else_branch {
-                    None => quote!(),
-                    Some((_, e)) => match &**e {
-                        Expr::Block(b) if b.label.is_none() => {
-                            let b = self.block(&b.block.stmts, live)?;
-                            quote!(else { #b })
-                        }
-                        Expr::If(_) => {
-                            let nested = self.group_expr(e, live)?;
-                            quote!(else { #nested })
-                        }
-                        other => return Err(Fail::new(other.span(), "an unusual `else`")),
-                    },
-                };
-                Ok(quote_spanned! {i.cond.span()=> if #cond { #then } #els })
-            }
-            Expr::Block(b) if b.label.is_none() => {
-                let inner = self.block(&b.block.stmts, live)?;
-                Ok(quote!({ #inner }))
-            }
-            other => {
-                let span = first_barrier(&self.wi, other).unwrap_or_else(|| other.span());
-                Err(Fail::new(
-                    span,
-                    "a barrier inside an expression other than a statement, `for`, `while`, \
-                     `if` or a block (a `match`, `loop`, closure, or an argument)",
-                ))
-            }
-        }
-    }
-
-    /// Where the first barrier of `code` is, as a `&'static Location`.
-    fn barrier_site<T: quote::ToTokens>(&self, code: &T) -> TokenStream {
-        let span = first_barrier(&self.wi, code).unwrap_or_else(Span::call_site);
-        quote_spanned! {span=> ::clsync::engine::lifted::here() }
-    }
-
-    /// A `bool` condition of the group around `guarded`: itself if
-    /// uniform, else evaluated by every work-item through `Group::uniform`.
-    fn group_condition<T: quote::ToTokens>(
-        &mut self,
-        e: &Expr,
-        guarded: &T,
-        at: TokenStream,
-        live: &HashSet<String>,
-    ) -> Lifted {
-        if self.uniform_expr(e) {
-            return Ok(quote!(#e));
-        }
-        let cond = self.condition(e, guarded, live)?;
-        let (g, it) = (&self.g, &self.it);
-        Ok(quote!(#g.uniform(#at, move |#it| -> bool { #cond })))
-    }
-
-    /// A condition (or a `for` loop's iterator) around `guarded`, evaluated
-    /// per work-item: the body of the closure given to `Group::uniform`.
-    ///
-    /// Not around a sub-group barrier: `Group::uniform` holds the whole
-    /// group to one value, where a sub-group barrier asks only that its
-    /// sub-group agree (`002_6c32435e912a3710.txt`), so `if
-    /// wi.get_sub_group_id() == 0 { wi.sub_group_barrier(LOCAL); }` is a
-    /// correct kernel the group-level form would call divergent. Such a
-    /// kernel stays on a general engine, which holds each sub-group to its
-    /// own barrier; a condition uniform by its syntax needs no such care.
-    fn condition<T: quote::ToTokens>(
-        &mut self,
-        e: &Expr,
-        guarded: &T,
-        live: &HashSet<String>,
-    ) -> Lifted {
-        if let Some(span) = first_sub_group_barrier(&self.wi, guarded) {
-            return Err(Fail::new(
-                span,
-                "a sub-group barrier under a condition that is not uniform by its syntax \
-                 (sub-groups may take it apart)",
-            ));
-        }
-        let code = quote!(#e);
-        if let Some((span, why)) = loop_body_problem(&self.wi, &code) {
-            return Err(Fail::new(span, &why));
-        }
-        let used = mentions(&code);
-        let ins = self.visible(&used);
-        let ids = self.visible_ids(&used);
-        let outs: Vec<_> = ins
-            .iter()
-            .filter(|(n, _)| live.contains(n))
-            .cloned()
-            .collect();
-        let v = Ident::new("__clsync_v", Span::mixed_site());
-        let code = quote! { let #v = #code; };
-        Ok(self.item_code(&ids, &ins, &outs, &code, quote!(#v)))
-    }
-}
-
-/// Whether `s` is `break;`, `continue;` or `return;`: no label, no value.
-fn is_exit(s: &Stmt) -> bool {
-    match s {
-        Stmt::Expr(Expr::Break(b), _) => b.label.is_none() && b.expr.is_none(),
-        Stmt::Expr(Expr::Continue(c), _) => c.label.is_none(),
-        Stmt::Expr(Expr::Return(r), _) => r.expr.is_none(),
-        _ => false,
-    }
-}
-
-fn no_label(label: Option<&syn::Label>) -> Result<(), Fail> {
-    match label {
-        Some(l) => Err(Fail::new(l.span(), "a labelled loop that holds a barrier")),
-        None => Ok(()),
     }
 }
 

@@ -54,16 +54,27 @@ use crate::sync::{Arrival, BarrierWait, Site};
 ///     out.set(wi.get_global_id(0), 1);
 /// }
 ///
+/// // The group takes one arm: `n` is the same for every work-item.
 /// #[kernel]
-/// fn in_a_match(wi: &WorkItem, out: &Buffer<u32>, n: u32) {
+/// fn on_a_parameter(wi: &WorkItem, out: &Buffer<u32>, n: u32) {
 ///     match n {
 ///         0 => wi.barrier(LOCAL),
 ///         _ => out.set(wi.get_global_id(0), n),
 ///     }
 /// }
 ///
+/// // Each work-item takes its own arm: only a general engine can follow.
+/// #[kernel]
+/// fn on_an_id(wi: &WorkItem, out: &Buffer<u32>) {
+///     match wi.get_local_id(0) % 2 {
+///         0 => wi.barrier(LOCAL),
+///         _ => out.set(wi.get_global_id(0), 1),
+///     }
+/// }
+///
 /// assert_eq!(uniform_form(), KernelForm::Groups);
-/// assert_eq!(in_a_match_form(), KernelForm::Async);
+/// assert_eq!(on_a_parameter_form(), KernelForm::Groups);
+/// assert_eq!(on_an_id_form(), KernelForm::Async);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelForm {

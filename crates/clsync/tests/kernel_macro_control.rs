@@ -1,11 +1,12 @@
-//! `#[kernel]` lifts a `loop` that holds a barrier, and the exits the whole
-//! group takes together: `break;`, `continue;` and `return;`, alone or as the
-//! body of an `if` whose condition is the same for every work-item (a
-//! variable the group holds, a group id, a parameter). A group-level exit is
-//! the group's own control flow, so every work-item reaches the same
-//! barriers, as `003_2caebc1f01141481.txt` asks. Each kernel here gives what
-//! a sequential computation gives, and what the same kernel gives on the
-//! coroutine engine; an exit behind a per-work-item condition keeps a
+//! `#[kernel]` lifts the control flow the whole group takes together beyond
+//! `for`, `while` and `if`: a `loop` that holds a barrier, the exits
+//! `break;`, `continue;` and `return;` alone or as the body of an `if` whose
+//! condition is the same for every work-item by its syntax (a variable the
+//! group holds, a group id, a parameter), and a `match` on such a value. The
+//! group runs them itself, so every work-item reaches the same barriers, as
+//! `003_2caebc1f01141481.txt` asks. Each kernel here gives what a
+//! sequential computation gives, and what the same kernel gives on the
+//! coroutine engine; the same control flow on a per-work-item value keeps a
 //! kernel on a general engine (`kernel_macro_fallback.rs`).
 
 mod common;
@@ -96,7 +97,56 @@ fn early_stop(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>, stop: usize
     out.set(wi.get_global_id(0), acc);
 }
 
+/// Rounds whose kind a `match` on the group-held round and the `mode`
+/// parameter picks: a rotation through local memory (two barriers), a
+/// barrier alone, an arm with a guard, or-patterns, an arm that binds a
+/// name, an arm that leaves the loop.
+#[kernel(groups)]
+fn by_mode(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>, mode: u32) {
+    let l = wi.get_local_id(0);
+    let n = wi.get_local_size(0);
+    let t = wi.local(tile);
+    let mut acc = l as u32;
+    let mut round = 0u32;
+    loop {
+        match (round + mode) % 5 {
+            0 | 1 => {
+                t.set(l, acc);
+                wi.barrier(LOCAL);
+                acc = t.get((l + 1) % n);
+                wi.barrier(LOCAL);
+            }
+            k if k == mode % 5 => wi.barrier(LOCAL),
+            2 => acc = acc.wrapping_mul(3),
+            k => {
+                wi.barrier(LOCAL);
+                acc = acc.wrapping_add(k);
+            }
+        }
+        round += 1;
+        match round {
+            4 => break,
+            _ => wi.barrier(LOCAL),
+        }
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
 // ---- references ------------------------------------------------------------
+
+/// `by_mode` for one group of `n`, sequentially.
+fn by_mode_reference(n: usize, mode: u32) -> Vec<u32> {
+    let mut acc: Vec<u32> = (0..n as u32).collect();
+    for round in 0..4u32 {
+        match (round + mode) % 5 {
+            0 | 1 => acc = (0..n).map(|l| acc[(l + 1) % n]).collect(),
+            k if k == mode % 5 => {}
+            2 => acc.iter_mut().for_each(|a| *a = a.wrapping_mul(3)),
+            k => acc.iter_mut().for_each(|a| *a = a.wrapping_add(k)),
+        }
+    }
+    acc
+}
 
 /// `odd_rounds` for one group of `n`, sequentially.
 fn odd_rounds_reference(n: usize, rounds: u32) -> Vec<u32> {
@@ -129,11 +179,68 @@ fn early_stop_reference(n: usize, stop: usize) -> Vec<u32> {
 
 // ---- tests -----------------------------------------------------------------
 
+/// Which form of a kernel a run takes.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    /// `name_launch`: the group-level form.
+    Lifted,
+    /// `Runtime::launch`: the kernel as written, on the coroutine engine.
+    Coroutines,
+}
+
+/// Runs a kernel over `groups` groups of `local` work-items with a local
+/// array of `local` values, in both forms, checked and unchecked, and holds
+/// each run's output (of `groups * local` values) to `want`. `run` makes one
+/// run into the output it is given.
+fn both_forms_give(
+    name: &str,
+    (groups, local): (usize, usize),
+    want: &[u32],
+    run: impl Fn(&clsync::Runtime, &Launch, &Buffer<u32>, LocalArg<u32>, Form),
+) {
+    let rt = common::rt();
+    for checked in [false, true] {
+        for form in [Form::Lifted, Form::Coroutines] {
+            let mut launch =
+                Launch::new(name, NdRange::new([groups * local]).local([local])).checked(checked);
+            let tile = launch.local::<u32>(local);
+            let out = Buffer::<u32>::new(groups * local);
+            run(&rt, &launch, &out, tile, form);
+            assert_eq!(out.to_vec(), want, "{name}: {form:?}, checked: {checked}");
+        }
+    }
+}
+
 #[test]
 fn loops_with_group_level_exits_are_lifted() {
     assert_eq!(reduce_loop_form(), KernelForm::Groups);
     assert_eq!(odd_rounds_form(), KernelForm::Groups);
     assert_eq!(early_stop_form(), KernelForm::Groups);
+    assert_eq!(by_mode_form(), KernelForm::Groups);
+}
+
+#[test]
+fn a_match_on_uniform_values_takes_the_sequential_arms() {
+    common::within(60, || {
+        let (groups, local) = (3, 16);
+        for mode in 0..5 {
+            let want: Vec<u32> = (0..groups)
+                .flat_map(|_| by_mode_reference(local, mode))
+                .collect();
+            both_forms_give(
+                "by_mode",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        Form::Lifted => by_mode_launch(rt, launch, out, tile, mode),
+                        Form::Coroutines => rt.launch(launch, |wi| by_mode(wi, out, tile, mode)),
+                    }
+                    .unwrap();
+                },
+            );
+        }
+    });
 }
 
 #[test]
@@ -162,7 +269,6 @@ fn a_loop_left_by_a_uniform_break_reduces_as_the_sequential_sum() {
 fn continue_break_and_a_groups_return_give_the_sequential_rounds() {
     common::within(60, || {
         let (groups, local) = (4, 16);
-        let rt = common::rt();
         for (skip, rounds) in [(1, 1), (3, 5), (9, 6)] {
             let mut want = Vec::new();
             for g in 0..groups {
@@ -172,27 +278,20 @@ fn continue_break_and_a_groups_return_give_the_sequential_rounds() {
                     want.extend(odd_rounds_reference(local, rounds));
                 }
             }
-            for checked in [false, true] {
-                let mut launch =
-                    Launch::new("odd_rounds", NdRange::new([groups * local]).local([local]))
-                        .checked(checked);
-                let tile = launch.local::<u32>(local);
-                let out = Buffer::<u32>::new(groups * local);
-                odd_rounds_launch(&rt, &launch, &out, tile, skip, rounds).unwrap();
-                assert_eq!(
-                    out.to_vec(),
-                    want,
-                    "lifted, skip {skip}, rounds {rounds}, checked: {checked}"
-                );
-                let out = Buffer::<u32>::new(groups * local);
-                rt.launch(&launch, |wi| odd_rounds(wi, &out, tile, skip, rounds))
+            both_forms_give(
+                "odd_rounds",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        Form::Lifted => odd_rounds_launch(rt, launch, out, tile, skip, rounds),
+                        Form::Coroutines => {
+                            rt.launch(launch, |wi| odd_rounds(wi, out, tile, skip, rounds))
+                        }
+                    }
                     .unwrap();
-                assert_eq!(
-                    out.to_vec(),
-                    want,
-                    "coroutines, skip {skip}, rounds {rounds}"
-                );
-            }
+                },
+            );
         }
     });
 }
@@ -201,22 +300,22 @@ fn continue_break_and_a_groups_return_give_the_sequential_rounds() {
 fn exits_in_for_and_while_loops_give_the_sequential_result() {
     common::within(60, || {
         let (groups, local) = (2, 32);
-        let rt = common::rt();
         for stop in [0, 3, 8] {
             let want: Vec<u32> = (0..groups)
                 .flat_map(|_| early_stop_reference(local, stop))
                 .collect();
-            let mut launch =
-                Launch::new("early_stop", NdRange::new([groups * local]).local([local]))
-                    .checked(true);
-            let tile = launch.local::<u32>(local);
-            let out = Buffer::<u32>::new(groups * local);
-            early_stop_launch(&rt, &launch, &out, tile, stop).unwrap();
-            assert_eq!(out.to_vec(), want, "lifted, stop {stop}");
-            let out = Buffer::<u32>::new(groups * local);
-            rt.launch(&launch, |wi| early_stop(wi, &out, tile, stop))
-                .unwrap();
-            assert_eq!(out.to_vec(), want, "coroutines, stop {stop}");
+            both_forms_give(
+                "early_stop",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        Form::Lifted => early_stop_launch(rt, launch, out, tile, stop),
+                        Form::Coroutines => rt.launch(launch, |wi| early_stop(wi, out, tile, stop)),
+                    }
+                    .unwrap();
+                },
+            );
         }
     });
 }
