@@ -27,7 +27,8 @@ struct Cli {
     /// Interleaved runs per workload; figures are their medians.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
-    /// Worker threads for clsync, PoCL's device and the rayon pool
+    /// Worker threads for clsync, PoCL's device (through
+    /// `POCL_MAX_PTHREAD_COUNT`, unless that is set) and the rayon pool
     /// (default: the machine's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
@@ -103,6 +104,10 @@ struct Inputs {
 
 fn main() {
     let args = args();
+    // First, while the process has one thread: PoCL reads its thread count
+    // from the environment.
+    #[cfg(feature = "pocl")]
+    clsync_bench::pocl::request_threads(args.threads);
     if let Some(only) = &args.only {
         if !Workload::ALL
             .iter()
@@ -130,7 +135,18 @@ fn main() {
     );
     match &cl {
         #[cfg(feature = "pocl")]
-        Ok(p) => println!("OpenCL device: {}", p.description),
+        Ok(p) => {
+            println!("OpenCL device: {}", p.description);
+            if p.compute_units as usize != args.threads {
+                let var = clsync_bench::pocl::THREADS_VAR;
+                println!(
+                    "PoCL: {} threads, not {} ({var}={} in the environment)",
+                    p.compute_units,
+                    args.threads,
+                    std::env::var(var).unwrap_or_default()
+                );
+            }
+        }
         #[cfg(not(feature = "pocl"))]
         Ok(_) => {}
         Err(why) => println!("PoCL: not run: {why}"),

@@ -32,6 +32,25 @@ pub struct Pocl {
 /// Why the OpenCL side cannot run.
 pub type Error = String;
 
+/// PoCL's variable for the number of worker threads of its `pthread` CPU
+/// device (PoCL 3.1; its compute units follow it). Without it PoCL runs one
+/// thread per core, whatever the suite's `--threads`.
+pub const THREADS_VAR: &str = "POCL_MAX_PTHREAD_COUNT";
+
+/// Asks PoCL for `threads` worker threads, as clsync and the limit get,
+/// unless the environment already names a count (which then wins, and the
+/// device's compute units say so). PoCL reads the variable when the
+/// platform is first asked for, in [`Pocl::new`].
+///
+/// Call it before the process starts any thread: it sets an environment
+/// variable, which another thread reading the environment at the same time
+/// could see half-written.
+pub fn request_threads(threads: usize) {
+    if std::env::var_os(THREADS_VAR).is_none() {
+        std::env::set_var(THREADS_VAR, threads.to_string());
+    }
+}
+
 impl Pocl {
     /// Finds the device and builds the program, or says why not.
     pub fn new() -> Result<Pocl, Error> {

@@ -129,3 +129,45 @@ fn spread_lines_put_each_sides_runs_in_order_around_the_rows_median() {
         "{stdout}"
     );
 }
+
+/// `--threads` reaches PoCL's device too (through its thread variable,
+/// unless the environment sets one): with PoCL present, the device line
+/// names as many compute units as clsync has workers, and a count the
+/// environment sets is said to differ.
+#[test]
+fn pocl_runs_as_many_threads_as_the_suite_asks_for() {
+    let run = |threads: &str, var: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clsync-bench"));
+        cmd.args([
+            "--small",
+            "--reps",
+            "1",
+            "--threads",
+            threads,
+            "--only",
+            "reduce",
+        ]);
+        cmd.env_remove("POCL_MAX_PTHREAD_COUNT");
+        if let Some(v) = var {
+            cmd.env("POCL_MAX_PTHREAD_COUNT", v);
+        }
+        let out = cmd.output().expect("the suite runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let one = run("1", None);
+    if one.contains("PoCL: not run:") {
+        // No PoCL here (or built without the feature): nothing to count.
+        return;
+    }
+    assert!(one.contains(", 1 compute units)"), "{one}");
+    assert!(!one.contains("threads, not"), "{one}");
+    let three = run("3", None);
+    assert!(three.contains(", 3 compute units)"), "{three}");
+    let forced = run("1", Some("2"));
+    assert!(forced.contains(", 2 compute units)"), "{forced}");
+    assert!(
+        forced.contains("PoCL: 2 threads, not 1 (POCL_MAX_PTHREAD_COUNT=2 in the environment)"),
+        "{forced}"
+    );
+}
