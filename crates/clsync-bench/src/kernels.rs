@@ -16,15 +16,20 @@ use crate::reference::{self, compare};
 use crate::timing::timed;
 use crate::{block_offsets, Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
-/// The barrier loop, group-level: the private value lives in a vector, and
-/// each step between two barriers is one loop over the group.
+/// The barrier loop, group-level: the private value lives in a
+/// [`Private`](clsync::memory::Private) array (one value per work-item, on
+/// a cache line), and each step between two barriers is one loop over the
+/// group.
 pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
     let (n, local, barriers) = s.barrier;
     let out = Buffer::<u32>::new(n);
     let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
     let time = timed(|| {
         rt.launch_groups(&launch, |g| {
-            let mut acc: Vec<u32> = (0..g.len() as u32).collect();
+            let mut acc = g.private::<u32>();
+            for (l, a) in acc.iter_mut().enumerate() {
+                *a = l as u32;
+            }
             for _ in 0..barriers {
                 g.barrier(LOCAL);
                 for a in acc.iter_mut() {

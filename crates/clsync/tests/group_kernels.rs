@@ -355,26 +355,35 @@ fn a_panic_in_for_each_mut_names_its_work_item() {
 }
 
 /// A barrier inside `for_each`, even after a nested `for_each` has ended,
-/// is an error naming the mistake, not a silent no-op.
+/// is an error naming the mistake, not a silent no-op, in unchecked and
+/// checked launches alike; a barrier after the loop is fine in both.
 #[test]
 fn a_barrier_inside_for_each_is_an_error() {
     common::within(60, || {
-        let launch = Launch::new("misplaced", NdRange::new([8]).local([8]));
-        let e = common::rt()
-            .launch_groups(&launch, |g| {
-                g.for_each(|_| {
-                    g.for_each_in(0..1, |_| {});
+        for checked in [false, true] {
+            let launch = Launch::new("misplaced", NdRange::new([8]).local([8])).checked(checked);
+            let e = common::rt()
+                .launch_groups(&launch, |g| {
+                    g.for_each(|_| {
+                        g.for_each_in(0..1, |_| {});
+                        g.barrier(LOCAL);
+                    })
+                })
+                .unwrap_err();
+            let p = common::kernel_panic(e);
+            assert!(
+                p.message.contains("barriers belong between the loops"),
+                "checked: {checked}: {}",
+                p.message
+            );
+            assert_eq!(p.ids.local_linear_id, 0);
+            common::rt()
+                .launch_groups(&launch, |g| {
+                    g.for_each(|_| g.for_each_in(0..1, |_| {}));
                     g.barrier(LOCAL);
                 })
-            })
-            .unwrap_err();
-        let p = common::kernel_panic(e);
-        assert!(
-            p.message.contains("barriers belong between the loops"),
-            "{}",
-            p.message
-        );
-        assert_eq!(p.ids.local_linear_id, 0);
+                .unwrap();
+        }
     });
 }
 

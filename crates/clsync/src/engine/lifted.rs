@@ -28,7 +28,7 @@ use std::panic::Location;
 use super::loops::{Group, Item};
 use crate::error::{Divergence, Place, PlaceRun};
 use crate::geometry::{sub_group_len, ItemIds};
-use crate::memory::{Element, LocalArg, LocalView};
+use crate::memory::{Element, LocalArg, LocalView, Private};
 use crate::sync::{
     AcqRel, Acquire, BarrierKind, FenceFlags, FenceOrder, FenceScopeFor, Release, Site,
     WorkGroupScope,
@@ -214,7 +214,8 @@ impl<'a> Lane<'a, '_> {
 /// Made uninitialized by [`Group::slots`]; a [`SlotPtr`] reads and writes
 /// it inside the loops.
 pub struct Slots<T> {
-    values: Box<[MaybeUninit<T>]>,
+    /// On a cache line, as a group's private arrays are (see [`Private`]).
+    values: Private<MaybeUninit<T>>,
 }
 
 /// A `Copy` handle on a [`Slots`], for `move` closures (see [`LocalView`]
@@ -235,7 +236,7 @@ impl Group<'_> {
     /// Storage for one `T` per work-item, uninitialized.
     pub fn slots<T: Copy>(&self) -> Slots<T> {
         Slots {
-            values: (0..self.len()).map(|_| MaybeUninit::uninit()).collect(),
+            values: Private::from_fn(self.len(), |_| MaybeUninit::uninit()),
         }
     }
 }

@@ -74,7 +74,7 @@
 //! assert_eq!(sums.get(0), 256 * 257 / 2);
 //! ```
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe, Location};
 
 use super::lifted::Disagreement;
@@ -82,8 +82,8 @@ use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
-use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView};
-use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
+use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private};
+use crate::scheduler::{hooks, GroupFailure, GroupRunner, Shared, SharedProgress, Worker};
 use crate::sync::{
     fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
     MemFlags, MemScope, Site,
@@ -110,10 +110,17 @@ pub struct Group<'g> {
     check: Option<&'g GroupCheck>,
     /// The work-item `for_each` is running, for panic reports.
     current: Cell<Option<usize>>,
-    /// Whether `for_each` is running (a barrier inside it is a mistake).
-    in_loop: Cell<bool>,
-    progress: RefCell<Progress<'g>>,
+    /// What a barrier must do besides its fence, poll and count: nothing
+    /// (0), or what [`IN_LOOP`] and [`CHECKED`] say. One test on the
+    /// barrier's fast path for both.
+    barrier_extra: Cell<u8>,
+    progress: SharedProgress<'g>,
 }
+
+/// `for_each` is running: a barrier now is a mistake.
+const IN_LOOP: u8 = 1;
+/// The launch is checked: a barrier releases the checker's group.
+const CHECKED: u8 = 2;
 
 impl Group<'_> {
     /// Work-items in this group.
@@ -157,7 +164,8 @@ impl Group<'_> {
             current: &self.current,
             at: range.start,
         };
-        let outer = self.in_loop.replace(true);
+        let outer = self.barrier_extra.get();
+        self.barrier_extra.set(outer | IN_LOOP);
         match self.check {
             // Two copies of the loop, so that the unchecked one has nothing
             // in it but `f`.
@@ -172,7 +180,7 @@ impl Group<'_> {
             }),
         }
         std::mem::forget(marker);
-        self.in_loop.set(outer);
+        self.barrier_extra.set(outer);
     }
 
     /// The loop of `for_each_in`: counting through z, y, x instead of
@@ -255,10 +263,10 @@ impl Group<'_> {
         })
     }
 
-    /// A vector with one default value per work-item: private variables
-    /// that live across barriers.
-    pub fn private<T: Default + Clone>(&self) -> Vec<T> {
-        vec![T::default(); self.len]
+    /// One default value per work-item, starting on a cache line (see
+    /// [`Private`]): a private variable that lives across barriers.
+    pub fn private<T: Default>(&self) -> Private<T> {
+        Private::from_fn(self.len, |_| T::default())
     }
 
     /// `get_work_dim`.
@@ -425,10 +433,39 @@ impl Group<'_> {
     /// between two short loops (64 work-items, a few vector instructions
     /// each) cost as much as one of the loops. The checker's part is out of
     /// line.
+    ///
+    /// Its fast path tests one byte for anything more to do (a barrier
+    /// inside `for_each`, a checked launch), then polls for cancellation,
+    /// fences and counts the group's work-items: about ten instructions,
+    /// where testing each case apart and counting through a `RefCell` took
+    /// about twenty, which at 64 work-items of a few vector instructions
+    /// each was a third of a barrier loop's time.
     #[inline]
     fn wait(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Location) {
+        let extra = self.barrier_extra.get();
+        if extra != 0 {
+            return self.wait_extra(extra, kind, flags, scope, at);
+        }
+        hooks::poll(at);
+        fence_effect(flags, crate::sync::MemOrder::AcqRel, scope);
+        self.progress.steps(self.len);
+    }
+
+    /// A barrier with more to do than its fast path: refused inside
+    /// `for_each`; in a checked launch, also the checker's release of the
+    /// group or each of its sub-groups.
+    #[cold]
+    #[inline(never)]
+    fn wait_extra(
+        &self,
+        extra: u8,
+        kind: BarrierKind,
+        flags: MemFlags,
+        scope: MemScope,
+        at: &'static Location,
+    ) {
         assert!(
-            !self.in_loop.get(),
+            extra & IN_LOOP == 0,
             "a barrier inside for_each: barriers belong between the loops"
         );
         hooks::poll(at);
@@ -436,13 +473,11 @@ impl Group<'_> {
         if let Some(check) = self.check {
             self.release_checked(check, kind, flags, scope, at);
         }
-        self.progress.borrow_mut().steps(self.len);
+        self.progress.steps(self.len);
     }
 
     /// The checker's side of a barrier: releases the group or each of its
     /// sub-groups.
-    #[cold]
-    #[inline(never)]
     fn release_checked(
         &self,
         check: &GroupCheck,
@@ -507,18 +542,17 @@ where
             None => None,
         };
         let (group_id, len) = (env.group_id, env.len());
-        let fork: Progress<'_> = progress.fork();
         let group = Group {
             env: &env,
             len,
             check: check.as_ref(),
             current: Cell::new(None),
-            in_loop: Cell::new(false),
-            progress: RefCell::new(fork),
+            barrier_extra: Cell::new(if check.is_some() { CHECKED } else { 0 }),
+            progress: progress.fork_shared(),
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));
         let n = group.len;
-        progress.join(&group.progress.borrow(), n);
+        progress.join_shared(&group.progress, n);
         let at = group.current.get();
         let Err(payload) = result else {
             // Moved out rather than dropped as an `Option`: an unchecked

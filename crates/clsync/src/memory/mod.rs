@@ -1,6 +1,7 @@
 //! The address spaces a kernel sees: global buffers shared by every
 //! work-group and by host threads, local memory owned by one work-group,
-//! `read_write` images, and private memory (ordinary Rust locals).
+//! `read_write` images, and private memory (ordinary Rust locals; in a
+//! group-level kernel, a [`Private`] array of one value per work-item).
 //!
 //! # How memory maps onto Rust's memory model
 //!
@@ -31,12 +32,14 @@ mod buffer;
 mod image;
 mod legacy;
 mod local;
+mod private;
 mod scalar;
 mod view;
 
 pub use buffer::Buffer;
 pub use image::{Image2d, Pixel};
 pub use local::{LocalArg, LocalSlice};
+pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
 pub use view::{BufferView, LocalView};
 

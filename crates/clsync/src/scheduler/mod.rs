@@ -21,6 +21,7 @@ mod latch;
 mod loom_tests;
 mod schedule;
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -92,6 +93,43 @@ impl<'a> Progress<'a> {
     pub(crate) fn join(&mut self, fork: &Progress<'_>, finished: usize) {
         self.count = fork.count;
         self.steps(finished);
+    }
+
+    /// A counter on the same slot that advances through a shared
+    /// reference: a group-level kernel's barriers count through its
+    /// `&Group`.
+    #[inline]
+    pub(crate) fn fork_shared(&self) -> SharedProgress<'a> {
+        SharedProgress {
+            count: Cell::new(self.count),
+            slot: self.slot,
+        }
+    }
+
+    /// Takes back a shared fork's count, plus `finished` work-items.
+    #[inline]
+    pub(crate) fn join_shared(&mut self, fork: &SharedProgress<'_>, finished: usize) {
+        self.count = fork.count.get();
+        self.steps(finished);
+    }
+}
+
+/// [`Progress`] advanced through a shared reference: a count in a `Cell`,
+/// where a `RefCell<Progress>` cost a borrow flag's test, set and reset per
+/// step besides the count.
+pub(crate) struct SharedProgress<'a> {
+    count: Cell<u64>,
+    slot: &'a AtomicU64,
+}
+
+impl SharedProgress<'_> {
+    /// `n` work-items suspended or finished.
+    #[inline]
+    pub(crate) fn steps(&self, n: usize) {
+        let count = self.count.get() + n as u64;
+        self.count.set(count);
+        // Relaxed: as in `Progress::step`.
+        self.slot.store(count, Ordering::Relaxed);
     }
 }
 
