@@ -165,7 +165,7 @@ impl Lifter {
                 Err(Fail::new(
                     span,
                     "a barrier inside an expression other than a statement, `for`, `while`, \
-                     `if` or a block (a `match`, `loop`, closure, or an argument)",
+                     `loop`, `if`, `match` or a block (a closure, an argument, a labelled block)",
                 ))
             }
         }

@@ -8,8 +8,8 @@
 //! cannot be forwarded from the store buffer and waits for the stores to
 //! reach the cache. Where a `Vec<u32>` of 64 work-items started wherever the
 //! allocator put it, the bench's barrier loop at local size 64 ran at half
-//! the speed it runs at on a line-aligned array (0.19 against 0.09 ns per
-//! work-item per barrier, one thread, AVX-512).
+//! the speed it runs at on a line-aligned array (0.17–0.18 against
+//! 0.08–0.12 ns per work-item per barrier, one thread, AVX-512).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::marker::PhantomData;
@@ -91,6 +91,12 @@ impl<T> Private<T> {
             made.len = i + 1;
         }
         made
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Private<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
