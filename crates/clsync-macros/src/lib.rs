@@ -18,8 +18,10 @@
 //!   and guards are uniform by their syntax (`uniform.rs`);
 //! * `break;`, `continue;` and `return;` are run by the group when they are
 //!   taken by all work-items or none, by their syntax: alone, or as the
-//!   body of an `if` whose condition is uniform (`lift::Lifter`'s
-//!   `is_uniform_exit`);
+//!   body of an `if` whose condition is uniform (`lift/group.rs`,
+//!   `is_uniform_exit`); a loop's only exit, `if cond { break; }` under a
+//!   work-group barrier at the top of the loop, also with a condition every
+//!   work-item evaluates and `Group::uniform` checks (`checked_break`);
 //! * a sub-group barrier under a condition that is not uniform by its
 //!   syntax is not lifted: only its sub-group must agree on it, and
 //!   `Group::uniform` would hold the whole group to the condition;

@@ -190,80 +190,103 @@ pub(crate) fn is_wi(e: &Expr, wi: &Ident) -> bool {
 /// `continue` that leaves it, or a use of `wi` that a `Lane` cannot stand
 /// in for.
 pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Span, String)> {
-    struct Check<'a> {
-        wi: &'a Ident,
-        /// Loops entered inside the code: a `break` there stays inside.
-        loops: usize,
-        /// Closures entered: `return` and `?` there leave the closure only.
-        closures: usize,
-        problem: Option<(Span, String)>,
+    check(wi, code).problem
+}
+
+/// How many `return`s, `?`s, `break`s and `continue`s can leave `code` (a
+/// loop's body: its iteration or the loop itself), those in a macro's
+/// arguments included; the ones inside a loop or closure of `code`'s own
+/// stay there and do not count.
+pub(crate) fn exits<T: ToTokens>(wi: &Ident, code: &T) -> usize {
+    check(wi, code).exits
+}
+
+/// What `loop_body_problem` and `exits` ask of a piece of code.
+struct Check<'a> {
+    wi: &'a Ident,
+    /// Loops entered inside the code: a `break` there stays inside.
+    loops: usize,
+    /// Closures entered: `return` and `?` there leave the closure only.
+    closures: usize,
+    problem: Option<(Span, String)>,
+    /// Exits from the code.
+    exits: usize,
+}
+
+impl Check<'_> {
+    fn flag(&mut self, span: Span, why: &str) {
+        self.problem.get_or_insert((span, why.to_string()));
     }
-    impl Check<'_> {
-        fn flag(&mut self, span: Span, why: &str) {
-            self.problem.get_or_insert((span, why.to_string()));
-        }
+    fn exit(&mut self, span: Span, why: &str) {
+        self.exits += 1;
+        self.flag(span, why);
     }
-    impl<'ast> Visit<'ast> for Check<'_> {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            match e {
-                Expr::Return(_) if self.closures == 0 => self.flag(
-                    e.span(),
-                    "a `return` that only some work-items may take ends their run early \
-                     (one the whole group takes, alone or in an `if` of a uniform condition, is lifted)",
-                ),
-                Expr::Try(_) if self.closures == 0 => self.flag(
-                    e.span(),
-                    "a `?` between barriers may end one work-item early",
-                ),
-                Expr::Break(_) | Expr::Continue(_) if self.loops == 0 => self.flag(
-                    e.span(),
-                    "a `break` or `continue` out of a loop that holds a barrier, \
-                     behind a condition that is not uniform",
-                ),
-                Expr::Path(_) if is_wi(e, self.wi) => self.flag(
-                    e.span(),
-                    "the work-item is used other than to call one of its functions",
-                ),
-                Expr::MethodCall(m) if is_wi(&m.receiver, self.wi) => {
-                    let name = m.method.to_string();
-                    if !LANE_METHODS.contains(&name.as_str()) {
-                        self.flag(
-                            m.method.span(),
-                            "a work-item function the group-level form does not have",
-                        );
-                    }
-                    for a in &m.args {
-                        self.visit_expr(a);
-                    }
-                    return;
+}
+
+impl<'ast> Visit<'ast> for Check<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Return(_) if self.closures == 0 => self.exit(
+                e.span(),
+                "a `return` that only some work-items may take ends their run early \
+                 (one the whole group takes, alone or in an `if` of a uniform condition, is lifted)",
+            ),
+            Expr::Try(_) if self.closures == 0 => self.exit(
+                e.span(),
+                "a `?` between barriers may end one work-item early",
+            ),
+            Expr::Break(_) | Expr::Continue(_) if self.loops == 0 => self.exit(
+                e.span(),
+                "a `break` or `continue` out of a loop that holds a barrier, \
+                 behind a condition that is not uniform",
+            ),
+            Expr::Path(_) if is_wi(e, self.wi) => self.flag(
+                e.span(),
+                "the work-item is used other than to call one of its functions",
+            ),
+            Expr::MethodCall(m) if is_wi(&m.receiver, self.wi) => {
+                let name = m.method.to_string();
+                if !LANE_METHODS.contains(&name.as_str()) {
+                    self.flag(
+                        m.method.span(),
+                        "a work-item function the group-level form does not have",
+                    );
                 }
-                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-                    self.loops += 1;
-                    visit::visit_expr(self, e);
-                    self.loops -= 1;
-                    return;
+                for a in &m.args {
+                    self.visit_expr(a);
                 }
-                Expr::Closure(_) | Expr::Async(_) => {
-                    let loops = std::mem::replace(&mut self.loops, 0);
-                    self.closures += 1;
-                    visit::visit_expr(self, e);
-                    self.closures -= 1;
-                    self.loops = loops;
-                    return;
-                }
-                _ => {}
+                return;
             }
-            visit::visit_expr(self, e);
-        }
-        fn visit_macro(&mut self, m: &'ast Macro) {
-            if let Some((span, why)) = macro_problem(m.tokens.clone(), self.wi) {
-                self.flag(span, why);
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.loops += 1;
+                visit::visit_expr(self, e);
+                self.loops -= 1;
+                return;
             }
+            Expr::Closure(_) | Expr::Async(_) => {
+                let loops = std::mem::replace(&mut self.loops, 0);
+                self.closures += 1;
+                visit::visit_expr(self, e);
+                self.closures -= 1;
+                self.loops = loops;
+                return;
+            }
+            _ => {}
         }
-        fn visit_item(&mut self, _: &'ast syn::Item) {
-            // Items inside the body are their own functions.
-        }
+        visit::visit_expr(self, e);
     }
+    fn visit_macro(&mut self, m: &'ast Macro) {
+        if let Some((span, why)) = macro_problem(m.tokens.clone(), self.wi) {
+            self.flag(span, why);
+        }
+        self.exits += exit_words(m.tokens.clone());
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {
+        // Items inside the body are their own functions.
+    }
+}
+
+fn check<'a, T: ToTokens>(wi: &'a Ident, code: &T) -> Check<'a> {
     // The code as a block: visited from the block, not from an enclosing
     // function item, which `visit_item` above skips.
     let block: syn::Block = syn::parse_quote!({ #code });
@@ -272,9 +295,23 @@ pub(crate) fn loop_body_problem<T: ToTokens>(wi: &Ident, code: &T) -> Option<(Sp
         loops: 0,
         closures: 0,
         problem: None,
+        exits: 0,
     };
     c.visit_block(&block);
-    c.problem
+    c
+}
+
+/// How many of `return`, `break` and `continue` a macro's unparsed
+/// arguments hold (all of them: where they lead is not known).
+fn exit_words(tokens: TokenStream) -> usize {
+    tokens
+        .into_iter()
+        .map(|t| match t {
+            TokenTree::Ident(i) => usize::from(i == "return" || i == "break" || i == "continue"),
+            TokenTree::Group(g) => exit_words(g.stream()),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// `loop_body_problem` for the unparsed arguments of a macro.

@@ -139,6 +139,12 @@ extern crate self as clsync;
 ///   the whole body of an `if` with no `else` whose condition is uniform by
 ///   its syntax: `if half == 0 { break; }`, `if wi.get_group_id(0) == skip {
 ///   return; }`.
+/// * `if cond { break; }` with any other condition, when that `break` is
+///   its loop's only exit and a work-group barrier stands at the top of the
+///   loop's body: every work-item evaluates the condition, and work-items
+///   that disagree are a divergence at that barrier (those that stay reach
+///   it, those that leave never do again). A loop that decides through
+///   local memory (`if done.get(0) != 0 { break; }`) lifts so.
 ///
 /// A kernel stays on a general engine when a barrier sits anywhere else
 /// (a `match` on a per-work-item value, a labelled loop, a closure, an

@@ -11,9 +11,12 @@
 
 mod common;
 
+use clsync::checker::ReportKind;
 use clsync::engine::KernelForm;
 use clsync::sync::LOCAL;
-use clsync::{kernel, Buffer, Launch, LocalArg, NdRange, WorkItem};
+use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem};
+
+const SOURCE: &str = include_str!("kernel_macro_control.rs");
 
 // ---- kernels ---------------------------------------------------------------
 
@@ -132,6 +135,56 @@ fn by_mode(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>, mode: u32) {
     out.set(wi.get_global_id(0), acc);
 }
 
+/// Halves each work-item's value until the group decides, through local
+/// memory, that it is done: work-item 0 writes the verdict on its own value,
+/// a barrier publishes it, and every work-item reads it and leaves by the
+/// loop's one `break`, checked at run time to be taken by all or none.
+#[kernel(groups)]
+fn halve_until(wi: &WorkItem, out: &Buffer<u32>, flag: LocalArg<u32>, limit: u32) {
+    let l = wi.get_local_id(0);
+    let f = wi.local(flag);
+    let mut v = (l as u32 + 1) * 1000;
+    let mut rounds = 0u32;
+    loop {
+        if l == 0 {
+            f.set(0, u32::from(v <= limit));
+        }
+        wi.barrier(LOCAL); //~ the verdict's barrier
+        if f.get(0) != 0 {
+            break;
+        }
+        v /= 2;
+        rounds += 1;
+        wi.barrier(LOCAL);
+    }
+    out.set(wi.get_global_id(0), v * 100 + rounds);
+}
+
+/// The same loop left by work-item 0 alone: a divergence, reported at the
+/// barrier the others go on to wait at.
+#[kernel(groups)]
+fn first_leaves(wi: &WorkItem, out: &Buffer<u32>) {
+    let l = wi.get_local_id(0);
+    loop {
+        wi.barrier(LOCAL); //~ the others' barrier
+        if l == 0 {
+            break;
+        }
+    }
+    out.set(wi.get_global_id(0), 1);
+}
+
+/// A per-work-item `let` hides a parameter of the same name and the next
+/// `let`, in the same stretch between barriers, uses it: that value is per
+/// work-item too, not one the group holds (from the parameter).
+#[kernel(groups)]
+fn shadowed(wi: &WorkItem, out: &Buffer<u32>, n: u32) {
+    let n = wi.get_local_id(0) as u32 + n;
+    let m = n * 2;
+    wi.barrier(LOCAL);
+    out.set(wi.get_global_id(0), m);
+}
+
 // ---- references ------------------------------------------------------------
 
 /// `by_mode` for one group of `n`, sequentially.
@@ -217,6 +270,92 @@ fn loops_with_group_level_exits_are_lifted() {
     assert_eq!(odd_rounds_form(), KernelForm::Groups);
     assert_eq!(early_stop_form(), KernelForm::Groups);
     assert_eq!(by_mode_form(), KernelForm::Groups);
+    assert_eq!(halve_until_form(), KernelForm::Groups);
+    assert_eq!(first_leaves_form(), KernelForm::Groups);
+}
+
+/// A loop left by a `break` on a value read from local memory: every
+/// work-item leaves in the round work-item 0's value first falls to the
+/// limit, as a sequential run of the rounds gives, in both forms.
+#[test]
+fn a_break_on_a_value_the_group_shares_leaves_together() {
+    common::within(60, || {
+        let (groups, local) = (2, 16);
+        for limit in [1000, 300, 7] {
+            let rounds = (0..).find(|&r| 1000u32 >> r <= limit).unwrap();
+            let want: Vec<u32> = (0..groups * local)
+                .map(|g| ((((g % local) as u32 + 1) * 1000) >> rounds) * 100 + rounds)
+                .collect();
+            both_forms_give(
+                "halve_until",
+                (groups, local),
+                &want,
+                |rt, launch, out, flag, form| {
+                    match form {
+                        Form::Lifted => halve_until_launch(rt, launch, out, flag, limit),
+                        Form::Coroutines => {
+                            rt.launch(launch, |wi| halve_until(wi, out, flag, limit))
+                        }
+                    }
+                    .unwrap();
+                },
+            );
+        }
+    });
+}
+
+/// A `break` only work-item 0 takes is a barrier divergence at the barrier
+/// the others wait at next, naming the work-items by the condition's
+/// value; checked, a barrier divergence report there.
+#[test]
+fn a_break_one_work_item_takes_is_a_divergence_at_the_loops_barrier() {
+    let line = common::check::line_of(SOURCE, "the others' barrier");
+    let e = common::within(60, || {
+        let out = Buffer::<u32>::new(8);
+        let launch = Launch::new("first_leaves", NdRange::new([8]).local([8]));
+        first_leaves_launch(&common::rt(), &launch, &out).unwrap_err()
+    });
+    let LaunchError::Divergence(d) = &e else {
+        panic!("expected a divergence, got {e}")
+    };
+    assert_eq!(Some(d.barrier.line), line, "{e}");
+    let decided: Vec<(Vec<usize>, String)> = d
+        .places
+        .iter()
+        .map(|p| match &p.place {
+            Place::Decided { value, .. } => (p.items.clone(), value.clone()),
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        vec![
+            (vec![0], "true".to_string()),
+            ((1..8).collect(), "false".to_string())
+        ]
+    );
+    let e = common::within(60, || {
+        let out = Buffer::<u32>::new(8);
+        let launch = Launch::new("first_leaves", NdRange::new([8]).local([8])).checked(true);
+        first_leaves_launch(&common::rt(), &launch, &out).unwrap_err()
+    });
+    let LaunchError::Reported(r) = &e else {
+        panic!("expected reports, got {e}")
+    };
+    assert_eq!(r.reports.len(), 1, "{e}");
+    assert_eq!(r.reports[0].kind, ReportKind::BarrierDivergence);
+    assert_eq!(Some(r.reports[0].site.line), line);
+}
+
+#[test]
+fn a_let_of_a_hidden_parameter_stays_per_work_item() {
+    common::within(60, || {
+        let out = Buffer::<u32>::new(32);
+        let launch = Launch::new("shadowed", NdRange::new([32]).local([8]));
+        shadowed_launch(&common::rt(), &launch, &out, 5).unwrap();
+        let want: Vec<u32> = (0..32).map(|g| (g % 8 + 5) * 2).collect();
+        assert_eq!(out.to_vec(), want);
+    });
 }
 
 #[test]

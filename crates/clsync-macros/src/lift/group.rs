@@ -9,20 +9,17 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Stmt};
 
-use super::{union, Binding, Fail, Lifted, Lifter};
+use super::{union, Binding, Fail, Lifted, Lifter, LoopExit};
 use crate::pattern::{immutable_names, pat_bindings};
 use crate::scan::{
-    first_barrier, first_sub_group_barrier, is_barrier, is_wi, loop_body_problem, mentions,
+    exits, first_barrier, first_sub_group_barrier, is_barrier, is_wi, loop_body_problem, mentions,
 };
-use crate::uniform;
 
 impl Lifter {
     /// Whether `s` leaves the same way for every work-item: `break;`,
     /// `continue;` or `return;` (no label, no value), alone or as the whole
     /// body of an `if` with no `else` whose condition is uniform (see
-    /// `uniform::expr`; a variable of the kernel that is not bound yet, one
-    /// of the work-items' statements gathered but not yet made into a loop,
-    /// counts as per work-item). The group runs it, so that a loop that
+    /// `Lifter::uniform_expr`). The group runs it, so that a loop that
     /// holds a barrier may be left by it (`if half == 0 { break; }`) and a
     /// group may end early (`if wi.get_group_id(0) >= n { return; }`). An
     /// exit whose condition is per work-item stays in the work-items' code,
@@ -34,13 +31,68 @@ impl Lifter {
             Stmt::Expr(Expr::If(i), _) => {
                 i.else_branch.is_none()
                     && matches!(i.then_branch.stmts.as_slice(), [only] if is_exit(only))
-                    && uniform::expr(&i.cond, &self.wi, &|n| match self.lookup_uniform(n) {
-                        Some(u) => !u,
-                        None => self.locals.contains(n),
-                    })
+                    && self.uniform_expr(&i.cond)
             }
             s => is_exit(s),
         }
+    }
+
+    /// The condition of `if cond { break; }` (no `else`) when `cond` is not
+    /// uniform by its syntax but the innermost group loop lets the group
+    /// check it at run time: that `break` is the loop's only exit (no other
+    /// `break`, `continue` or `return` in it), and a work-group barrier
+    /// stands at the top of its body. Then work-items that disagree are a
+    /// divergence: those that stay reach that barrier, in this iteration or
+    /// the next, and those that leave never reach it again
+    /// (`003_2caebc1f01141481.txt`). A loop that decides through local
+    /// memory (`if done.get(0) != 0 { break; }`) lifts so.
+    pub(super) fn checked_break<'s>(&self, s: &'s Stmt) -> Option<&'s Expr> {
+        let Stmt::Expr(Expr::If(i), _) = s else {
+            return None;
+        };
+        let only_break = matches!(i.then_branch.stmts.as_slice(),
+            [Stmt::Expr(Expr::Break(b), _)] if b.label.is_none() && b.expr.is_none());
+        let allowed = self.loops.last().is_some_and(|l| l.checked_at.is_some());
+        (only_break && allowed && i.else_branch.is_none() && !matches!(&*i.cond, Expr::Let(_)))
+            .then_some(&*i.cond)
+    }
+
+    /// `if g.uniform(at, |it| cond) { break; }`: see `checked_break`.
+    pub(super) fn checked_break_code(&mut self, cond: &Expr, live: &HashSet<String>) -> Lifted {
+        let at = self
+            .loops
+            .last()
+            .and_then(|l| l.checked_at.clone())
+            .expect("checked_break found the loop's barrier");
+        let cond = self.condition(cond, &quote!(), live)?;
+        let (g, it) = (&self.g, &self.it);
+        Ok(quote! {
+            if #g.uniform(#at, move |#it| -> bool { #cond }) { break; }
+        })
+    }
+
+    /// The body of a group loop, lifted with what it allows of a checked
+    /// `break` (see `checked_break`) in scope.
+    fn loop_body(&mut self, body: &syn::Block, live: &HashSet<String>) -> Lifted {
+        let checked_at = (exits(&self.wi, body) == 1)
+            .then(|| {
+                body.stmts.iter().find_map(|s| match s {
+                    Stmt::Expr(Expr::MethodCall(m), _)
+                        if is_wi(&m.receiver, &self.wi)
+                            && is_barrier(&m.method.to_string())
+                            && !m.method.to_string().starts_with("sub_group") =>
+                    {
+                        let span = m.span();
+                        Some(quote_spanned! {span=> ::clsync::engine::lifted::here() })
+                    }
+                    _ => None,
+                })
+            })
+            .flatten();
+        self.loops.push(LoopExit { checked_at });
+        let lifted = self.block(&body.stmts, live);
+        self.loops.pop();
+        lifted
     }
 
     /// A statement that holds a barrier, run by the group.
@@ -96,7 +148,7 @@ impl Lifter {
                 // The pattern's names are the group's: they hide outer
                 // per-work-item variables inside the loop.
                 self.scopes.push(group_bindings(pat));
-                let body = self.block(&f.body.stmts, &live);
+                let body = self.loop_body(&f.body, &live);
                 self.scopes.pop();
                 let body = body?;
                 Ok(quote_spanned! {f.expr.span()=>
@@ -106,7 +158,7 @@ impl Lifter {
             Expr::Loop(l) => {
                 no_label(l.label.as_ref())?;
                 let live = union(live, &mentions(&l.body));
-                let body = self.block(&l.body.stmts, &live)?;
+                let body = self.loop_body(&l.body, &live)?;
                 Ok(quote_spanned! {l.loop_token.span=> loop { #body } })
             }
             Expr::While(w) => {
@@ -120,7 +172,7 @@ impl Lifter {
                 let live = union(&union(live, &mentions(&w.body)), &mentions(&w.cond));
                 let at = self.barrier_site(&w.body);
                 let cond = self.group_condition(&w.cond, &w.body, at, &live)?;
-                let body = self.block(&w.body.stmts, &live)?;
+                let body = self.loop_body(&w.body, &live)?;
                 Ok(quote_spanned! {w.cond.span()=> while #cond { #body } })
             }
             Expr::If(i) => {

@@ -47,6 +47,7 @@ pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
         slots: 0,
         scopes: Vec::new(),
         locals: uniform::locals(body).into_iter().collect(),
+        loops: Vec::new(),
     };
     let items: Vec<&Stmt> = body
         .stmts
@@ -105,6 +106,20 @@ struct Lifter {
     scopes: Vec<Vec<Binding>>,
     /// Every name the kernel body binds.
     locals: HashSet<String>,
+    /// The group loops the lifting is inside, innermost last: where a
+    /// `break` behind a per-work-item condition may be checked at run time
+    /// (see `group::checked_break`).
+    loops: Vec<LoopExit>,
+}
+
+/// What a group loop allows of a `break` behind a condition that is not
+/// uniform by its syntax.
+struct LoopExit {
+    /// The work-group barrier at the top of the loop's body that every
+    /// work-item that stays reaches before it could leave, as a
+    /// `&'static Location`, if the loop has one and that `break` is its
+    /// only exit.
+    checked_at: Option<TokenStream>,
 }
 
 impl Lifter {
@@ -165,6 +180,13 @@ impl Lifter {
                 let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
                 self.flush(&mut out, &mut pre, &mut body, &live)?;
                 out.extend(tokens(&stmts[k..=k]));
+                continue;
+            }
+            if let Some(cond) = self.checked_break(&stmts[k]) {
+                // The same, its condition evaluated by every work-item.
+                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                self.flush(&mut out, &mut pre, &mut body, &live)?;
+                out.extend(self.checked_break_code(cond, &live)?);
                 continue;
             }
             let held = self.group_held(&stmts[k], &stmts[k + 1..], after)?;
@@ -292,10 +314,18 @@ impl Lifter {
     }
 
     /// Whether `e` is the same for every work-item, with no side effect
-    /// (see `uniform::expr`), given the bindings in scope here.
+    /// (see `uniform::expr`), given the bindings in scope here. A variable
+    /// of the kernel that is not bound here counts as per work-item: it may
+    /// be one of the work-items' statements gathered but not yet made into
+    /// a loop (`let l = wi.get_local_id(0); let v = l * 2;`), which binds
+    /// its names only when the loop is made; taken for a parameter or a
+    /// constant, `v` would have been held by the group, computed from a
+    /// name the group does not have (or, were there a parameter `l`, from
+    /// that).
     fn uniform_expr(&self, e: &Expr) -> bool {
-        uniform::expr(e, &self.wi, &|name| {
-            self.lookup_uniform(name) == Some(false)
+        uniform::expr(e, &self.wi, &|name| match self.lookup_uniform(name) {
+            Some(uniform) => !uniform,
+            None => self.locals.contains(name),
         })
     }
 
