@@ -2,15 +2,26 @@
 //! ([`Runtime::launch_groups`]): each work-item's code between barriers is
 //! a [`Group::for_each`](clsync::Group::for_each) loop over `Copy` views of
 //! the buffers and local memory, in `move` closures, so that the loops
-//! vectorize (see `clsync::engine::loops`). The barrier loop also runs on
-//! the general engine ([`barrier_loop_general`]), whose cost per barrier is
-//! its own figure.
+//! vectorize (see `clsync::engine::loops`). `per_item` holds the kernels
+//! written per work-item, as `kernels.cl`'s are, which `#[kernel]` lifts
+//! (the suite's `#[kernel]` rows), and runs the barrier loop on the general
+//! engines ([`barrier_loop_general`], [`barrier_loop_async`]), whose cost
+//! per barrier is their own figure.
 
 use std::hint::spin_loop;
 
 use clsync::atomics::Local;
 use clsync::sync::{Acquire, DeviceScope, Relaxed, Release, WorkGroupScope, GLOBAL, LOCAL};
-use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
+use clsync::{AtomicUint, Buffer, Launch, LocalArg, NdRange, Runtime};
+
+mod per_item;
+
+pub use per_item::{
+    barrier_loop_async, barrier_loop_general, barrier_loop_item, barrier_loop_item_form,
+    barrier_loop_item_groups, barrier_loop_item_launch, barrier_loop_lifted, reduce_item,
+    reduce_item_form, reduce_item_groups, reduce_item_launch, reduce_lifted, sgemm_item,
+    sgemm_item_form, sgemm_item_groups, sgemm_item_launch, sgemm_lifted,
+};
 
 use crate::reference::{self, compare};
 use crate::timing::timed;
@@ -37,71 +48,6 @@ pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
                 }
             }
             g.for_each(|it| out.set(it.global_linear_id, acc[it.local_linear_id]));
-        })
-        .expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
-}
-
-/// The barrier loop written per work-item, as the OpenCL C kernel is:
-/// `#[kernel]` lifts it into group-level loops ([`barrier_loop_lifted`]),
-/// and the general engine runs it as it is ([`barrier_loop_general`]).
-#[kernel(groups)]
-pub fn barrier_loop_item(wi: &WorkItem, out: &Buffer<u32>, barriers: usize) {
-    let mut acc = wi.get_local_id(0) as u32;
-    for _ in 0..barriers {
-        wi.barrier(LOCAL);
-        acc = acc.wrapping_mul(3).wrapping_add(1);
-    }
-    out.set(wi.get_global_id(0), acc);
-}
-
-/// [`barrier_loop_item`] lifted by `#[kernel]`.
-pub fn barrier_loop_lifted(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        barrier_loop_item_launch(rt, &launch, &out, barriers).expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
-}
-
-/// [`barrier_loop_item`] on the general engine: one coroutine per
-/// work-item.
-pub fn barrier_loop_general(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        rt.launch(&launch, |wi| barrier_loop_item(wi, &out, barriers))
-            .expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
-}
-
-/// The barrier loop on the async engine: one future per work-item.
-pub fn barrier_loop_async(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        rt.launch_async(&launch, async |wi| {
-            let mut acc = wi.get_local_id(0) as u32;
-            for _ in 0..barriers {
-                wi.barrier_async(LOCAL).await;
-                acc = acc.wrapping_mul(3).wrapping_add(1);
-            }
-            out.set(wi.get_global_id(0), acc);
         })
         .expect("barrier loop");
     });
@@ -178,75 +124,6 @@ fn reduce_with(
         time,
         verified: reference::check_sum(total, input),
     }
-}
-
-/// The reduction written per work-item, line for line as `kernels.cl`'s.
-#[kernel(groups)]
-pub fn reduce_item(
-    wi: &WorkItem,
-    data: &Buffer<f32>,
-    partial: &Buffer<f32>,
-    scratch: LocalArg<f32>,
-) {
-    let l = wi.get_local_id(0);
-    let s = wi.local(scratch);
-    let ahead = wi.get_group_id(0) + 2;
-    if l == 0 {
-        data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
-    }
-    s.set(l, data.get(wi.get_global_id(0)));
-    let mut h = GROUP / 2;
-    while h > 0 {
-        wi.barrier(LOCAL);
-        if l < h {
-            s.set(l, s.get(l) + s.get(l + h));
-        }
-        h /= 2;
-    }
-    if l == 0 {
-        partial.set(wi.get_group_id(0), s.get(0));
-    }
-}
-
-/// [`reduce_item`] lifted by `#[kernel]`.
-pub fn reduce_lifted(rt: &Runtime, input: &[f32]) -> Run {
-    reduce_with(input, |launch, data, partial, scratch| {
-        reduce_item_launch(rt, launch, data, partial, scratch)
-    })
-}
-
-/// The tiled SGEMM written per work-item, line for line as `kernels.cl`'s.
-#[kernel(groups)]
-pub fn sgemm_item(
-    wi: &WorkItem,
-    a: &Buffer<f32>,
-    b: &Buffer<f32>,
-    c: &Buffer<f32>,
-    n: usize,
-    ta: LocalArg<f32>,
-    tb: LocalArg<f32>,
-) {
-    let (ta, tb) = (wi.local(ta), wi.local(tb));
-    let (tx, ty) = (wi.get_local_id(0), wi.get_local_id(1));
-    let (col, row) = (wi.get_global_id(0), wi.get_global_id(1));
-    let mut acc = 0.0f32;
-    for t in 0..n / TILE {
-        ta.set(ty * TILE + tx, a.get(row * n + t * TILE + tx));
-        tb.set(ty * TILE + tx, b.get((t * TILE + ty) * n + col));
-        wi.barrier(LOCAL);
-        for k in 0..TILE {
-            acc += ta.get(ty * TILE + k) * tb.get(k * TILE + tx);
-        }
-        wi.barrier(LOCAL);
-    }
-    c.set(row * n + col, acc);
-}
-
-/// [`sgemm_item`] lifted by `#[kernel]`.
-pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
-    sgemm_with(a, b, n, |launch, ab, bb, c, ta, tb| {
-        sgemm_item_launch(rt, launch, ab, bb, c, n, ta, tb)
-    })
 }
 
 /// Work-group inclusive scan (Hillis–Steele of radix 4, double-buffered in
