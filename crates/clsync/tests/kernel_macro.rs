@@ -9,7 +9,7 @@ mod common;
 use clsync::checker::ReportKind;
 use clsync::sync::{GLOBAL, LOCAL};
 use clsync::{
-    kernel, AtomicFlag, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem,
+    kernel, AtomicFlag, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, WorkItem,
 };
 
 const SOURCE: &str = include_str!("kernel_macro.rs");
@@ -232,16 +232,8 @@ fn a_condition_work_items_disagree_on_is_a_divergence_at_the_barrier() {
     assert_eq!(d.kernel, "divergent");
     assert_eq!(Some(d.barrier.line), barrier_line, "{e}");
     // Work-items 0–2 got `true`, 3–7 `false`.
-    let places: Vec<(Vec<usize>, String)> = d
-        .places
-        .iter()
-        .map(|p| match &p.place {
-            Place::Decided { value, .. } => (p.items.clone(), value.clone()),
-            other => panic!("{other}"),
-        })
-        .collect();
     assert_eq!(
-        places,
+        common::decided(d),
         vec![
             (vec![0, 1, 2], "true".to_string()),
             (vec![3, 4, 5, 6, 7], "false".to_string())

@@ -14,7 +14,7 @@ mod common;
 use clsync::checker::ReportKind;
 use clsync::engine::KernelForm;
 use clsync::sync::LOCAL;
-use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, Place, WorkItem};
+use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, WorkItem};
 
 const SOURCE: &str = include_str!("kernel_macro_control.rs");
 
@@ -319,16 +319,8 @@ fn a_break_one_work_item_takes_is_a_divergence_at_the_loops_barrier() {
         panic!("expected a divergence, got {e}")
     };
     assert_eq!(Some(d.barrier.line), line, "{e}");
-    let decided: Vec<(Vec<usize>, String)> = d
-        .places
-        .iter()
-        .map(|p| match &p.place {
-            Place::Decided { value, .. } => (p.items.clone(), value.clone()),
-            other => panic!("{other}"),
-        })
-        .collect();
     assert_eq!(
-        decided,
+        common::decided(d),
         vec![
             (vec![0], "true".to_string()),
             ((1..8).collect(), "false".to_string())

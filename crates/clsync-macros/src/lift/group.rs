@@ -27,13 +27,9 @@ impl Lifter {
     /// wait at a barrier the others never reach unless they too leave
     /// before one, which only a run can tell.
     pub(super) fn is_uniform_exit(&self, s: &Stmt) -> bool {
-        match s {
-            Stmt::Expr(Expr::If(i), _) => {
-                i.else_branch.is_none()
-                    && matches!(i.then_branch.stmts.as_slice(), [only] if is_exit(only))
-                    && self.uniform_expr(&i.cond)
-            }
-            s => is_exit(s),
+        match exit_if(s) {
+            Some((cond, _)) => self.uniform_expr(cond),
+            None => exit(s).is_some(),
         }
     }
 
@@ -47,14 +43,10 @@ impl Lifter {
     /// (`003_2caebc1f01141481.txt`). A loop that decides through local
     /// memory (`if done.get(0) != 0 { break; }`) lifts so.
     pub(super) fn checked_break<'s>(&self, s: &'s Stmt) -> Option<&'s Expr> {
-        let Stmt::Expr(Expr::If(i), _) = s else {
-            return None;
-        };
-        let only_break = matches!(i.then_branch.stmts.as_slice(),
-            [Stmt::Expr(Expr::Break(b), _)] if b.label.is_none() && b.expr.is_none());
         let allowed = self.loops.last().is_some_and(|l| l.checked_at.is_some());
-        (only_break && allowed && i.else_branch.is_none() && !matches!(&*i.cond, Expr::Let(_)))
-            .then_some(&*i.cond)
+        exit_if(s)
+            .filter(|&(_, e)| allowed && e == Exit::Break)
+            .map(|(cond, _)| cond)
     }
 
     /// `if g.uniform(at, |it| cond) { break; }`: see `checked_break`.
@@ -364,13 +356,36 @@ pub(crate) fn arm_statements(body: &Expr) -> Vec<Stmt> {
     }
 }
 
-/// Whether `s` is `break;`, `continue;` or `return;`: no label, no value.
-fn is_exit(s: &Stmt) -> bool {
+/// A plain exit statement: no label, no value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Break,
+    Continue,
+    Return,
+}
+
+/// Which plain exit `s` is, if it is `break;`, `continue;` or `return;`.
+fn exit(s: &Stmt) -> Option<Exit> {
     match s {
-        Stmt::Expr(Expr::Break(b), _) => b.label.is_none() && b.expr.is_none(),
-        Stmt::Expr(Expr::Continue(c), _) => c.label.is_none(),
-        Stmt::Expr(Expr::Return(r), _) => r.expr.is_none(),
-        _ => false,
+        Stmt::Expr(Expr::Break(b), _) if b.label.is_none() && b.expr.is_none() => Some(Exit::Break),
+        Stmt::Expr(Expr::Continue(c), _) if c.label.is_none() => Some(Exit::Continue),
+        Stmt::Expr(Expr::Return(r), _) if r.expr.is_none() => Some(Exit::Return),
+        _ => None,
+    }
+}
+
+/// The condition and the exit of `if cond { exit }`: no `else`, not an
+/// `if let`, and the exit alone in its body.
+fn exit_if(s: &Stmt) -> Option<(&Expr, Exit)> {
+    let Stmt::Expr(Expr::If(i), _) = s else {
+        return None;
+    };
+    if i.else_branch.is_some() || matches!(&*i.cond, Expr::Let(_)) {
+        return None;
+    }
+    match i.then_branch.stmts.as_slice() {
+        [only] => exit(only).map(|e| (&*i.cond, e)),
+        _ => None,
     }
 }
 

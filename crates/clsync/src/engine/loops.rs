@@ -83,7 +83,7 @@ use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
 use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private};
-use crate::scheduler::{hooks, GroupFailure, GroupRunner, Shared, SharedProgress, Worker};
+use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 use crate::sync::{
     fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
     MemFlags, MemScope, Site,
@@ -114,7 +114,7 @@ pub struct Group<'g> {
     /// (0), or what [`IN_LOOP`] and [`CHECKED`] say. One test on the
     /// barrier's fast path for both.
     barrier_extra: Cell<u8>,
-    progress: SharedProgress<'g>,
+    progress: Progress<'g>,
 }
 
 /// `for_each` is running: a barrier now is a mistake.
@@ -548,11 +548,11 @@ where
             check: check.as_ref(),
             current: Cell::new(None),
             barrier_extra: Cell::new(if check.is_some() { CHECKED } else { 0 }),
-            progress: progress.fork_shared(),
+            progress: progress.fork(),
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));
         let n = group.len;
-        progress.join_shared(&group.progress, n);
+        progress.join(&group.progress, n);
         let at = group.current.get();
         let Err(payload) = result else {
             // Moved out rather than dropped as an `Option`: an unchecked

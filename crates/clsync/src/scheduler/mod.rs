@@ -73,83 +73,49 @@ struct Outcome {
 
 /// One worker's progress counter: work-items of its groups that reached a
 /// barrier or finished.
+///
+/// The count is a `Cell`, so that a group-level kernel's barriers advance it
+/// through the `&Group` they get (a `RefCell` around it cost a borrow
+/// flag's test, set and reset per step); a fork kept in a local stays in a
+/// register all the same.
 pub(crate) struct Progress<'a> {
-    count: u64,
+    count: Cell<u64>,
     slot: &'a AtomicU64,
 }
 
 impl<'a> Progress<'a> {
-    /// A counter on the same slot, for a group-level kernel to advance.
+    /// A counter on the same slot, to advance in a loop or a group-level
+    /// kernel and take back with [`join`](Self::join).
     #[inline]
     pub(crate) fn fork(&self) -> Progress<'a> {
         Progress {
-            count: self.count,
+            count: self.count.clone(),
             slot: self.slot,
         }
     }
 
     /// Takes back a fork's count, plus `finished` work-items.
     #[inline]
-    pub(crate) fn join(&mut self, fork: &Progress<'_>, finished: usize) {
-        self.count = fork.count;
+    pub(crate) fn join(&self, fork: &Progress<'_>, finished: usize) {
+        self.count.set(fork.count.get());
         self.steps(finished);
     }
 
-    /// A counter on the same slot that advances through a shared
-    /// reference: a group-level kernel's barriers count through its
-    /// `&Group`.
-    #[inline]
-    pub(crate) fn fork_shared(&self) -> SharedProgress<'a> {
-        SharedProgress {
-            count: Cell::new(self.count),
-            slot: self.slot,
-        }
-    }
-
-    /// Takes back a shared fork's count, plus `finished` work-items.
-    #[inline]
-    pub(crate) fn join_shared(&mut self, fork: &SharedProgress<'_>, finished: usize) {
-        self.count = fork.count.get();
-        self.steps(finished);
-    }
-}
-
-/// [`Progress`] advanced through a shared reference: a count in a `Cell`,
-/// where a `RefCell<Progress>` cost a borrow flag's test, set and reset per
-/// step besides the count.
-pub(crate) struct SharedProgress<'a> {
-    count: Cell<u64>,
-    slot: &'a AtomicU64,
-}
-
-impl SharedProgress<'_> {
     /// `n` work-items suspended or finished.
     #[inline]
     pub(crate) fn steps(&self, n: usize) {
         let count = self.count.get() + n as u64;
         self.count.set(count);
-        // Relaxed: as in `Progress::step`.
+        // Relaxed: only this worker writes the slot (a plain store, no
+        // read-modify-write, so no contention); the watchdog's relaxed loads
+        // only compare successive sums.
         self.slot.store(count, Ordering::Relaxed);
-    }
-}
-
-impl Progress<'_> {
-    /// `n` work-items suspended or finished.
-    #[inline]
-    pub(crate) fn steps(&mut self, n: usize) {
-        self.count += n as u64;
-        // Relaxed: as in `step`.
-        self.slot.store(self.count, Ordering::Relaxed);
     }
 
     /// A work-item suspended or finished.
     #[inline]
-    pub(crate) fn step(&mut self) {
-        self.count += 1;
-        // Relaxed: only this worker writes the slot (a plain store, no
-        // read-modify-write, so no contention); the watchdog's relaxed loads
-        // only compare successive sums.
-        self.slot.store(self.count, Ordering::Relaxed);
+    pub(crate) fn step(&self) {
+        self.steps(1);
     }
 }
 
@@ -341,7 +307,7 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
     let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag());
     let mut state = Worker {
         progress: Progress {
-            count: 0,
+            count: Cell::new(0),
             slot: &shared.progress[index],
         },
         spare: None,

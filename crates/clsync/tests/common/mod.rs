@@ -28,6 +28,18 @@ pub fn group_sums_case(n: usize, local: usize) -> (Vec<u32>, Vec<u32>) {
     (input, sums)
 }
 
+/// A lifted kernel's divergence on a condition, as `Group::uniform` reports
+/// it: each run of work-items with the value it got.
+pub fn decided(d: &clsync::Divergence) -> Vec<(Vec<usize>, String)> {
+    d.places
+        .iter()
+        .map(|p| match &p.place {
+            clsync::Place::Decided { value, .. } => (p.items.clone(), value.clone()),
+            other => panic!("not a decided condition: {other}"),
+        })
+        .collect()
+}
+
 /// The default runtime for tests: two workers, as on CI.
 pub fn rt() -> clsync::Runtime {
     clsync::Runtime::with_threads(2)

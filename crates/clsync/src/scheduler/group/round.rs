@@ -164,7 +164,7 @@ fn resume_while_same<T: ItemTask>(
     progress: &mut Progress<'_>,
 ) -> (usize, Option<(usize, Suspend)>) {
     // Counted in registers, not behind the reference.
-    let mut counted = progress.fork();
+    let counted = progress.fork();
     let mut at = lead.arrival;
     let mut done = lead.done;
     let n = tasks.len();
