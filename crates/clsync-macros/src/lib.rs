@@ -10,6 +10,10 @@
 //! * a variable declared before a barrier and named after it lives in a
 //!   `Slots` vector, one value per work-item, read into the loop body and
 //!   written back after it;
+//! * a `for` with no barrier whose body assigns a per-work-item variable
+//!   declared before it, over a uniform range, is run by the group, each
+//!   iteration a loop over the work-items (`lift/interchange.rs`); a tuple
+//!   `let` is taken as one `let` per element (`pattern.rs`);
 //! * `for`, `while`, `loop`, `if` and blocks that contain a barrier are run
 //!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if

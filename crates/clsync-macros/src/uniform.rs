@@ -202,8 +202,10 @@ fn changes<T: ToTokens>(name: &Ident, code: &T) -> bool {
         found: bool,
     }
     impl Find<'_> {
+        /// Whether `e` is a place of the variable: itself, or a field or
+        /// element of it (`pair.0 = …` changes `pair`).
         fn is_name(&self, e: &Expr) -> bool {
-            matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.name))
+            root(e).is_some_and(|r| r == self.name)
         }
     }
     impl<'ast> Visit<'ast> for Find<'_> {
@@ -234,6 +236,18 @@ fn changes<T: ToTokens>(name: &Ident, code: &T) -> bool {
     let mut f = Find { name, found: false };
     f.visit_file(&file);
     f.found
+}
+
+/// The variable a place expression starts from: `x` of `x`, `x[i]`,
+/// `x.f`, `(x)`.
+pub(crate) fn root(place: &Expr) -> Option<&Ident> {
+    match place {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        Expr::Index(i) => root(&i.expr),
+        Expr::Field(f) => root(&f.base),
+        Expr::Paren(p) => root(&p.expr),
+        _ => None,
+    }
 }
 
 fn names(tokens: TokenStream, name: &Ident) -> bool {

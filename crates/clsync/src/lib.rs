@@ -146,6 +146,25 @@ extern crate self as clsync;
 ///   it, those that leave never do again). A loop that decides through
 ///   local memory (`if done.get(0) != 0 { break; }`) lifts so.
 ///
+/// # How the lifted loops are shaped
+///
+/// * A `for` loop with no barrier whose body assigns a per-work-item
+///   variable declared before it (`for k in 0..TILE { acc += … }`) is
+///   interchanged with the loop over the work-items when its iterator is
+///   uniform by its syntax and nothing leaves it early: the group runs the
+///   `for`, each iteration one loop over the work-items. Consecutive
+///   work-items' iterations then overlap, where each work-item's own loop
+///   waits for its last iteration's value. Between two barriers OpenCL
+///   orders no work-item's statements before another's
+///   (`004_bfca21a36d7bd2da.txt`: a barrier is what orders them), and each
+///   work-item's own statements keep their order, so this is one of the
+///   runs the kernel allows; with atomics, the interleaving shows
+///   (`tests/kernel_macro_interchange.rs`).
+/// * `let (l, n) = (wi.get_local_id(0), wi.get_local_size(0));` is taken as
+///   two `let`s, so that the group holds `n` and each loop takes `l` from
+///   its work-item (not where a value names what an earlier name of the
+///   pattern binds: in `let (x, y) = (l * 2, x);`, `y` is the outer `x`).
+///
 /// A kernel stays on a general engine when a barrier sits anywhere else
 /// (a `match` on a per-work-item value, a labelled loop, a closure, an
 /// argument), when code between barriers can leave the work-item's path (a

@@ -15,6 +15,7 @@ use clsync::checker::ReportKind;
 use clsync::engine::KernelForm;
 use clsync::sync::LOCAL;
 use clsync::{kernel, Buffer, Launch, LaunchError, LocalArg, NdRange, WorkItem};
+use common::{both_forms_give, Form};
 
 const SOURCE: &str = include_str!("kernel_macro_control.rs");
 
@@ -185,6 +186,32 @@ fn shadowed(wi: &WorkItem, out: &Buffer<u32>, n: u32) {
     out.set(wi.get_global_id(0), m);
 }
 
+/// A `let mut` of a uniform value whose fields and elements each
+/// work-item then changes: per work-item, not the group's.
+#[kernel(groups)]
+fn fields_changed(wi: &WorkItem, out: &Buffer<u32>) {
+    let l = wi.get_local_id(0) as u32;
+    let mut pair = (1u32, 2u32);
+    let mut both = [3u32, 4u32];
+    wi.barrier(LOCAL);
+    pair.0 += l;
+    both[1] *= l;
+    wi.barrier(LOCAL);
+    out.set(wi.get_global_id(0), pair.0 + pair.1 + both[0] + both[1]);
+}
+
+/// Tuple `let`s: the lifting makes `let (l, n) = (…, …);` two `let`s, so
+/// that `n` is held by the group and `l` kept per work-item, but not `let
+/// (x, y) = (l * 2, x);`, whose `x` on the right is the parameter.
+#[kernel(groups)]
+fn tuple_lets(wi: &WorkItem, out: &Buffer<u32>, x: u32) {
+    let (l, n) = (wi.get_local_id(0) as u32, wi.get_local_size(0) as u32);
+    let (x, y) = (l * 2, x);
+    let (p, q) = (y + n, x + 1);
+    wi.barrier(LOCAL);
+    out.set(wi.get_global_id(0), p * 1000 + q * 10 + y);
+}
+
 // ---- references ------------------------------------------------------------
 
 /// `by_mode` for one group of `n`, sequentially.
@@ -231,38 +258,6 @@ fn early_stop_reference(n: usize, stop: usize) -> Vec<u32> {
 }
 
 // ---- tests -----------------------------------------------------------------
-
-/// Which form of a kernel a run takes.
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    /// `name_launch`: the group-level form.
-    Lifted,
-    /// `Runtime::launch`: the kernel as written, on the coroutine engine.
-    Coroutines,
-}
-
-/// Runs a kernel over `groups` groups of `local` work-items with a local
-/// array of `local` values, in both forms, checked and unchecked, and holds
-/// each run's output (of `groups * local` values) to `want`. `run` makes one
-/// run into the output it is given.
-fn both_forms_give(
-    name: &str,
-    (groups, local): (usize, usize),
-    want: &[u32],
-    run: impl Fn(&clsync::Runtime, &Launch, &Buffer<u32>, LocalArg<u32>, Form),
-) {
-    let rt = common::rt();
-    for checked in [false, true] {
-        for form in [Form::Lifted, Form::Coroutines] {
-            let mut launch =
-                Launch::new(name, NdRange::new([groups * local]).local([local])).checked(checked);
-            let tile = launch.local::<u32>(local);
-            let out = Buffer::<u32>::new(groups * local);
-            run(&rt, &launch, &out, tile, form);
-            assert_eq!(out.to_vec(), want, "{name}: {form:?}, checked: {checked}");
-        }
-    }
-}
 
 #[test]
 fn loops_with_group_level_exits_are_lifted() {
@@ -347,6 +342,34 @@ fn a_let_of_a_hidden_parameter_stays_per_work_item() {
         shadowed_launch(&common::rt(), &launch, &out, 5).unwrap();
         let want: Vec<u32> = (0..32).map(|g| (g % 8 + 5) * 2).collect();
         assert_eq!(out.to_vec(), want);
+    });
+}
+
+/// Before the fix `pair` was held by the group, as nothing assigned it by
+/// name: each work-item's `pair.0 += l` went to a copy, and work-item `l`
+/// gave `6 + 4l` for `6 + 5l`.
+#[test]
+fn a_uniform_let_whose_fields_work_items_change_stays_per_work_item() {
+    common::within(60, || {
+        let out = Buffer::<u32>::new(16);
+        let launch = Launch::new("fields_changed", NdRange::new([16]).local([8]));
+        fields_changed_launch(&common::rt(), &launch, &out).unwrap();
+        let want: Vec<u32> = (0..16).map(|g| 1 + g % 8 + 2 + 3 + 4 * (g % 8)).collect();
+        assert_eq!(out.to_vec(), want);
+    });
+}
+
+#[test]
+fn tuple_lets_bind_as_written() {
+    common::within(60, || {
+        let out = Buffer::<u32>::new(16);
+        let launch = Launch::new("tuple_lets", NdRange::new([16]).local([8]));
+        tuple_lets_launch(&common::rt(), &launch, &out, 3).unwrap();
+        let want: Vec<u32> = (0..16)
+            .map(|g| (3 + 8) * 1000 + (2 * (g % 8) + 1) * 10 + 3)
+            .collect();
+        assert_eq!(out.to_vec(), want);
+        assert_eq!(tuple_lets_form(), KernelForm::Groups);
     });
 }
 

@@ -334,7 +334,7 @@ impl Lifter {
 
 /// The names `pat` binds, as the group's: one value for all work-items,
 /// hiding outer per-work-item variables of the same names.
-fn group_bindings(pat: &syn::Pat) -> Vec<Binding> {
+pub(super) fn group_bindings(pat: &syn::Pat) -> Vec<Binding> {
     pat_bindings(pat)
         .into_iter()
         .map(|(name, mutable)| Binding {

@@ -8,13 +8,14 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Block, Expr, Ident, Stmt};
 
-use crate::pattern::pat_bindings;
+use crate::pattern::{pat_bindings, split_tuple_lets};
 use crate::scan::{first_barrier, loop_body_problem, mentions};
 use crate::uniform;
 
 mod first_items;
 mod group;
 mod held;
+mod interchange;
 mod scope;
 
 use first_items::Id;
@@ -47,6 +48,7 @@ pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
         slots: 0,
         scopes: Vec::new(),
         locals: uniform::locals(body).into_iter().collect(),
+        pending: HashSet::new(),
         loops: Vec::new(),
     };
     let items: Vec<&Stmt> = body
@@ -106,6 +108,10 @@ struct Lifter {
     scopes: Vec<Vec<Binding>>,
     /// Every name the kernel body binds.
     locals: HashSet<String>,
+    /// The names bound by the `let`s before the statement being lifted in
+    /// the blocks it is inside: those not bound yet are per work-item (see
+    /// `uniform_expr`).
+    pending: HashSet<String>,
     /// The group loops the lifting is inside, innermost last: where a
     /// `break` behind a per-work-item condition may be checked at run time
     /// (see `group::checked_break`).
@@ -131,26 +137,42 @@ impl Lifter {
     }
 
     /// A block's statements: runs of barrier-free statements become loops
-    /// over the work-items; the others are run by the group. `later` holds
-    /// the names used after the block (and, in a loop, anywhere in it).
+    /// over the work-items; the others, and the `for` loops interchanged
+    /// with the loop over the work-items (see `interchange`), are run by
+    /// the group. `later` holds the names used after the block (and, in a
+    /// loop, anywhere in it).
     fn block(&mut self, stmts: &[Stmt], later: &HashSet<String>) -> Lifted {
+        let stmts = &split_tuple_lets(stmts)[..];
         self.scopes.push(Vec::new());
+        let outer = self.pending.clone();
         let mut out = TokenStream::new();
         let mut i = 0;
         while i < stmts.len() {
             let start = i;
+            let mut swap = None;
             while i < stmts.len() && !self.has_barrier(&stmts[i]) {
+                self.pending = union(&outer, &let_names(&stmts[..i]));
+                swap = self.interchangeable(&stmts[i]);
+                if swap.is_some() {
+                    break;
+                }
                 i += 1;
             }
             if start < i {
+                self.pending = union(&outer, &let_names(&stmts[..start]));
                 out.extend(self.segment(&stmts[start..i], &stmts[i..], later)?);
             }
             if i < stmts.len() {
+                self.pending = union(&outer, &let_names(&stmts[..i]));
                 let live = union(later, &mentions(tokens(&stmts[i + 1..])));
-                out.extend(self.group_stmt(&stmts[i], &live)?);
+                out.extend(match swap {
+                    Some(f) => self.interchange(f, &live)?,
+                    None => self.group_stmt(&stmts[i], &live)?,
+                });
                 i += 1;
             }
         }
+        self.pending = outer;
         self.scopes.pop();
         Ok(out)
     }
@@ -173,7 +195,9 @@ impl Lifter {
         // work-items' statements.
         let mut pre = TokenStream::new();
         let mut body: Vec<Stmt> = Vec::new();
+        let before = self.pending.clone();
         for k in 0..stmts.len() {
+            self.pending = union(&before, &let_names(&stmts[..k]));
             if self.is_uniform_exit(&stmts[k]) {
                 // The group leaves here, after the loop gathered so far has
                 // written back every variable used later.
@@ -314,18 +338,20 @@ impl Lifter {
     }
 
     /// Whether `e` is the same for every work-item, with no side effect
-    /// (see `uniform::expr`), given the bindings in scope here. A variable
-    /// of the kernel that is not bound here counts as per work-item: it may
-    /// be one of the work-items' statements gathered but not yet made into
-    /// a loop (`let l = wi.get_local_id(0); let v = l * 2;`), which binds
-    /// its names only when the loop is made; taken for a parameter or a
-    /// constant, `v` would have been held by the group, computed from a
-    /// name the group does not have (or, were there a parameter `l`, from
-    /// that).
+    /// (see `uniform::expr`), given the bindings in scope here. A name an
+    /// earlier `let` binds that is not bound here counts as per work-item:
+    /// it may be one of the work-items' statements gathered but not yet
+    /// made into a loop (`let l = wi.get_local_id(0); let v = l * 2;`),
+    /// which binds its names only when the loop is made; taken for a
+    /// parameter or a constant, `v` would have been held by the group,
+    /// computed from a name the group does not have (or, were there a
+    /// parameter `l`, from that). A name no earlier `let` binds is a
+    /// parameter or a constant, even where a later `let` binds it too
+    /// (`let (ta, tb) = (wi.local(ta), wi.local(tb));`).
     fn uniform_expr(&self, e: &Expr) -> bool {
         uniform::expr(e, &self.wi, &|name| match self.lookup_uniform(name) {
             Some(uniform) => !uniform,
-            None => self.locals.contains(name),
+            None => self.pending.contains(name),
         })
     }
 
@@ -395,6 +421,18 @@ fn tokens(stmts: &[Stmt]) -> TokenStream {
         }
     }
     out
+}
+
+/// The names the `let`s among `stmts` bind.
+fn let_names(stmts: &[Stmt]) -> HashSet<String> {
+    stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Local(l) => Some(pat_bindings(&l.pat).into_iter().map(|b| b.0)),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 fn union(a: &HashSet<String>, b: &HashSet<String>) -> HashSet<String> {

@@ -52,3 +52,36 @@ pub fn kernel_panic(e: clsync::LaunchError) -> Box<clsync::KernelPanic> {
         other => panic!("expected a panic error, got {other}"),
     }
 }
+
+/// Which form of a kernel a run takes.
+#[derive(Clone, Copy, Debug)]
+pub enum Form {
+    /// `name_launch`: the group-level form.
+    Lifted,
+    /// `Runtime::launch`: the kernel as written, on the coroutine engine.
+    Coroutines,
+}
+
+/// Runs a kernel over `groups` groups of `local` work-items with a local
+/// array of `local` values, in both forms, checked and unchecked, and holds
+/// each run's output (of `groups * local` values) to `want`. `run` makes one
+/// run into the output it is given.
+pub fn both_forms_give(
+    name: &str,
+    (groups, local): (usize, usize),
+    want: &[u32],
+    run: impl Fn(&clsync::Runtime, &clsync::Launch, &clsync::Buffer<u32>, clsync::LocalArg<u32>, Form),
+) {
+    let rt = rt();
+    for checked in [false, true] {
+        for form in [Form::Lifted, Form::Coroutines] {
+            let mut launch =
+                clsync::Launch::new(name, clsync::NdRange::new([groups * local]).local([local]))
+                    .checked(checked);
+            let tile = launch.local::<u32>(local);
+            let out = clsync::Buffer::<u32>::new(groups * local);
+            run(&rt, &launch, &out, tile, form);
+            assert_eq!(out.to_vec(), want, "{name}: {form:?}, checked: {checked}");
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! `#[kernel]` interchanges a work-item's `for` loop that carries a value
+//! from one iteration to the next (`for k in 0..n { acc += … }`) with the
+//! loop over the work-items: the group runs the `for`, each iteration a loop
+//! over the work-items, so that consecutive work-items' iterations overlap
+//! instead of each waiting for the last. Between two barriers OpenCL orders
+//! no work-item's statements before another's (`004_bfca21a36d7bd2da.txt`:
+//! the barrier is what orders them), so any interleaving is a run the kernel
+//! allows; the interchange keeps each work-item's own statements in order.
+//! Each kernel here gives what a sequential computation gives, lifted and on
+//! the coroutine engine, checked and unchecked.
+
+mod common;
+
+use clsync::engine::KernelForm;
+use clsync::sync::LOCAL;
+use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, WorkItem};
+use common::{both_forms_give, Form};
+
+// ---- kernels ---------------------------------------------------------------
+
+/// Each work-item folds the group's values, starting at its own, into an
+/// order-sensitive hash (`acc * 3 + v`): a tiled SGEMM's k loop in small.
+#[kernel(groups)]
+fn fold_tile(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let (t, l, n) = (wi.local(tile), wi.get_local_id(0), wi.get_local_size(0));
+    t.set(l, input.get(wi.get_global_id(0)));
+    wi.barrier(LOCAL);
+    let mut acc = 0u32;
+    for k in 0..n {
+        acc = acc.wrapping_mul(3).wrapping_add(t.get((l + k) % n));
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
+/// Carried values of other shapes: a private array indexed by a loaded
+/// value, a tuple's field, nested loops (both interchanged), a loop whose
+/// body declares a name used after it (`x`, so that loop stays whole), a
+/// range per work-item and a `break` per work-item (those stay whole too).
+#[kernel(groups)]
+fn carried_shapes(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let (t, l, n) = (wi.local(tile), wi.get_local_id(0), wi.get_local_size(0));
+    t.set(l, input.get(wi.get_global_id(0)));
+    wi.barrier(LOCAL);
+    let mut counts = [0u32; 4];
+    for k in 0..n {
+        counts[(t.get(k) as usize + l) % 4] += 1;
+    }
+    let mut pair = (0u32, 1u32);
+    for round in 0..2u32 {
+        for k in 0..n {
+            pair.0 = pair.0.wrapping_add(t.get(k) * (round + 1));
+        }
+        pair.1 = pair.1.wrapping_mul(pair.0 | 1);
+    }
+    let x = l as u32;
+    let mut hidden = 0u32;
+    for k in 0..4u32 {
+        let x = k * 2;
+        hidden += x;
+    }
+    let mut below = 0u32;
+    for k in 0..l {
+        below += t.get(k);
+    }
+    let mut until = 0u32;
+    for k in 0..n {
+        if t.get(k) > x * 40 {
+            break;
+        }
+        until += 1;
+    }
+    let g = wi.get_global_id(0);
+    let mixed = counts[0] * 1000 + counts[3] * 100 + hidden + x;
+    out.set(
+        g,
+        mixed ^ pair.1 ^ below.wrapping_mul(7) ^ until.wrapping_mul(131),
+    );
+}
+
+/// Three tickets per work-item from one counter, the first and the last of
+/// them kept.
+#[kernel(groups)]
+fn tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
+    let l = wi.get_local_id(0);
+    let mut first = u32::MAX;
+    let mut last = 0;
+    for _ in 0..3 {
+        let t = counter.at(0).fetch_add(1);
+        first = first.min(t);
+        last = t;
+    }
+    out.set(2 * l, first);
+    out.set(2 * l + 1, last);
+}
+
+// ---- references ------------------------------------------------------------
+
+fn input(n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| i * 37 % 101).collect()
+}
+
+/// `fold_tile`, sequentially.
+fn fold_tile_reference(values: &[u32], local: usize) -> Vec<u32> {
+    values
+        .chunks(local)
+        .flat_map(|group| {
+            (0..local).map(move |l| {
+                (0..local).fold(0u32, |acc, k| {
+                    acc.wrapping_mul(3).wrapping_add(group[(l + k) % local])
+                })
+            })
+        })
+        .collect()
+}
+
+/// `carried_shapes`, sequentially.
+fn carried_shapes_reference(values: &[u32], local: usize) -> Vec<u32> {
+    let mut out = Vec::new();
+    for group in values.chunks(local) {
+        for l in 0..local {
+            let mut counts = [0u32; 4];
+            for &v in group {
+                counts[(v as usize + l) % 4] += 1;
+            }
+            let mut pair = (0u32, 1u32);
+            for round in 0..2u32 {
+                for &v in group {
+                    pair.0 = pair.0.wrapping_add(v * (round + 1));
+                }
+                pair.1 = pair.1.wrapping_mul(pair.0 | 1);
+            }
+            let x = l as u32;
+            let hidden = 2 + 4 + 6;
+            let below: u32 = group[..l].iter().sum();
+            let until = group.iter().take_while(|&&v| v <= x * 40).count() as u32;
+            let mixed = counts[0] * 1000 + counts[3] * 100 + hidden + x;
+            out.push(mixed ^ pair.1 ^ below.wrapping_mul(7) ^ until.wrapping_mul(131));
+        }
+    }
+    out
+}
+
+// ---- tests -----------------------------------------------------------------
+
+#[test]
+fn kernels_with_carried_loops_are_lifted() {
+    assert_eq!(fold_tile_form(), KernelForm::Groups);
+    assert_eq!(carried_shapes_form(), KernelForm::Groups);
+    assert_eq!(tickets_form(), KernelForm::Groups);
+}
+
+#[test]
+fn an_interchanged_accumulation_gives_each_work_items_sequential_fold() {
+    common::within(60, || {
+        for (groups, local) in [(3, 16), (2, 64), (1, 5)] {
+            let values = input(groups * local);
+            let want = fold_tile_reference(&values, local);
+            let data = Buffer::from_slice(&values);
+            both_forms_give(
+                "fold_tile",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        Form::Lifted => fold_tile_launch(rt, launch, &data, out, tile),
+                        Form::Coroutines => rt.launch(launch, |wi| fold_tile(wi, &data, out, tile)),
+                    }
+                    .unwrap();
+                },
+            );
+        }
+    });
+}
+
+#[test]
+fn carried_arrays_fields_nested_loops_and_loops_left_whole_give_the_sequential_result() {
+    common::within(60, || {
+        for (groups, local) in [(2, 16), (1, 7)] {
+            let values = input(groups * local);
+            let want = carried_shapes_reference(&values, local);
+            let data = Buffer::from_slice(&values);
+            both_forms_give(
+                "carried_shapes",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        Form::Lifted => carried_shapes_launch(rt, launch, &data, out, tile),
+                        Form::Coroutines => {
+                            rt.launch(launch, |wi| carried_shapes(wi, &data, out, tile))
+                        }
+                    }
+                    .unwrap();
+                },
+            );
+        }
+    });
+}
+
+/// Every interleaving of the work-items' tickets is one OpenCL allows; what
+/// each must keep is its own order (first below last, each ticket once).
+/// The lifted form takes the interchanged one, an iteration of every
+/// work-item before the next iteration of any (work-item `l` holds `l`,
+/// `n + l`, `2n + l`): this is what makes the interchange observable, and a
+/// lifting that lost it fails here rather than only in the benchmark.
+#[test]
+fn the_lifted_form_runs_one_iteration_of_every_work_item_at_a_time() {
+    common::within(60, || {
+        let n = 8;
+        let rt = common::rt();
+        for checked in [false, true] {
+            let launch = Launch::new("tickets", NdRange::new([n]).local([n])).checked(checked);
+            let counter = Buffer::<AtomicUint>::new(1);
+            let out = Buffer::<u32>::new(2 * n);
+            tickets_launch(&rt, &launch, &counter, &out).unwrap();
+            let want: Vec<u32> = (0..n as u32).flat_map(|l| [l, 2 * n as u32 + l]).collect();
+            assert_eq!(out.to_vec(), want, "lifted, checked: {checked}");
+
+            let counter = Buffer::<AtomicUint>::new(1);
+            let out = Buffer::<u32>::new(2 * n);
+            rt.launch(&launch, |wi| tickets(wi, &counter, &out))
+                .unwrap();
+            let got = out.to_vec();
+            for pair in got.chunks(2) {
+                assert_eq!(pair[1], pair[0] + 2, "coroutines: {got:?}");
+            }
+            let mut firsts: Vec<u32> = got.chunks(2).map(|p| p[0]).collect();
+            firsts.sort();
+            assert_eq!(firsts, (0..n as u32).map(|l| 3 * l).collect::<Vec<_>>());
+        }
+    });
+}
