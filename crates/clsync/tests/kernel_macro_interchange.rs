@@ -11,10 +11,13 @@
 
 mod common;
 
+use clsync::checker::ReportKind;
 use clsync::engine::KernelForm;
 use clsync::sync::LOCAL;
-use clsync::{kernel, AtomicUint, Buffer, Launch, LocalArg, NdRange, WorkItem};
+use clsync::{kernel, AtomicUint, Buffer, Launch, LaunchError, LocalArg, NdRange, WorkItem};
 use common::{both_forms_give, Form};
+
+const SOURCE: &str = include_str!("kernel_macro_interchange.rs");
 
 // ---- kernels ---------------------------------------------------------------
 
@@ -93,6 +96,22 @@ fn tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
     out.set(2 * l + 1, last);
 }
 
+/// A running sum that each work-item publishes at every step, where its
+/// neighbour reads it in the same stretch between barriers: a data race,
+/// whichever order the steps run in.
+#[kernel(groups)]
+fn racy_running(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let (t, l, n) = (wi.local(tile), wi.get_local_id(0), wi.get_local_size(0));
+    t.set(l, 0);
+    wi.barrier(LOCAL);
+    let mut acc = 0u32;
+    for k in 0..4u32 {
+        acc += t.get((l + 1) % n) + k; //~ running race
+        t.set(l, acc); //~ running race.first
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
 // ---- references ------------------------------------------------------------
 
 fn input(n: usize) -> Vec<u32> {
@@ -147,6 +166,7 @@ fn kernels_with_carried_loops_are_lifted() {
     assert_eq!(fold_tile_form(), KernelForm::Groups);
     assert_eq!(carried_shapes_form(), KernelForm::Groups);
     assert_eq!(tickets_form(), KernelForm::Groups);
+    assert_eq!(racy_running_form(), KernelForm::Groups);
 }
 
 #[test]
@@ -229,4 +249,41 @@ fn the_lifted_form_runs_one_iteration_of_every_work_item_at_a_time() {
             assert_eq!(firsts, (0..n as u32).map(|l| 3 * l).collect::<Vec<_>>());
         }
     });
+}
+
+/// The checker sees an interchanged loop's accesses as its work-items':
+/// the race between a work-item's write and its neighbour's read is
+/// reported with the two marked lines and neighbouring parties, lifted as
+/// on the coroutine engine.
+#[test]
+fn a_race_in_an_interchanged_loop_is_reported_between_neighbours() {
+    for form in [Form::Lifted, Form::Coroutines] {
+        let reports = common::within(60, move || {
+            let mut launch =
+                Launch::new("racy_running", NdRange::new([16]).local([8])).checked(true);
+            let tile = launch.local::<u32>(8);
+            let out = Buffer::<u32>::new(16);
+            let rt = common::rt();
+            let e = match form {
+                Form::Lifted => racy_running_launch(&rt, &launch, &out, tile),
+                Form::Coroutines => rt.launch(&launch, |wi| racy_running(wi, &out, tile)),
+            }
+            .unwrap_err();
+            match e {
+                LaunchError::Reported(r) => r.reports,
+                other => panic!("expected reports, got {other}"),
+            }
+        });
+        common::check::expect(SOURCE, &reports, &[(ReportKind::DataRace, "running race")]);
+        for r in &reports {
+            let (a, b) = (
+                r.first.as_ref().expect("the other access").item.local_id[0],
+                r.second.as_ref().expect("this access").item.local_id[0],
+            );
+            assert!(
+                (a + 1) % 8 == b || (b + 1) % 8 == a,
+                "{form:?}: not neighbours: {r}"
+            );
+        }
+    }
 }
