@@ -14,6 +14,9 @@
 //!   declared before it, over a uniform range, is run by the group, each
 //!   iteration a loop over the work-items (`lift/interchange.rs`); a tuple
 //!   `let` is taken as one `let` per element (`pattern.rs`);
+//! * a local array's `get` and `set` at an index that only grows with the
+//!   local ids is checked once per loop, by the largest work-item's index,
+//!   and the loop then runs unchecked (`lift/bounds.rs`);
 //! * `for`, `while`, `loop`, `if` and blocks that contain a barrier are run
 //!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if
@@ -190,7 +193,7 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
         Ok(body) => (
             quote! {
                 #[doc = #groups_doc]
-                #[allow(dead_code, unused_variables, unused_mut, unused_braces, clippy::all)]
+                #[allow(dead_code, unused_variables, unused_mut, unused_braces, unused_unsafe, clippy::all)]
                 #vis fn #groups_name #generics (#g: &::clsync::Group<'_>, #(#typed),*) #where_clause {
                     #body
                 }

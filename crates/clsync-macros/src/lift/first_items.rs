@@ -38,7 +38,7 @@ impl Id {
 
     /// The id a call on the work-item gives, if it is one of these with a
     /// literal dimension below 3.
-    fn call(m: &syn::ExprMethodCall) -> Option<Id> {
+    pub(super) fn call(m: &syn::ExprMethodCall) -> Option<Id> {
         let dim = || match m.args.first() {
             Some(Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),

@@ -343,6 +343,7 @@ pub(super) fn group_bindings(pat: &syn::Pat) -> Vec<Binding> {
             uniform: true,
             mutable,
             id: None,
+            view: false,
         })
         .collect()
 }

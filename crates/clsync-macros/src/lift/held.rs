@@ -9,6 +9,7 @@ use syn::{Expr, Pat, Stmt};
 
 use super::{tokens, Fail, Lifter};
 use crate::pattern::{immutable_names, pat_bindings, strip_type};
+use crate::scan::is_wi;
 use crate::uniform;
 
 impl Lifter {
@@ -41,6 +42,16 @@ impl Lifter {
                 let names: Vec<String> = pat_bindings(pat).into_iter().map(|b| b.0).collect();
                 for name in &names {
                     self.bind(name.clone(), None, true, false);
+                }
+                if let (Pat::Ident(_), Expr::MethodCall(m)) = (strip_type(pat), &**e) {
+                    let method = m.method.to_string();
+                    if is_wi(&m.receiver, &self.wi)
+                        && (method == "local" || method == "local_array")
+                    {
+                        if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+                            b.view = true;
+                        }
+                    }
                 }
                 return Ok(Some((held, names, false)));
             }

@@ -12,6 +12,7 @@ use crate::pattern::{pat_bindings, split_tuple_lets};
 use crate::scan::{first_barrier, loop_body_problem, mentions};
 use crate::uniform;
 
+mod bounds;
 mod first_items;
 mod group;
 mod held;
@@ -95,6 +96,9 @@ struct Binding {
     mutable: bool,
     /// The work-item id it holds, if it is an immutable `let` of one.
     id: Option<Id>,
+    /// Whether it is the group's view of a local array (`let t =
+    /// wi.local(tile)`), whose accesses `bounds` may check once per loop.
+    view: bool,
 }
 
 struct Lifter {
@@ -198,17 +202,19 @@ impl Lifter {
         let before = self.pending.clone();
         for k in 0..stmts.len() {
             self.pending = union(&before, &let_names(&stmts[..k]));
+            // Bound first: `quote!` repeats a variable, not an indexing.
+            let (rest, next) = (&stmts[k..], &stmts[k + 1..]);
             if self.is_uniform_exit(&stmts[k]) {
                 // The group leaves here, after the loop gathered so far has
                 // written back every variable used later.
-                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                let live = union(later, &mentions(quote!(#(#rest)* #(#after)*)));
                 self.flush(&mut out, &mut pre, &mut body, &live)?;
                 out.extend(tokens(&stmts[k..=k]));
                 continue;
             }
             if let Some(cond) = self.checked_break(&stmts[k]) {
                 // The same, its condition evaluated by every work-item.
-                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                let live = union(later, &mentions(quote!(#(#rest)* #(#after)*)));
                 self.flush(&mut out, &mut pre, &mut body, &live)?;
                 out.extend(self.checked_break_code(cond, &live)?);
                 continue;
@@ -224,9 +230,9 @@ impl Lifter {
                     // `if l == c { … }` over work-item c alone (a range of
                     // its own: splitting is allowed, as above).
                     Some((range, always, block)) => {
-                        let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                        let live = union(later, &mentions(quote!(#(#rest)* #(#after)*)));
                         self.flush(&mut out, &mut pre, &mut body, &live)?;
-                        let live = union(later, &mentions(quote!(#(#stmts[k + 1..])* #(#after)*)));
+                        let live = union(later, &mentions(quote!(#(#next)* #(#after)*)));
                         let ranged = self.chunk(&[block], &live, Some(range))?;
                         if always {
                             out.extend(ranged);
@@ -247,7 +253,7 @@ impl Lifter {
             // must come between the statements before and after it.
             let named = mentions(tokens(&body));
             if ordered || names.iter().any(|n| named.contains(n)) {
-                let live = union(later, &mentions(quote!(#(#stmts[k..])* #(#after)*)));
+                let live = union(later, &mentions(quote!(#(#rest)* #(#after)*)));
                 self.flush(&mut out, &mut pre, &mut body, &live)?;
             }
             pre.extend(group);
@@ -331,10 +337,35 @@ impl Lifter {
             .collect();
         let body = self.item_code(&ids, &ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
-        Ok(match range {
-            None => quote! { #g.for_each(move |#it| { #body }); },
-            Some(r) => quote! { #g.for_each_in(#r, move |#it| { #body }); },
-        })
+        let r = bounds::range_name();
+        let run = |body: &TokenStream, range: &TokenStream| match range.is_empty() {
+            true => quote! { #g.for_each(move |#it| { #body }); },
+            false => quote! { #g.for_each_in(#range, move |#it| { #body }); },
+        };
+        let Some(hoisted) = self.hoist_bounds(&code, range.as_ref().map(|_| &r)) else {
+            return Ok(run(&body, &range.unwrap_or_default()));
+        };
+        // The loop with its local accesses unchecked where the largest
+        // work-item's indices are in bounds (see `bounds`), else as written.
+        let fast = self.item_code(&ids, &ins, &outs, &hoisted.code, quote!());
+        let test = hoisted.test;
+        let (bind, fast_range, range) = match range {
+            None => (quote!(), quote!(), quote!()),
+            Some(given) => (
+                quote! { let #r: ::core::ops::Range<usize> = #given; },
+                quote!(#r.clone()),
+                quote!(#r),
+            ),
+        };
+        let (fast, slow) = (run(&fast, &fast_range), run(&body, &range));
+        let in_bounds = Ident::new("__clsync_in_bounds", Span::mixed_site());
+        Ok(quote! {{
+            #bind
+            let #in_bounds = || -> ::core::option::Option<bool> {
+                ::core::option::Option::Some(#test)
+            };
+            if !#g.is_checked() && #in_bounds().unwrap_or(false) { #fast } else { #slow }
+        }})
     }
 
     /// Whether `e` is the same for every work-item, with no side effect

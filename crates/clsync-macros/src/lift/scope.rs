@@ -50,6 +50,7 @@ impl Lifter {
                 uniform,
                 mutable,
                 id: None,
+                view: false,
             });
     }
 

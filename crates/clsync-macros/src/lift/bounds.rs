@@ -1,0 +1,317 @@
+//! Bounds checks made once per loop instead of once per access: in a loop
+//! over the work-items, `t.get(i)` and `t.set(i, v)` on the group's view of
+//! a local array (`let t = wi.local(tile)`) at an index that only grows
+//! with the work-item's ids (`ty * TILE + k`, `l + half`) become
+//! `get_unchecked` and `set_unchecked`, and the loop runs so only when the
+//! index of the work-item with the largest ids is in bounds; else the
+//! loop as written runs, with its checks. A check per access is a branch
+//! out of the loop, which no compiler vectorizes across; the unchecked loop
+//! over a group's row of work-items does.
+//!
+//! The index may use `+`, `*` and `/` by a uniform value, of local ids
+//! (`wi.get_local_id(d)`, `wi.get_local_linear_id()`, variables that hold
+//! them) and values uniform by their syntax; nothing that can shrink as an
+//! id grows (no `-`, `%` or per-work-item variable), so no smaller id gives
+//! a larger index. The largest index is computed with checked arithmetic:
+//! an overflow, like a division by zero, keeps the loop as written. Checked
+//! launches always run the loop as written, every access reported as
+//! its work-item's.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::visit_mut::{self, VisitMut};
+use syn::{BinOp, Expr, Ident};
+
+use super::first_items::Id;
+use super::Lifter;
+use crate::scan::{is_wi, mentions};
+use crate::uniform::locals;
+
+/// A loop's accesses made unchecked, and the test that lets them be.
+pub(super) struct Hoisted {
+    /// A `bool` expression: every rewritten access is in bounds for every
+    /// work-item of the loop (it may use `?` on `Option`s).
+    pub(super) test: TokenStream,
+    /// The loop's code with those accesses unchecked.
+    pub(super) code: TokenStream,
+}
+
+impl Lifter {
+    /// `code` (a loop's body over the work-items, or over the range bound
+    /// to `range` when given) with its hoistable accesses unchecked, if it
+    /// has any.
+    pub(super) fn hoist_bounds(
+        &self,
+        code: &TokenStream,
+        range: Option<&Ident>,
+    ) -> Option<Hoisted> {
+        let mut block: syn::Block = syn::parse2(quote!({ #code })).ok()?;
+        let mut rewrite = Rewrite {
+            lifter: self,
+            inner: self.inner_names(&block.stmts),
+            range,
+            tests: Vec::new(),
+        };
+        rewrite.visit_block_mut(&mut block);
+        if rewrite.tests.is_empty() {
+            return None;
+        }
+        let tests = rewrite.tests;
+        let stmts = &block.stmts;
+        Some(Hoisted {
+            test: quote!(#(#tests)&&*),
+            code: quote!(#(#stmts)*),
+        })
+    }
+}
+
+impl Lifter {
+    /// The names a loop's statements bind that an index may not use as the
+    /// group's: all of them, except an id the loop's own top-level `let`
+    /// binds (`let l = wi.get_local_id(0);`), when that is the name's only
+    /// binding in the loop and nothing before it names it.
+    fn inner_names(&self, stmts: &[syn::Stmt]) -> HashSet<String> {
+        let all = locals(&quote!(#(#stmts)*));
+        let mut inner = HashSet::new();
+        for name in &all {
+            let once = all.iter().filter(|n| *n == name).count() == 1;
+            let own_id = once
+                && self
+                    .binding(name)
+                    .is_some_and(|b| b.id.is_some() && b.slot.is_none())
+                && stmts.iter().enumerate().any(|(i, s)| match s {
+                    syn::Stmt::Local(l) => {
+                        let before = &stmts[..i];
+                        crate::pattern::pat_bindings(&l.pat)
+                            .iter()
+                            .any(|(n, _)| n == name)
+                            && !mentions(quote!(#(#before)*)).contains(name)
+                    }
+                    _ => false,
+                });
+            if !own_id {
+                inner.insert(name.clone());
+            }
+        }
+        inner
+    }
+}
+
+struct Rewrite<'a> {
+    lifter: &'a Lifter,
+    /// The names the loop's code binds anywhere: per work-item, whatever
+    /// the group has of the same name.
+    inner: HashSet<String>,
+    range: Option<&'a Ident>,
+    tests: Vec<TokenStream>,
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        visit_mut::visit_expr_mut(self, e);
+        if let Expr::MethodCall(m) = e {
+            if let Some(unchecked) = self.unchecked(m) {
+                *e = unchecked;
+            }
+        }
+    }
+    // A closure's accesses stay checked: its parameters and where it runs
+    // are its own.
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+impl Rewrite<'_> {
+    /// `m` as an unchecked access, with its test recorded, if it is a
+    /// view's `get` or `set` at an index that grows with the ids.
+    fn unchecked(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let method = m.method.to_string();
+        let setter = match (method.as_str(), m.args.len()) {
+            ("get", 1) => false,
+            ("set", 2) => true,
+            _ => return None,
+        };
+        let Expr::Path(p) = &*m.receiver else {
+            return None;
+        };
+        let view = p.path.get_ident()?;
+        let name = view.to_string();
+        if p.qself.is_some() || self.inner.contains(&name) {
+            return None;
+        }
+        let b = self.lifter.binding(&name)?;
+        if !(b.view && b.uniform) {
+            return None;
+        }
+        let index = &m.args[0];
+        let largest = self.largest(index)?;
+        self.tests.push(quote!((#largest) < #view.len()));
+        // SAFETY (of the generated block): the loop runs this only when the
+        // test above holds, so the index, at most the largest work-item's,
+        // is below the view's length.
+        Some(if setter {
+            let value = &m.args[1];
+            syn::parse_quote!(unsafe { #view.set_unchecked(#index, #value) })
+        } else {
+            syn::parse_quote!(unsafe { #view.get_unchecked(#index) })
+        })
+    }
+
+    /// The largest value `e` takes in the loop, as a `usize` expression
+    /// (using `?`), if it only grows with the ids.
+    fn largest(&self, e: &Expr) -> Option<TokenStream> {
+        match e {
+            Expr::Paren(p) => self.largest(&p.expr),
+            Expr::Group(g) => self.largest(&g.expr),
+            Expr::Binary(b) => {
+                let op = match b.op {
+                    BinOp::Add(_) => quote!(checked_add),
+                    BinOp::Mul(_) => quote!(checked_mul),
+                    // Dividing by a value that grows would shrink.
+                    BinOp::Div(_) if self.uniform(&b.right) => quote!(checked_div),
+                    _ => return self.leaf(e),
+                };
+                let (l, r) = (self.largest(&b.left)?, self.largest(&b.right)?);
+                Some(quote!((#l).#op(#r)?))
+            }
+            _ => match self.id(e) {
+                Some(id) => self.largest_id(id),
+                None => self.leaf(e),
+            },
+        }
+    }
+
+    /// A value uniform by its syntax, as itself.
+    fn leaf(&self, e: &Expr) -> Option<TokenStream> {
+        self.uniform(e).then(|| quote!(((#e) as usize)))
+    }
+
+    /// Whether `e` is uniform by its syntax and names nothing the loop's
+    /// code binds.
+    fn uniform(&self, e: &Expr) -> bool {
+        mentions(e).is_disjoint(&self.inner) && self.lifter.uniform_expr(e)
+    }
+
+    /// The local id `e` is: a call on the work-item, or a variable that
+    /// holds one (global ids are not followed).
+    fn id(&self, e: &Expr) -> Option<Id> {
+        let id = match e {
+            Expr::MethodCall(m) if is_wi(&m.receiver, &self.lifter.wi) => Id::call(m)?,
+            Expr::Path(p) if p.qself.is_none() => {
+                let name = p.path.get_ident()?.to_string();
+                if self.inner.contains(&name) {
+                    return None;
+                }
+                let b = self.lifter.binding(&name)?;
+                if b.slot.is_some() {
+                    return None;
+                }
+                b.id?
+            }
+            _ => return None,
+        };
+        (!matches!(id, Id::Global(_))).then_some(id)
+    }
+
+    /// The largest value of a local id in the loop: the group's size less
+    /// one, or in a range over the first work-items of a 1-D group, the
+    /// range's end (clamped to the group) less one.
+    fn largest_id(&self, id: Id) -> Option<TokenStream> {
+        let g = &self.lifter.g;
+        let size = |d: usize| {
+            let d = d as u32;
+            quote!(#g.get_local_size(#d))
+        };
+        let (s0, s1, s2) = (size(0), size(1), size(2));
+        let group = match id {
+            Id::Linear => quote!(#s0 * #s1 * #s2),
+            Id::Local(d) => size(d),
+            Id::Global(_) => return None,
+        };
+        let count = match (self.range, id) {
+            (Some(r), Id::Linear) => quote!(#r.end.min(#group)),
+            (Some(r), Id::Local(0)) => {
+                quote!(if #g.get_work_dim() == 1 { #r.end.min(#group) } else { #group })
+            }
+            _ => group,
+        };
+        Some(quote!((#count).checked_sub(1)?))
+    }
+}
+
+/// The name a ranged loop's range is bound to before its two forms.
+pub(super) fn range_name() -> Ident {
+    Ident::new("__clsync_range", Span::mixed_site())
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    /// The lifted form of a kernel body over `wi`, as text, and how many of
+    /// its accesses were made unchecked.
+    fn unchecked(body: syn::Block) -> (usize, String) {
+        let wi: syn::Ident = parse_quote!(wi);
+        let out = match crate::lift::lift(&wi, &body) {
+            Ok(t) => t.to_string(),
+            Err(f) => panic!("not lifted: {}", f.reason),
+        };
+        (out.matches("_unchecked").count(), out)
+    }
+
+    #[test]
+    fn indices_that_grow_with_the_ids_are_checked_once() {
+        let (n, out) = unchecked(parse_quote!({
+            let t = wi.local(tile);
+            let (l, tx) = (wi.get_local_linear_id(), wi.get_local_id(0));
+            t.set(l, 1);
+            wi.barrier(LOCAL);
+            out.set(l, t.get(l / 2 + tx * 16 + n) + t.get(0));
+        }));
+        assert_eq!(n, 3, "{out}");
+        // The loop as written stays, for when the test fails.
+        assert_eq!(
+            out.matches("t . get (l / 2 + tx * 16 + n)").count(),
+            1,
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn indices_that_may_shrink_or_are_per_work_item_stay_checked() {
+        let (n, out) = unchecked(parse_quote!({
+            let t = wi.local(tile);
+            let l = wi.get_local_id(0);
+            let q = l * 3;
+            t.set(l, 1);
+            wi.barrier(LOCAL);
+            // A difference, a remainder, a per-work-item variable, a global
+            // id, a divisor that grows, a name the loop binds (hiding the
+            // parameter `p`), and an access in a closure.
+            let a = t.get(l - 1) + t.get((l + 1) % 8) + t.get(q) + t.get(wi.get_global_id(0));
+            let b = t.get(n / (l + 1));
+            let c = {
+                let p = l * 7;
+                t.get(p)
+            };
+            let f = |i: usize| t.get(i + p);
+            out.set(l, a + b + c + f(l));
+        }));
+        // Only the first loop's `t.set(l, 1)`.
+        assert_eq!(n, 1, "{out}");
+        assert_eq!(out.matches("get_unchecked").count(), 0, "{out}");
+    }
+
+    #[test]
+    fn only_views_of_local_arrays_are_rewritten() {
+        let (n, out) = unchecked(parse_quote!({
+            let l = wi.get_local_id(0);
+            let v = other.view();
+            wi.barrier(LOCAL);
+            out.set(l, v.get(l) + data.get(l));
+        }));
+        assert_eq!(n, 0, "{out}");
+    }
+}
