@@ -188,6 +188,7 @@ fn same_failure_in_both_forms(kernel: Kernel, marker: &str, item: usize) {
         let p = common::kernel_panic(run(false, lifted));
         let at = format!("index 8, length 8, at {}:{}:", file!(), line.unwrap());
         assert!(p.message.contains(&at), "lifted: {lifted}: {}", p.message);
+        assert_eq!(p.site.map(|s| s.line), line, "lifted: {lifted}: {p:?}");
         assert_eq!(p.ids.local_id[0], item, "lifted: {lifted}");
 
         let LaunchError::Reported(r) = run(true, lifted) else {

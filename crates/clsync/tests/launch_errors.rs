@@ -175,14 +175,25 @@ fn a_panic_names_the_work_item_and_the_runtime_stays_usable() {
     assert_eq!(out.to_vec(), vec![1; 100]);
 }
 
+/// The line of the access in an out-of-bounds panic's site, not a line of
+/// clsync's own.
+fn site_line(e: &LaunchError) -> Option<u32> {
+    match e {
+        LaunchError::Panic(p) => p.site.map(|s| s.line),
+        other => panic!("{other}"),
+    }
+}
+
 #[test]
 fn out_of_bounds_accesses_fail_naming_the_object() {
     let b = Buffer::<u32>::new(10).named("small");
+    let line = line!() + 3;
     let e = rt()
         .launch(&Launch::new("oob", NdRange::new([16])), |wi| {
             b.set(wi.get_global_id(0), 1)
         })
         .unwrap_err();
+    assert_eq!(site_line(&e), Some(line), "{e}");
     let LaunchError::Panic(p) = &e else {
         panic!("{e}")
     };
@@ -198,19 +209,23 @@ fn out_of_bounds_accesses_fail_naming_the_object() {
     );
     let mut launch = Launch::new("oob_local", NdRange::new([8]).local([8]));
     let tile = launch.local_named::<f32>("tile", 4);
+    let line = line!() + 2;
     let e = rt()
         .launch(&launch, |wi| wi.local(tile).set(wi.get_local_id(0), 0.0))
         .unwrap_err();
+    assert_eq!(site_line(&e), Some(line), "{e}");
     assert!(
         matches!(&e, LaunchError::Panic(p) if p.message.contains("local memory `tile`") && p.message.contains("index 4")),
         "{e}"
     );
     let img = Image2d::<[u32; 4]>::new(4, 4).named("img");
+    let line = line!() + 3;
     let e = rt()
         .launch(&Launch::new("oob_image", NdRange::new([5])), |wi| {
             img.write(wi, [wi.get_global_id(0) as i32, 0], [0; 4])
         })
         .unwrap_err();
+    assert_eq!(site_line(&e), Some(line), "{e}");
     assert!(
         matches!(&e, LaunchError::Panic(p) if p.message.contains("image `img`") && p.message.contains("(4, 0)")),
         "{e}"

@@ -136,6 +136,7 @@ impl<T: Element> Buffer<T> {
 
     /// Element `index` (see [`super::element`]).
     #[inline]
+    #[track_caller]
     pub(crate) fn slot_at(
         &self,
         index: usize,

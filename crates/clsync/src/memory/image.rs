@@ -136,6 +136,9 @@ impl<P: Pixel> Image2d<P> {
         self.height
     }
 
+    /// `#[track_caller]`, as `memory::element`: an unchecked panic happens
+    /// at the kernel's line.
+    #[track_caller]
     fn index(&self, coord: [i32; 2], write: bool, at: &'static Location<'static>) -> usize {
         let [x, y] = coord;
         if x < 0 || y < 0 || x as usize >= self.width || y as usize >= self.height {

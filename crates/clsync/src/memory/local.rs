@@ -69,6 +69,7 @@ impl<T: Element> LocalSlice<T> {
     }
     /// Element `index` (see [`super::element`]).
     #[inline]
+    #[track_caller]
     pub(crate) fn slot_at(
         &self,
         index: usize,
