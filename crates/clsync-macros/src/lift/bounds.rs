@@ -10,9 +10,11 @@
 //!
 //! The index may use `+`, `*` and `/` by a uniform value, of local ids
 //! (`wi.get_local_id(d)`, `wi.get_local_linear_id()`, variables that hold
-//! them) and values uniform by their syntax; nothing that can shrink as an
-//! id grows (no `-`, `%` or per-work-item variable), so no smaller id gives
-//! a larger index. The largest index is computed with checked arithmetic:
+//! them) and of values uniform by their syntax that cannot panic (names,
+//! literals, casts, fields, `len()`, the group's sizes and ids: the test
+//! evaluates them before the loop); nothing that can shrink as an id grows
+//! (no `-`, `%` or per-work-item variable), so no smaller id gives a larger
+//! index. The largest index is computed with checked arithmetic:
 //! an overflow, like a division by zero, keeps the loop as written. Checked
 //! launches always run the loop as written, every access reported as
 //! its work-item's.
@@ -183,9 +185,11 @@ impl Rewrite<'_> {
         }
     }
 
-    /// A value uniform by its syntax, as itself.
+    /// A value uniform by its syntax that cannot panic, as itself: the test
+    /// evaluates it before the loop, where a panic (a remainder by zero, an
+    /// overflow in a debug build) would not be any work-item's.
     fn leaf(&self, e: &Expr) -> Option<TokenStream> {
-        self.uniform(e).then(|| quote!(((#e) as usize)))
+        (cannot_panic(e, &self.lifter.wi) && self.uniform(e)).then(|| quote!(((#e) as usize)))
     }
 
     /// Whether `e` is uniform by its syntax and names nothing the loop's
@@ -241,6 +245,24 @@ impl Rewrite<'_> {
     }
 }
 
+/// Whether evaluating `e` cannot panic: literals, names, casts, fields,
+/// `len()`, and the work-item's functions (at the group's level, the
+/// group's: its sizes and ids), of such values.
+fn cannot_panic(e: &Expr, wi: &Ident) -> bool {
+    match e {
+        Expr::Lit(_) | Expr::Path(_) => true,
+        Expr::Paren(p) => cannot_panic(&p.expr, wi),
+        Expr::Group(g) => cannot_panic(&g.expr, wi),
+        Expr::Cast(c) => cannot_panic(&c.expr, wi),
+        Expr::Field(f) => cannot_panic(&f.base, wi),
+        Expr::MethodCall(m) if is_wi(&m.receiver, wi) => m.args.iter().all(|a| cannot_panic(a, wi)),
+        Expr::MethodCall(m) => {
+            m.method == "len" && m.args.is_empty() && cannot_panic(&m.receiver, wi)
+        }
+        _ => false,
+    }
+}
+
 /// The name a ranged loop's range is bound to before its two forms.
 pub(super) fn range_name() -> Ident {
     Ident::new("__clsync_range", Span::mixed_site())
@@ -288,10 +310,12 @@ mod tests {
             t.set(l, 1);
             wi.barrier(LOCAL);
             // A difference, a remainder, a per-work-item variable, a global
-            // id, a divisor that grows, a name the loop binds (hiding the
-            // parameter `p`), and an access in a closure.
+            // id, a divisor that grows, a remainder or a difference of
+            // uniform values (which could panic in the test, before the
+            // loop), a name the loop binds (hiding the parameter `p`), and
+            // an access in a closure.
             let a = t.get(l - 1) + t.get((l + 1) % 8) + t.get(q) + t.get(wi.get_global_id(0));
-            let b = t.get(n / (l + 1));
+            let b = t.get(n / (l + 1)) + t.get(l + n % m) + t.get(l + (n - m));
             let c = {
                 let p = l * 7;
                 t.get(p)
