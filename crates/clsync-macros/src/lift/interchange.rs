@@ -7,17 +7,20 @@
 //! waits for the last one's value (a floating-point add's latency, four
 //! cycles or so, for every multiply-add of a tiled SGEMM). Interchanged,
 //! consecutive work-items' iterations are independent, so they overlap, and
-//! the loop over the work-items may vectorize.
+//! the loop over the work-items vectorizes once its local accesses are
+//! checked once per loop (`bounds.rs`): `#[kernel]` SGEMM went from 5.3–5.6
+//! to 11.5–14.1 GFLOP/s with the interchange (2-core VM, both with the
+//! checks hoisted).
 //!
 //! Between two barriers the work-items' statements may run in any
 //! interleaving: a barrier is what orders one work-item's statements before
 //! another's (`004_bfca21a36d7bd2da.txt`), short of atomics and fences (the
 //! memory model of the OpenCL C specification's section 3.3). Interchanging
 //! keeps each work-item's own statements in their order, so it runs one of
-//! those interleavings. The loop must not be left early (no `break`, `continue`,
-//! `return` or `?` that leaves it), its iterator must be uniform by its
-//! syntax (the group evaluates it once, and it has no side effect), and its
-//! pattern binds no `mut` name.
+//! those interleavings. The loop must not be left early (no `break`,
+//! `continue`, `return` or `?` that leaves it), its iterator must be uniform
+//! by its syntax (the group evaluates it once, and it has no side effect),
+//! and its pattern binds no `mut` name.
 
 use std::collections::HashSet;
 
