@@ -218,6 +218,16 @@ fn out_of_bounds_accesses_fail_naming_the_object() {
         matches!(&e, LaunchError::Panic(p) if p.message.contains("local memory `tile`") && p.message.contains("index 4")),
         "{e}"
     );
+    // A legacy atomic finds its element a few calls deeper: the site is
+    // still the kernel's.
+    let counts = Buffer::<u32>::new(4).named("counts");
+    let line = line!() + 3;
+    let e = rt()
+        .launch(&Launch::new("oob_legacy", NdRange::new([8])), |wi| {
+            counts.atomic_inc(wi.get_global_id(0));
+        })
+        .unwrap_err();
+    assert_eq!(site_line(&e), Some(line), "{e}");
     let img = Image2d::<[u32; 4]>::new(4, 4).named("img");
     let line = line!() + 3;
     let e = rt()

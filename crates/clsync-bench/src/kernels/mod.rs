@@ -32,11 +32,8 @@ use crate::{block_offsets, Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 /// a cache line), and each step between two barriers is one loop over the
 /// group.
 pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        rt.launch_groups(&launch, |g| {
+    barrier_loop_with(s, |launch, out, barriers| {
+        rt.launch_groups(launch, |g| {
             let mut acc = g.private::<u32>();
             for (l, a) in acc.iter_mut().enumerate() {
                 *a = l as u32;
@@ -49,19 +46,32 @@ pub fn barrier_loop(rt: &Runtime, s: &Sizes) -> Run {
             }
             g.for_each(|it| out.set(it.global_linear_id, acc[it.local_linear_id]));
         })
-        .expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
+    })
 }
 
-fn verify_barrier_loop(out: &Buffer<u32>, local: usize, barriers: usize) -> Result<(), String> {
-    let want: Vec<u32> = (0..out.len())
+/// Runs a form of the barrier loop (given its launch, the output and the
+/// number of barriers) at the sizes `s`, and checks the output.
+fn barrier_loop_with(
+    s: &Sizes,
+    kernel: impl FnOnce(
+        &Launch,
+        &Buffer<u32>,
+        usize,
+    ) -> Result<clsync::LaunchSummary, clsync::LaunchError>,
+) -> Run {
+    let (n, local, barriers) = s.barrier;
+    let out = Buffer::<u32>::new(n);
+    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
+    let time = timed(|| {
+        kernel(&launch, &out, barriers).expect("barrier loop");
+    });
+    let want: Vec<u32> = (0..n)
         .map(|g| reference::barrier_loop(g % local, barriers))
         .collect();
-    compare("barrier loop", &out.to_vec(), &want)
+    Run {
+        time,
+        verified: compare("barrier loop", &out.to_vec(), &want),
+    }
 }
 
 /// Tree reduction in local memory, one partial sum per group.

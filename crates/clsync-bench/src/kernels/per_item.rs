@@ -4,10 +4,9 @@
 //! (coroutines and async).
 
 use clsync::sync::LOCAL;
-use clsync::{kernel, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
+use clsync::{kernel, Buffer, LocalArg, Runtime, WorkItem};
 
-use super::{reduce_with, sgemm_with, verify_barrier_loop};
-use crate::timing::timed;
+use super::{barrier_loop_with, reduce_with, sgemm_with};
 use crate::{Run, Sizes, GROUP, TILE};
 
 /// The barrier loop written per work-item, as the OpenCL C kernel is:
@@ -25,41 +24,23 @@ pub fn barrier_loop_item(wi: &WorkItem, out: &Buffer<u32>, barriers: usize) {
 
 /// [`barrier_loop_item`] lifted by `#[kernel]`.
 pub fn barrier_loop_lifted(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        barrier_loop_item_launch(rt, &launch, &out, barriers).expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
+    barrier_loop_with(s, |launch, out, barriers| {
+        barrier_loop_item_launch(rt, launch, out, barriers)
+    })
 }
 
 /// [`barrier_loop_item`] on the general engine: one coroutine per
 /// work-item.
 pub fn barrier_loop_general(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        rt.launch(&launch, |wi| barrier_loop_item(wi, &out, barriers))
-            .expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
+    barrier_loop_with(s, |launch, out, barriers| {
+        rt.launch(launch, |wi| barrier_loop_item(wi, out, barriers))
+    })
 }
 
 /// The barrier loop on the async engine: one future per work-item.
 pub fn barrier_loop_async(rt: &Runtime, s: &Sizes) -> Run {
-    let (n, local, barriers) = s.barrier;
-    let out = Buffer::<u32>::new(n);
-    let launch = Launch::new("barrier_loop", NdRange::new([n]).local([local]));
-    let time = timed(|| {
-        rt.launch_async(&launch, async |wi| {
+    barrier_loop_with(s, |launch, out, barriers| {
+        rt.launch_async(launch, async |wi| {
             let mut acc = wi.get_local_id(0) as u32;
             for _ in 0..barriers {
                 wi.barrier_async(LOCAL).await;
@@ -67,12 +48,7 @@ pub fn barrier_loop_async(rt: &Runtime, s: &Sizes) -> Run {
             }
             out.set(wi.get_global_id(0), acc);
         })
-        .expect("barrier loop");
-    });
-    Run {
-        time,
-        verified: verify_barrier_loop(&out, local, barriers),
-    }
+    })
 }
 
 /// The reduction written per work-item, line for line as `kernels.cl`'s.

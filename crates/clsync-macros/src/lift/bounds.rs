@@ -198,8 +198,8 @@ impl Rewrite<'_> {
         mentions(e).is_disjoint(&self.inner) && self.lifter.uniform_expr(e)
     }
 
-    /// The local id `e` is: a call on the work-item, or a variable that
-    /// holds one (global ids are not followed).
+    /// The id `e` is: a call on the work-item, or a variable that holds
+    /// one.
     fn id(&self, e: &Expr) -> Option<Id> {
         let id = match e {
             Expr::MethodCall(m) if is_wi(&m.receiver, &self.lifter.wi) => Id::call(m)?,
@@ -216,12 +216,13 @@ impl Rewrite<'_> {
             }
             _ => return None,
         };
-        (!matches!(id, Id::Global(_))).then_some(id)
+        Some(id)
     }
 
     /// The largest value of a local id in the loop: the group's size less
     /// one, or in a range over the first work-items of a 1-D group, the
-    /// range's end (clamped to the group) less one.
+    /// range's end (clamped to the group) less one. Global ids are not
+    /// followed (an index of one stays checked).
     fn largest_id(&self, id: Id) -> Option<TokenStream> {
         let g = &self.lifter.g;
         let size = |d: usize| {

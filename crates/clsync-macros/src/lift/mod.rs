@@ -338,26 +338,26 @@ impl Lifter {
         let body = self.item_code(&ids, &ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
         let r = bounds::range_name();
-        let run = |body: &TokenStream, range: &TokenStream| match range.is_empty() {
-            true => quote! { #g.for_each(move |#it| { #body }); },
-            false => quote! { #g.for_each_in(#range, move |#it| { #body }); },
+        let run = |body: &TokenStream, range: Option<&TokenStream>| match range {
+            None => quote! { #g.for_each(move |#it| { #body }); },
+            Some(range) => quote! { #g.for_each_in(#range, move |#it| { #body }); },
         };
         let Some(hoisted) = self.hoist_bounds(&code, range.as_ref().map(|_| &r)) else {
-            return Ok(run(&body, &range.unwrap_or_default()));
+            return Ok(run(&body, range.as_ref()));
         };
         // The loop with its local accesses unchecked where the largest
-        // work-item's indices are in bounds (see `bounds`), else as written.
+        // work-item's indices are in bounds (see `bounds`), else as written;
+        // a range is bound once, for the test and both loops.
         let fast = self.item_code(&ids, &ins, &outs, &hoisted.code, quote!());
         let test = hoisted.test;
-        let (bind, fast_range, range) = match range {
-            None => (quote!(), quote!(), quote!()),
+        let (bind, range) = match range {
+            None => (quote!(), None),
             Some(given) => (
                 quote! { let #r: ::core::ops::Range<usize> = #given; },
-                quote!(#r.clone()),
-                quote!(#r),
+                Some(quote!(#r.clone())),
             ),
         };
-        let (fast, slow) = (run(&fast, &fast_range), run(&body, &range));
+        let (fast, slow) = (run(&fast, range.as_ref()), run(&body, range.as_ref()));
         let in_bounds = Ident::new("__clsync_in_bounds", Span::mixed_site());
         Ok(quote! {{
             #bind

@@ -136,7 +136,6 @@ impl<T: Element> Buffer<T> {
 
     /// Element `index` (see [`super::element`]).
     #[inline]
-    #[track_caller]
     pub(crate) fn slot_at(
         &self,
         index: usize,

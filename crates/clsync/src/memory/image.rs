@@ -20,6 +20,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::checker::{self, Space};
+use crate::scheduler::hooks;
 use crate::sync::Site;
 use crate::WorkItem;
 
@@ -136,9 +137,6 @@ impl<P: Pixel> Image2d<P> {
         self.height
     }
 
-    /// `#[track_caller]`, as `memory::element`: an unchecked panic happens
-    /// at the kernel's line.
-    #[track_caller]
     fn index(&self, coord: [i32; 2], write: bool, at: &'static Location<'static>) -> usize {
         let [x, y] = coord;
         if x < 0 || y < 0 || x as usize >= self.width || y as usize >= self.height {
@@ -147,12 +145,15 @@ impl<P: Pixel> Image2d<P> {
             if checker::out_of_bounds(Space::Image, &self.name, &what, len, write, at) {
                 return len;
             }
-            panic!(
-                "out-of-bounds access to image `{}`: coordinate ({x}, {y}), size {}x{}, at {}",
-                self.name,
-                self.width,
-                self.height,
-                Site::from_location(at)
+            hooks::panic_at(
+                at,
+                format!(
+                    "out-of-bounds access to image `{}`: coordinate ({x}, {y}), size {}x{}, at {}",
+                    self.name,
+                    self.width,
+                    self.height,
+                    Site::from_location(at)
+                ),
             );
         }
         y as usize * self.width + x as usize

@@ -69,7 +69,6 @@ impl<T: Element> LocalSlice<T> {
     }
     /// Element `index` (see [`super::element`]).
     #[inline]
-    #[track_caller]
     pub(crate) fn slot_at(
         &self,
         index: usize,

@@ -58,12 +58,7 @@ pub(crate) fn next_object_id() -> u64 {
 /// scratch element (so the kernel runs on); anything else panics naming the
 /// object, the index and the length. `write` says what the access is, for
 /// the report.
-///
-/// `#[track_caller]` here and in `beyond` (and in the `slot_at`s and the
-/// accesses that call this): the panic then happens at the kernel's line,
-/// which is what the launch error's site says (the message says `at` too).
 #[inline]
-#[track_caller]
 pub(crate) fn element<'a, S>(
     slots: &'a [S],
     space: crate::checker::Space,
@@ -83,7 +78,6 @@ pub(crate) fn element<'a, S>(
 
 #[cold]
 #[inline(never)]
-#[track_caller]
 fn beyond<'a, S>(
     slots: &'a [S],
     space: crate::checker::Space,
@@ -100,8 +94,11 @@ fn beyond<'a, S>(
         crate::checker::Space::Local => "local memory",
         _ => "global buffer",
     };
-    panic!(
-        "out-of-bounds access to {what} `{name}`: index {index}, length {len}, at {}",
-        crate::sync::Site::from_location(at)
+    crate::scheduler::hooks::panic_at(
+        at,
+        format!(
+            "out-of-bounds access to {what} `{name}`: index {index}, length {len}, at {}",
+            crate::sync::Site::from_location(at)
+        ),
     )
 }

@@ -25,6 +25,9 @@ thread_local! {
     static CANCEL: Cell<*const AtomicBool> = const { Cell::new(ptr::null()) };
     /// Where the last kernel panic on this thread happened.
     static PANIC_SITE: Cell<Option<Site>> = const { Cell::new(None) };
+    /// The site the next kernel panic on this thread names instead of the
+    /// `panic!`'s own (see [`panic_at`]).
+    static PANIC_AT: Cell<Option<Site>> = const { Cell::new(None) };
 }
 
 /// Publishes a launch's cancel flag on this thread while it lives.
@@ -86,6 +89,19 @@ pub(crate) fn poll(at: &'static Location<'static>) {
     }
 }
 
+/// Panics with `message`, the launch error naming `at` as where: the
+/// kernel's line that made an access, not the line of clsync that found it
+/// out of bounds, however deep that is. On a host thread it is a plain
+/// panic.
+#[cold]
+#[inline(never)]
+pub(crate) fn panic_at(at: &'static Location<'static>, message: String) -> ! {
+    if CANCEL.with(|c| !c.get().is_null()) {
+        PANIC_AT.with(|p| p.set(Some(Site::from_location(at))));
+    }
+    panic!("{message}")
+}
+
 /// Turns a caught unwind payload into an [`ItemFailure`].
 pub(crate) fn failure_from_panic(payload: Box<dyn Any + Send>) -> ItemFailure {
     if let Some(c) = payload.downcast_ref::<Cancelled>() {
@@ -128,10 +144,12 @@ fn install_panic_hook() {
         panic::set_hook(Box::new(move |info| {
             let in_kernel = CANCEL.with(|c| !c.get().is_null());
             if in_kernel {
-                let site = info.location().map(|l| Site {
-                    file: intern(l.file()),
-                    line: l.line(),
-                    column: l.column(),
+                let site = PANIC_AT.with(Cell::take).or_else(|| {
+                    info.location().map(|l| Site {
+                        file: intern(l.file()),
+                        line: l.line(),
+                        column: l.column(),
+                    })
                 });
                 PANIC_SITE.with(|p| p.set(site));
             } else {
