@@ -3,8 +3,8 @@
 # PoCL, and as plain Rust with rayon; interleaved runs, medians, ratios.
 # Built for this CPU (PoCL compiles its kernels for it too) in its own target
 # directory. Extra arguments go to the suite: --reps N, --threads N,
-# --only NAME, --small, --warm-caches, --spread. Without PoCL the suite says so and runs
-# the rest.
+# --only NAME, --small, --warm-caches, --spread, --ceiling, --scaling 1,2,4,8,16.
+# Without PoCL the suite says so and runs the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 features=()

@@ -8,14 +8,19 @@
 //! * `pocl` (feature `pocl`): OpenCL C kernels on PoCL through the ICD;
 //! * [`limit`]: plain Rust with rayon, the practical limit.
 //!
+//! [`ceiling`] measures the machine itself at a thread count, what a
+//! compute-bound workload's scaling is measured against.
+//!
 //! Each run returns its time and whether its result matched the
 //! sequential reference in [`reference`](mod@reference).
 
+pub mod ceiling;
 pub mod kernels;
 pub mod limit;
 #[cfg(feature = "pocl")]
 pub mod pocl;
 pub mod reference;
+pub mod scaling;
 pub mod timing;
 
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! clsync/limit (ratios of times: lower is better for clsync).
 //!
 //! ```text
-//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME] [--warm-caches] [--spread]
+//! cargo run --release -p clsync-bench --features pocl -- [--reps N] [--threads N] [--small] [--only NAME] [--warm-caches] [--spread] [--ceiling]
 //! ```
 //!
 //! Without the `pocl` feature, or with no OpenCL device, the PoCL column
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clsync::Runtime;
 use clsync_bench::timing::Spread;
-use clsync_bench::{figure, kernels, limit, reference, Run, Sizes, Workload};
+use clsync_bench::{ceiling, figure, kernels, limit, reference, scaling, Run, Sizes, Workload};
 
 /// The median of runs, of which there is at least one (`--reps` is).
 fn median(v: &[Duration]) -> Duration {
@@ -47,6 +47,25 @@ struct Cli {
     /// (in the row's unit), to show how far its median can be trusted.
     #[arg(long)]
     spread: bool,
+    /// Before the table, the machine's own ceiling at this thread count:
+    /// every thread multiplying and adding from registers (see
+    /// `clsync_bench::ceiling`), whose scaling bounds a compute-bound
+    /// workload's.
+    #[arg(long)]
+    ceiling: bool,
+    /// Instead of the side-by-side table, the scaling table: the ceiling,
+    /// reduce, SGEMM (each with its limit and `#[kernel]` form), scan,
+    /// histogram and the async engine at each of these thread counts
+    /// (`1,2,4,8,16`), with each one's parallel efficiency, and that over
+    /// the ceiling's (see `clsync_bench::scaling`). PoCL, whose thread count
+    /// is fixed when it loads, is left out.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with_all = ["threads", "only"],
+        value_parser = clap::value_parser!(u32).range(1..=1024)
+    )]
+    scaling: Option<Vec<u32>>,
 }
 
 struct Args {
@@ -56,6 +75,8 @@ struct Args {
     only: Option<String>,
     warm_caches: bool,
     spread: bool,
+    ceiling: bool,
+    scaling: Option<Vec<usize>>,
 }
 
 fn args() -> Args {
@@ -70,6 +91,10 @@ fn args() -> Args {
         only: cli.only,
         warm_caches: cli.warm_caches,
         spread: cli.spread,
+        ceiling: cli.ceiling,
+        scaling: cli
+            .scaling
+            .map(|c| c.into_iter().map(|t| t as usize).collect()),
     }
 }
 
@@ -102,6 +127,18 @@ struct Inputs {
     bytes: Vec<u8>,
 }
 
+impl Inputs {
+    fn new(s: &Sizes) -> Inputs {
+        Inputs {
+            reduce: reference::reduce_input(s.reduce),
+            scan: reference::scan_input(s.scan),
+            a: reference::matrix(s.sgemm, 4),
+            b: reference::matrix(s.sgemm, 5),
+            bytes: reference::histogram_input(s.histogram),
+        }
+    }
+}
+
 fn main() {
     let args = args();
     // First, while the process has one thread: PoCL reads its thread count
@@ -123,6 +160,10 @@ fn main() {
     }
     let s = args.sizes;
     reference::check_sizes(s.reduce, s.scan, s.histogram, s.sgemm);
+    if let Some(counts) = &args.scaling {
+        scaling_table(&args, counts);
+        return;
+    }
     let rt = Runtime::with_threads(args.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
@@ -151,22 +192,11 @@ fn main() {
         Ok(_) => {}
         Err(why) => println!("PoCL: not run: {why}"),
     }
-    if args.warm_caches {
-        println!("caches: warm (as the previous run left them)");
-    } else {
-        let bytes = clsync_bench::timing::cold_caches();
-        println!(
-            "caches: cold (each run first reads {} MiB of scratch, twice the last-level cache)",
-            bytes >> 20
-        );
+    say_caches(&args);
+    let inputs = Inputs::new(&s);
+    if args.ceiling {
+        ceiling_row(&args, &pool);
     }
-    let inputs = Inputs {
-        reduce: reference::reduce_input(s.reduce),
-        scan: reference::scan_input(s.scan),
-        a: reference::matrix(s.sgemm, 4),
-        b: reference::matrix(s.sgemm, 5),
-        bytes: reference::histogram_input(s.histogram),
-    };
     println!(
         "{:<18} {:>13} {:>13} {:>13} {:>12} {:>12} {:>6}  unit",
         "workload", "clsync", "PoCL", "limit", "clsync/PoCL", "clsync/limit", "goal"
@@ -316,6 +346,190 @@ fn ratio(a: Duration, b: Duration) -> String {
         format!("{r:.decimals$}")
     } else {
         format!("{r:.2}")
+    }
+}
+
+/// Empties the caches before each run unless `--warm-caches`, and says
+/// which.
+fn say_caches(args: &Args) {
+    if args.warm_caches {
+        println!("caches: warm (as the previous run left them)");
+    } else {
+        let bytes = clsync_bench::timing::cold_caches();
+        println!(
+            "caches: cold (each run first reads {} MiB of scratch, twice the last-level cache)",
+            bytes >> 20
+        );
+    }
+}
+
+/// The scaling table (`--scaling`): the columns at each of `counts`
+/// threads, interleaved, with their efficiencies.
+fn scaling_table(args: &Args, counts: &[usize]) {
+    println!(
+        "clsync-bench: scaling at {counts:?} thread(s), {} interleaved run(s), medians; \
+         efficiency: rate per thread over the first count's",
+        args.reps
+    );
+    say_caches(args);
+    let s = &args.sizes;
+    let inputs = Inputs::new(s);
+    let rts: Vec<Runtime> = counts.iter().map(|&t| Runtime::with_threads(t)).collect();
+    let pools: Vec<rayon::ThreadPool> = counts
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .expect("pool")
+        })
+        .collect();
+    let steps = if *s == Sizes::SMALL {
+        ceiling::SMALL_STEPS
+    } else {
+        ceiling::STEPS
+    };
+    let i = &inputs;
+    let (rts, pools) = (&rts, &pools);
+    let (n, local, barriers) = s.barrier;
+    let columns = vec![
+        scaling::Column {
+            name: "ceiling".to_string(),
+            unit: "GFLOP/s",
+            run: Box::new(move |k| ceiling::fma(&pools[k], steps)),
+            figure: Box::new(move |t, threads| {
+                ceiling::flops(threads, steps) / t.as_secs_f64() / 1e9
+            }),
+            rate: true,
+        },
+        workload_column(
+            "reduce",
+            Workload::Reduce,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::reduce(rt, &i.reduce)),
+        ),
+        workload_column(
+            "reduce limit",
+            Workload::Reduce,
+            s,
+            rts,
+            pools,
+            Box::new(|_, p| limit::reduce(p, &i.reduce)),
+        ),
+        workload_column(
+            "reduce #[kernel]",
+            Workload::Reduce,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::reduce_lifted(rt, &i.reduce)),
+        ),
+        workload_column(
+            "sgemm",
+            Workload::Sgemm,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::sgemm(rt, &i.a, &i.b, s.sgemm)),
+        ),
+        workload_column(
+            "sgemm limit",
+            Workload::Sgemm,
+            s,
+            rts,
+            pools,
+            Box::new(|_, p| limit::sgemm(p, &i.a, &i.b, s.sgemm)),
+        ),
+        workload_column(
+            "sgemm #[kernel]",
+            Workload::Sgemm,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm)),
+        ),
+        workload_column(
+            "scan",
+            Workload::Scan,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::scan(rt, &i.scan)),
+        ),
+        workload_column(
+            "histogram",
+            Workload::Histogram,
+            s,
+            rts,
+            pools,
+            Box::new(|rt, _| kernels::histogram(rt, &i.bytes)),
+        ),
+        scaling::Column {
+            name: format!("async engine (local {local})"),
+            unit: "ns/item/barrier/thread",
+            run: Box::new(move |k| kernels::barrier_loop_async(&rts[k], s)),
+            figure: Box::new(move |t, threads| {
+                t.as_secs_f64() * 1e9 / (n * barriers) as f64 * threads as f64
+            }),
+            rate: false,
+        },
+    ];
+    match scaling::measure(counts, args.reps, &columns) {
+        Ok(table) => print!("{}", scaling::render(&table, &columns, Some(0))),
+        Err(e) => panic!("a wrong result: {e}"),
+    }
+}
+
+/// A workload's run at a runtime and pool of one thread count.
+type Runner<'a> = Box<dyn Fn(&Runtime, &rayon::ThreadPool) -> Run + 'a>;
+
+/// A workload's scaling column: `run` at each count's runtime and pool,
+/// its figure the suite's.
+fn workload_column<'a>(
+    name: &str,
+    w: Workload,
+    s: &'a Sizes,
+    rts: &'a [Runtime],
+    pools: &'a [rayon::ThreadPool],
+    run: Runner<'a>,
+) -> scaling::Column<'a> {
+    scaling::Column {
+        name: name.to_string(),
+        unit: figure(w, s, Duration::from_secs(1)).1,
+        run: Box::new(move |k| run(&rts[k], &pools[k])),
+        figure: Box::new(move |t, _| figure(w, s, t).0),
+        rate: true,
+    }
+}
+
+/// The machine's multiply-add ceiling at the pool's thread count, median
+/// of `--reps` runs.
+fn ceiling_row(args: &Args, pool: &rayon::ThreadPool) {
+    let steps = if args.sizes == Sizes::SMALL {
+        ceiling::SMALL_STEPS
+    } else {
+        ceiling::STEPS
+    };
+    let runs: Vec<Duration> = (0..args.reps)
+        .map(|_| {
+            let r = ceiling::fma(pool, steps);
+            if let Err(e) = r.verified {
+                panic!("{e}");
+            }
+            r.time
+        })
+        .collect();
+    let rate = |t: Duration| ceiling::flops(args.threads, steps) / t.as_secs_f64() / 1e9;
+    let all = rate(median(&runs));
+    println!(
+        "ceiling: {all:.1} GFLOP/s of register multiply-adds on {} thread(s), {:.2} per thread",
+        args.threads,
+        all / args.threads as f64
+    );
+    if args.spread {
+        spread_line("ceiling", &runs, |t| (rate(t), "GFLOP/s"));
     }
 }
 

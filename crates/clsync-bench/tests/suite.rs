@@ -171,3 +171,78 @@ fn pocl_runs_as_many_threads_as_the_suite_asks_for() {
         "{forced}"
     );
 }
+
+/// `--ceiling` puts the machine's multiply-add rate before the table, all
+/// threads' and per thread.
+#[test]
+fn the_ceiling_line_gives_the_rate_of_all_threads_and_of_one() {
+    let (ok, stdout, stderr) = suite(&["--ceiling", "--only", "reduce"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("ceiling: "))
+        .unwrap_or_else(|| panic!("no ceiling line:\n{stdout}"));
+    let numbers: Vec<f64> = line
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // All threads' rate, the thread count (2), the rate per thread.
+    assert_eq!(numbers.len(), 3, "{line}");
+    assert_eq!(numbers[1], 2.0, "{line}");
+    assert!(numbers[0] > 0.0, "{line}");
+    // All threads' to one decimal, per thread to two.
+    assert!((numbers[0] / 2.0 - numbers[2]).abs() <= 0.03, "{line}");
+}
+
+/// `--scaling` prints one line per column, each with a figure and an
+/// efficiency per count (100 % at the first), and its efficiency over the
+/// ceiling's at the last; it takes no `--threads`.
+#[test]
+fn the_scaling_table_has_every_column_at_every_count() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
+        .args(["--small", "--reps", "1", "--scaling", "1,2"])
+        .output()
+        .expect("the suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("threads:"))
+        .collect();
+    let names = [
+        "ceiling GFLOP/s",
+        "reduce GB/s",
+        "reduce limit GB/s",
+        "reduce #[kernel] GB/s",
+        "sgemm GFLOP/s",
+        "sgemm limit GFLOP/s",
+        "sgemm #[kernel] GFLOP/s",
+        "scan GB/s",
+        "histogram GB/s",
+        "async engine (local 64) ns/item/barrier/thread",
+    ];
+    assert_eq!(lines.len(), 1 + names.len(), "{stdout}");
+    for (line, name) in lines[1..].iter().zip(names) {
+        assert!(line.starts_with(name), "{line}");
+        let cells: Vec<&str> = line[name.len()..].split_whitespace().collect();
+        // figure (eff %) twice, then the ratio to the ceiling (but on
+        // the ceiling's own line).
+        let want = if name.starts_with("ceiling") { 6 } else { 7 };
+        assert_eq!(cells.len(), want, "{line}");
+        assert_eq!(&cells[1..3], ["(100", "%)"], "{line}");
+        for figure in [cells[0], cells[3]] {
+            assert!(figure.parse::<f64>().is_ok_and(|v| v > 0.0), "{line}");
+        }
+    }
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
+        .args(["--small", "--scaling", "1,2", "--threads", "2"])
+        .output()
+        .expect("the suite runs");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

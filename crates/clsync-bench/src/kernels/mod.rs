@@ -372,7 +372,7 @@ const ROWS: usize = 4;
 /// `a * b + c`, fused where the target has FMA (as PoCL's compiler fuses
 /// `acc += x * y`), else a multiply and an add.
 #[inline(always)]
-fn fma(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
     if cfg!(target_feature = "fma") {
         a.mul_add(b, c)
     } else {
