@@ -138,19 +138,20 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
             span,
             "a `mut` parameter is per-work-item state; copy it into a `let`",
         )),
-        None => lift::lift(&wi, &f.block).map(|body| {
+        None => {
             // Buffers the body only reads, writes and takes atomics of are
             // reached through views, which the loops keep in registers.
-            let g = Ident::new("__clsync_g", Span::mixed_site());
-            let views = params
+            let viewed: Vec<&Ident> = params
                 .iter()
                 .filter(|p| is_buffer_ref(&p.ty) && only_view_methods(&p.name, &f.block))
-                .map(|p| {
-                    let n = &p.name;
-                    quote! { let #n = #g.global(#n); }
-                });
-            quote! { #(#views)* #body }
-        }),
+                .map(|p| &p.name)
+                .collect();
+            let names = viewed.iter().map(|n| n.to_string()).collect();
+            lift::lift(&wi, &f.block, names).map(|body| {
+                let g = Ident::new("__clsync_g", Span::mixed_site());
+                quote! { #(let #viewed = #g.global(#viewed);)* #body }
+            })
+        }
     };
     if require {
         if let Err(fail) = &lifted {

@@ -73,6 +73,14 @@ fn ranged_past_the_end(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     }
 }
 
+/// Each work-item writes the element of its global id, in a buffer one
+/// element short: the first group's test (its largest global id, 7) passes,
+/// the second's (15) fails, and its last work-item writes past the end.
+#[kernel(groups)]
+fn buffer_past_the_end(wi: &WorkItem, out: &Buffer<u32>) {
+    out.set(wi.get_global_id(0), 1); //~ buffer past the end
+}
+
 // ---- tests -----------------------------------------------------------------
 
 #[test]
@@ -174,7 +182,6 @@ fn an_access_past_the_end_is_the_same_panic_or_report_in_both_forms() {
 /// `kernel` reads index 8 of 8 at the line marked `marker`, in work-item
 /// `item`: a panic unchecked, one report checked, lifted or not.
 fn same_failure_in_both_forms(kernel: Kernel, marker: &str, item: usize) {
-    let line = common::check::line_of(SOURCE, marker);
     let run = |checked: bool, lifted: bool| {
         common::within(60, move || {
             let mut launch =
@@ -184,12 +191,34 @@ fn same_failure_in_both_forms(kernel: Kernel, marker: &str, item: usize) {
             kernel(&common::rt(), &launch, &out, tile, lifted)
         })
     };
+    same_failure(run, marker, 8, (0, item));
+}
+
+/// What `run(checked, lifted)` gives is, unchecked, the panic of an access
+/// to element `len` of `len` at the line marked `marker`, in the work-item
+/// of group and local id `item` (first dimension), and checked, one report
+/// of that access, lifted or not.
+fn same_failure(
+    run: impl Fn(bool, bool) -> LaunchError,
+    marker: &str,
+    len: usize,
+    item: (usize, usize),
+) {
+    let line = common::check::line_of(SOURCE, marker);
     for lifted in [true, false] {
         let p = common::kernel_panic(run(false, lifted));
-        let at = format!("index 8, length 8, at {}:{}:", file!(), line.unwrap());
+        let at = format!(
+            "index {len}, length {len}, at {}:{}:",
+            file!(),
+            line.unwrap()
+        );
         assert!(p.message.contains(&at), "lifted: {lifted}: {}", p.message);
         assert_eq!(p.site.map(|s| s.line), line, "lifted: {lifted}: {p:?}");
-        assert_eq!(p.ids.local_id[0], item, "lifted: {lifted}");
+        assert_eq!(
+            (p.ids.group_id[0], p.ids.local_id[0]),
+            item,
+            "lifted: {lifted}"
+        );
 
         let LaunchError::Reported(r) = run(true, lifted) else {
             panic!("lifted: {lifted}: expected reports")
@@ -198,7 +227,35 @@ fn same_failure_in_both_forms(kernel: Kernel, marker: &str, item: usize) {
         let report = &r.reports[0];
         assert_eq!(report.kind, ReportKind::OutOfBounds);
         assert_eq!(Some(report.site.line), line);
-        let report_item = &report.second.as_ref().expect("the access").item;
-        assert_eq!(report_item.local_id[0], item, "lifted: {lifted}: {report}");
+        let at = &report.second.as_ref().expect("the access").item;
+        assert_eq!(
+            (at.group_id[0], at.local_id[0]),
+            item,
+            "lifted: {lifted}: {report}"
+        );
     }
+}
+
+/// A buffer's access is checked once per loop by the largest global id of
+/// the group, not of the first group: the second group's last work-item
+/// writing one past the end is the same panic (unchecked) or report
+/// (checked) lifted as on the coroutine engine. (Unchecked, a write there
+/// would go to the buffer's spare element, silently.)
+#[test]
+fn a_buffer_access_past_the_end_in_a_later_group_is_the_same_failure_in_both_forms() {
+    let run = |checked: bool, lifted: bool| {
+        common::within(60, move || {
+            let launch =
+                Launch::new("buffer_past_the_end", NdRange::new([16]).local([8])).checked(checked);
+            let out = Buffer::<u32>::new(15);
+            let rt = common::rt();
+            match lifted {
+                true => buffer_past_the_end_launch(&rt, &launch, &out).unwrap_err(),
+                false => rt
+                    .launch(&launch, |wi| buffer_past_the_end(wi, &out))
+                    .unwrap_err(),
+            }
+        })
+    };
+    same_failure(run, "buffer past the end", 15, (1, 7));
 }

@@ -96,6 +96,20 @@ fn tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
     out.set(2 * l + 1, last);
 }
 
+/// Six tickets per work-item from one counter, each kept, and how many it
+/// took: a loop of assignments and calls, which the lifting also jams
+/// (four iterations of each work-item in one loop over the group).
+#[kernel(groups)]
+fn all_tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
+    let l = wi.get_local_id(0);
+    let mut taken = 0;
+    for k in 0..6 {
+        out.set(6 * l + k, counter.at(0).fetch_add(1));
+        taken += 1;
+    }
+    out.set(6 * wi.get_local_size(0) + l, taken);
+}
+
 /// A running sum that each work-item publishes at every step, where its
 /// neighbour reads it in the same stretch between barriers: a data race,
 /// whichever order the steps run in.
@@ -247,6 +261,57 @@ fn the_lifted_form_runs_one_iteration_of_every_work_item_at_a_time() {
             let mut firsts: Vec<u32> = got.chunks(2).map(|p| p[0]).collect();
             firsts.sort();
             assert_eq!(firsts, (0..n as u32).map(|l| 3 * l).collect::<Vec<_>>());
+        }
+    });
+}
+
+/// Jammed, the lifted loop runs four iterations of a work-item before the
+/// next work-item's four (`lift/interchange.rs`, `JAM`), while four are
+/// left, then the rest one iteration of every work-item at a time: with 6
+/// iterations and n work-items, work-item `l` holds `4l` to `4l + 3`, then
+/// `4n + l` and `5n + l`, checked or not. Each work-item's own tickets
+/// still rise, as on the coroutine engine, and every work-item took six.
+#[test]
+fn a_jammed_loop_runs_four_iterations_of_each_work_item_at_a_time() {
+    common::within(60, || {
+        let rt = common::rt();
+        for (n, checked) in [(8, false), (8, true), (3, false)] {
+            let launch = Launch::new("all_tickets", NdRange::new([n]).local([n])).checked(checked);
+            let counter = Buffer::<AtomicUint>::new(1);
+            let out = Buffer::<u32>::new(7 * n);
+            all_tickets_launch(&rt, &launch, &counter, &out).unwrap();
+            let n32 = n as u32;
+            let mut want: Vec<u32> = (0..n32)
+                .flat_map(|l| {
+                    [
+                        4 * l,
+                        4 * l + 1,
+                        4 * l + 2,
+                        4 * l + 3,
+                        4 * n32 + l,
+                        5 * n32 + l,
+                    ]
+                })
+                .collect();
+            want.extend(std::iter::repeat_n(6, n));
+            assert_eq!(
+                out.to_vec(),
+                want,
+                "lifted, {n} work-items, checked: {checked}"
+            );
+
+            let counter = Buffer::<AtomicUint>::new(1);
+            let out = Buffer::<u32>::new(7 * n);
+            rt.launch(&launch, |wi| all_tickets(wi, &counter, &out))
+                .unwrap();
+            let got = out.to_vec();
+            let mut all: Vec<u32> = got[..6 * n].to_vec();
+            for own in all.chunks(6) {
+                assert!(own.windows(2).all(|w| w[0] < w[1]), "coroutines: {got:?}");
+            }
+            all.sort();
+            assert_eq!(all, (0..6 * n32).collect::<Vec<_>>(), "coroutines");
+            assert!(got[6 * n..].iter().all(|&t| t == 6), "coroutines: {got:?}");
         }
     });
 }

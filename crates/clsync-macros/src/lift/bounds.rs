@@ -1,23 +1,31 @@
 //! Bounds checks made once per loop instead of once per access: in a loop
 //! over the work-items, `t.get(i)` and `t.set(i, v)` on the group's view of
-//! a local array (`let t = wi.local(tile)`) at an index that only grows
-//! with the work-item's ids (`ty * TILE + k`, `l + half`) become
-//! `get_unchecked` and `set_unchecked`, and the loop runs so only when the
-//! index of the work-item with the largest ids is in bounds; else the
-//! loop as written runs, with its checks. A check per access is a branch
-//! out of the loop, which no compiler vectorizes across; the unchecked loop
-//! over a group's row of work-items does.
+//! a local array (`let t = wi.local(tile)`) or of a buffer parameter (`buf`,
+//! which the group-level form reaches through `Group::global`), at an index
+//! that only grows with the work-item's ids (`ty * TILE + k`, `l + half`,
+//! `row * n + col`), become `get_unchecked` and `set_unchecked` (for a
+//! buffer `get_relaxed_unchecked` and `set_relaxed_unchecked`: still relaxed
+//! atomics, as nothing here rules out a race), and the loop runs so only
+//! when the index of the work-item with the largest ids is in bounds; else
+//! the loop as written runs, with its checks. A check per access is a
+//! branch out of the loop, which no compiler vectorizes across; the
+//! unchecked loop over a group's row of work-items does. The unchecked loop
+//! makes its views again with `Group::in_mode`, so that the compiler knows
+//! them unchecked and drops their accesses' tests of the launch's mode (a
+//! loop of more than a few accesses keeps them otherwise, and stays
+//! scalar).
 //!
-//! The index may use `+`, `*` and `/` by a uniform value, of local ids
-//! (`wi.get_local_id(d)`, `wi.get_local_linear_id()`, variables that hold
-//! them) and of values uniform by their syntax that cannot panic (names,
-//! literals, casts, fields, `len()`, the group's sizes and ids: the test
-//! evaluates them before the loop); nothing that can shrink as an id grows
-//! (no `-`, `%` or per-work-item variable), so no smaller id gives a larger
-//! index. The largest index is computed with checked arithmetic:
-//! an overflow, like a division by zero, keeps the loop as written. Checked
-//! launches always run the loop as written, every access reported as
-//! its work-item's.
+//! The index may use `+`, `*` and `/` by a uniform value, of ids
+//! (`wi.get_local_id(d)`, `wi.get_local_linear_id()`, `wi.get_global_id(d)`,
+//! variables that hold them) and of values uniform by their syntax that
+//! cannot panic (names, literals, casts, fields, `len()`, the group's sizes
+//! and ids: the test evaluates them before the loop); nothing that can
+//! shrink as an id grows (no `-`, `%` or per-work-item variable), so no
+//! smaller id gives a larger index. A global id's largest value is the
+//! group's first work-item's plus the largest local id. The largest index
+//! is computed with checked arithmetic: an overflow, like a division by
+//! zero, keeps the loop as written. Checked launches always run the loop as
+//! written, every access reported as its work-item's.
 
 use std::collections::HashSet;
 
@@ -38,6 +46,10 @@ pub(super) struct Hoisted {
     pub(super) test: TokenStream,
     /// The loop's code with those accesses unchecked.
     pub(super) code: TokenStream,
+    /// The views those accesses are on (of local arrays and buffers), each
+    /// once: the loop makes each again with `Group::in_mode`, so that their
+    /// unchecked accesses lose their test of the launch's mode.
+    pub(super) views: Vec<Ident>,
 }
 
 impl Lifter {
@@ -55,16 +67,18 @@ impl Lifter {
             inner: self.inner_names(&block.stmts),
             range,
             tests: Vec::new(),
+            views: Vec::new(),
         };
         rewrite.visit_block_mut(&mut block);
         if rewrite.tests.is_empty() {
             return None;
         }
-        let tests = rewrite.tests;
+        let (tests, views) = (rewrite.tests, rewrite.views);
         let stmts = &block.stmts;
         Some(Hoisted {
             test: quote!(#(#tests)&&*),
             code: quote!(#(#stmts)*),
+            views,
         })
     }
 }
@@ -108,6 +122,7 @@ struct Rewrite<'a> {
     inner: HashSet<String>,
     range: Option<&'a Ident>,
     tests: Vec<TokenStream>,
+    views: Vec<Ident>,
 }
 
 impl VisitMut for Rewrite<'_> {
@@ -143,21 +158,31 @@ impl Rewrite<'_> {
         if p.qself.is_some() || self.inner.contains(&name) {
             return None;
         }
-        let b = self.lifter.binding(&name)?;
-        if !(b.view && b.uniform) {
-            return None;
-        }
+        // A local array's view, or a buffer parameter no `let` hides (whose
+        // name is the group's view of the buffer).
+        let (get, set) = match self.lifter.binding(&name) {
+            Some(b) if b.view && b.uniform => (quote!(get_unchecked), quote!(set_unchecked)),
+            None if self.lifter.buffers.contains(&name) => {
+                // Still relaxed atomics: nothing here rules out a race with
+                // another work-item or a host thread.
+                (quote!(get_relaxed_unchecked), quote!(set_relaxed_unchecked))
+            }
+            _ => return None,
+        };
         let index = &m.args[0];
         let largest = self.largest(index)?;
         self.tests.push(quote!((#largest) < #view.len()));
+        if !self.views.contains(view) {
+            self.views.push(view.clone());
+        }
         // SAFETY (of the generated block): the loop runs this only when the
         // test above holds, so the index, at most the largest work-item's,
         // is below the view's length.
         Some(if setter {
             let value = &m.args[1];
-            syn::parse_quote!(unsafe { #view.set_unchecked(#index, #value) })
+            syn::parse_quote!(unsafe { #view.#set(#index, #value) })
         } else {
-            syn::parse_quote!(unsafe { #view.get_unchecked(#index) })
+            syn::parse_quote!(unsafe { #view.#get(#index) })
         })
     }
 
@@ -219,10 +244,10 @@ impl Rewrite<'_> {
         Some(id)
     }
 
-    /// The largest value of a local id in the loop: the group's size less
-    /// one, or in a range over the first work-items of a 1-D group, the
-    /// range's end (clamped to the group) less one. Global ids are not
-    /// followed (an index of one stays checked).
+    /// The largest value of an id in the loop. A local id's: the group's
+    /// size less one, or in a range over the first work-items of a 1-D
+    /// group, the range's end (clamped to the group) less one. A global
+    /// id's: the group's first work-item's, plus the largest local id's.
     fn largest_id(&self, id: Id) -> Option<TokenStream> {
         let g = &self.lifter.g;
         let size = |d: usize| {
@@ -230,19 +255,23 @@ impl Rewrite<'_> {
             quote!(#g.get_local_size(#d))
         };
         let (s0, s1, s2) = (size(0), size(1), size(2));
-        let group = match id {
-            Id::Linear => quote!(#s0 * #s1 * #s2),
-            Id::Local(d) => size(d),
-            Id::Global(_) => return None,
+        let (group, dim) = match id {
+            Id::Linear => (quote!(#s0 * #s1 * #s2), None),
+            Id::Local(d) => (size(d), Some(d)),
+            Id::Global(d) => (size(d), Some(d)),
         };
-        let count = match (self.range, id) {
-            (Some(r), Id::Linear) => quote!(#r.end.min(#group)),
-            (Some(r), Id::Local(0)) => {
+        let count = match (self.range, dim) {
+            (Some(r), None) => quote!(#r.end.min(#group)),
+            (Some(r), Some(0)) => {
                 quote!(if #g.get_work_dim() == 1 { #r.end.min(#group) } else { #group })
             }
             _ => group,
         };
-        Some(quote!((#count).checked_sub(1)?))
+        let local = quote!((#count).checked_sub(1)?);
+        Some(match id {
+            Id::Global(d) => quote!(#g.ids(0).global_id[#d].checked_add(#local)?),
+            _ => local,
+        })
     }
 }
 
@@ -277,7 +306,7 @@ mod tests {
     /// its accesses were made unchecked.
     fn unchecked(body: syn::Block) -> (usize, String) {
         let wi: syn::Ident = parse_quote!(wi);
-        let out = match crate::lift::lift(&wi, &body) {
+        let out = match crate::lift::lift(&wi, &body, ["buf".to_string()].into()) {
             Ok(t) => t.to_string(),
             Err(f) => panic!("not lifted: {}", f.reason),
         };
@@ -311,11 +340,11 @@ mod tests {
             t.set(l, 1);
             wi.barrier(LOCAL);
             // A difference, a remainder, a per-work-item variable, a global
-            // id, a divisor that grows, a remainder or a difference of
-            // uniform values (which could panic in the test, before the
-            // loop), a name the loop binds (hiding the parameter `p`), and
-            // an access in a closure.
-            let a = t.get(l - 1) + t.get((l + 1) % 8) + t.get(q) + t.get(wi.get_global_id(0));
+            // id less one, a divisor that grows, a remainder or a
+            // difference of uniform values (which could panic in the test,
+            // before the loop), a name the loop binds (hiding the parameter
+            // `p`), and an access in a closure.
+            let a = t.get(l - 1) + t.get((l + 1) % 8) + t.get(q) + t.get(wi.get_global_id(0) - 1);
             let b = t.get(n / (l + 1)) + t.get(l + n % m) + t.get(l + (n - m));
             let c = {
                 let p = l * 7;
@@ -327,6 +356,40 @@ mod tests {
         // Only the first loop's `t.set(l, 1)`.
         assert_eq!(n, 1, "{out}");
         assert_eq!(out.matches("get_unchecked").count(), 0, "{out}");
+    }
+
+    /// A buffer parameter's view (`buf`, the one the test lifts with) is
+    /// rewritten too, to its relaxed access without a bounds check; a global
+    /// id's largest value is the group's first work-item's plus the largest
+    /// local id.
+    #[test]
+    fn buffer_views_and_global_ids_are_checked_once() {
+        let (n, out) = unchecked(parse_quote!({
+            let t = wi.local(tile);
+            let (g, tx) = (wi.get_global_id(1), wi.get_local_id(0));
+            t.set(tx, buf.get(g * 16 + tx));
+            wi.barrier(LOCAL);
+            buf.set(wi.get_global_id(0), t.get(tx));
+        }));
+        assert_eq!(n, 4, "{out}");
+        assert_eq!(out.matches("get_relaxed_unchecked").count(), 1, "{out}");
+        assert_eq!(out.matches("set_relaxed_unchecked").count(), 1, "{out}");
+        assert!(out.contains("ids (0) . global_id [1usize]"), "{out}");
+        // The views are made again in the unchecked loops, which then know
+        // their mode.
+        assert_eq!(out.matches(". in_mode (buf)").count(), 2, "{out}");
+        assert_eq!(out.matches(". in_mode (t)").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_buffer_a_let_hides_stays_checked() {
+        let (n, out) = unchecked(parse_quote!({
+            let l = wi.get_local_id(0);
+            let buf = other.view();
+            wi.barrier(LOCAL);
+            out.set(l, buf.get(l));
+        }));
+        assert_eq!(n, 0, "{out}");
     }
 
     #[test]

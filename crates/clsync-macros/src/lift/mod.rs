@@ -39,8 +39,10 @@ impl Fail {
 
 type Lifted = Result<TokenStream, Fail>;
 
-/// The group-level body of a kernel whose work-item parameter is `wi`.
-pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
+/// The group-level body of a kernel whose work-item parameter is `wi`;
+/// `buffers` are the parameters the kernel reaches through the group's
+/// views of their buffers (`Group::global`).
+pub(crate) fn lift(wi: &Ident, body: &Block, buffers: HashSet<String>) -> Lifted {
     let mut l = Lifter {
         wi: wi.clone(),
         g: Ident::new("__clsync_g", Span::mixed_site()),
@@ -51,6 +53,7 @@ pub(crate) fn lift(wi: &Ident, body: &Block) -> Lifted {
         locals: uniform::locals(body).into_iter().collect(),
         pending: HashSet::new(),
         loops: Vec::new(),
+        buffers,
     };
     let items: Vec<&Stmt> = body
         .stmts
@@ -116,6 +119,10 @@ struct Lifter {
     /// the blocks it is inside: those not bound yet are per work-item (see
     /// `uniform_expr`).
     pending: HashSet<String>,
+    /// The parameters the lifted body reaches as views of their buffers
+    /// (`Group::global`), whose accesses `bounds` may check once per loop
+    /// where no `let` hides them.
+    buffers: HashSet<String>,
     /// The group loops the lifting is inside, innermost last: where a
     /// `break` behind a per-work-item condition may be checked at run time
     /// (see `group::checked_break`).
@@ -349,7 +356,7 @@ impl Lifter {
         // work-item's indices are in bounds (see `bounds`), else as written;
         // a range is bound once, for the test and both loops.
         let fast = self.item_code(&ids, &ins, &outs, &hoisted.code, quote!());
-        let test = hoisted.test;
+        let (test, views) = (hoisted.test, hoisted.views);
         let (bind, range) = match range {
             None => (quote!(), None),
             Some(given) => (
@@ -358,6 +365,13 @@ impl Lifter {
             ),
         };
         let (fast, slow) = (run(&fast, range.as_ref()), run(&body, range.as_ref()));
+        // Under `!is_checked()`, the views made again by `in_mode` are
+        // known unchecked: their accesses' tests of the mode fold away,
+        // which a loop of more than a few accesses needs to vectorize.
+        let fast = quote! {
+            #(let #views = #g.in_mode(#views);)*
+            #fast
+        };
         let in_bounds = Ident::new("__clsync_in_bounds", Span::mixed_site());
         Ok(quote! {{
             #bind

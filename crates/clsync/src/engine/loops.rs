@@ -82,7 +82,7 @@ use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
-use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private};
+use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private, ViewMode};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 use crate::sync::{
     fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
@@ -337,6 +337,49 @@ impl Group<'_> {
             "LocalArg used with a launch other than the one that made it"
         );
         self.env.arena.arg(arg).view()
+    }
+
+    /// `view` itself, with the compiler told that its mode (checked or not)
+    /// is this group's, as it always is for a view made in this group (of
+    /// its local memory, or of a buffer by [`global`](Self::global)).
+    ///
+    /// Each access of a view without a bounds check
+    /// ([`LocalView::get_unchecked`], [`BufferView::get_relaxed_unchecked`]
+    /// and the like) tests the view's mode, to report in checked launches. A loop with a few of them has the tests
+    /// taken out of it by the compiler (one copy of the loop per mode); a
+    /// longer one keeps a branch per access, and stays scalar. Made again by
+    /// this function under a test of `!g.is_checked()`, the view is known
+    /// unchecked there, and its tests fold away. `#[kernel]` does this in
+    /// the loops whose bounds checks it hoists.
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime};
+    ///
+    /// let out = Buffer::<u32>::new(64);
+    /// let mut launch = Launch::new("squares", NdRange::new([64]).local([64]));
+    /// let tile = launch.local::<u32>(64);
+    /// Runtime::new().launch_groups(&launch, |g| {
+    ///     let t = g.local(tile);
+    ///     if !g.is_checked() {
+    ///         let t = g.in_mode(t);
+    ///         // SAFETY: local_linear_id < 64, the array's length.
+    ///         g.for_each(move |it| unsafe {
+    ///             let l = it.local_linear_id;
+    ///             t.set_unchecked(l, (l * l) as u32);
+    ///         });
+    ///     } else {
+    ///         g.for_each(move |it| t.set(it.local_linear_id, (it.local_linear_id.pow(2)) as u32));
+    ///     }
+    ///     g.for_each(|it| out.set(it.global_linear_id, t.get(it.local_linear_id)));
+    /// }).unwrap();
+    /// assert_eq!(out.get(9), 81);
+    /// ```
+    #[inline(always)]
+    pub fn in_mode<V: ViewMode>(&self, view: V) -> V {
+        // A view made in this group is checked exactly when the group is
+        // (both come from the launch's mode), so this changes nothing
+        // but what the compiler knows.
+        view.checked_if(self.is_checked())
     }
 
     /// A local array declared in the kernel (`__local T name[len];`).

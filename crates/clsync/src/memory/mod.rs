@@ -41,7 +41,7 @@ pub use image::{Image2d, Pixel};
 pub use local::{LocalArg, LocalSlice};
 pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
-pub use view::{BufferView, LocalView};
+pub use view::{BufferView, LocalView, ViewMode};
 
 pub(crate) use local::{LocalArena, LocalDecl};
 

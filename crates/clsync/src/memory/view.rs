@@ -22,6 +22,7 @@ use super::buffer::Buffer;
 use super::local::LocalSlice;
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global, Local};
+use crate::sync::sealed::Sealed;
 use crate::AtomicValue;
 
 impl<T: Element> LocalSlice<T> {
@@ -360,6 +361,37 @@ impl LocalView<'_, AtomicFlag<Global>> {
     }
 }
 
+/// A view of local or global memory whose mode (checked or not)
+/// [`Group::in_mode`](crate::Group::in_mode) restates to the compiler:
+/// [`LocalView`] and [`BufferView`].
+pub trait ViewMode: Copy + Sealed {
+    /// The view, checked only if `checked` is true too.
+    #[doc(hidden)]
+    fn checked_if(self, checked: bool) -> Self;
+}
+
+impl<T: Element> Sealed for LocalView<'_, T> {}
+impl<T: Element> ViewMode for LocalView<'_, T> {
+    #[inline(always)]
+    fn checked_if(self, checked: bool) -> Self {
+        LocalView {
+            checked: self.checked && checked,
+            ..self
+        }
+    }
+}
+
+impl<T: Element> Sealed for BufferView<'_, T> {}
+impl<T: Element> ViewMode for BufferView<'_, T> {
+    #[inline(always)]
+    fn checked_if(self, checked: bool) -> Self {
+        BufferView {
+            checked: self.checked && checked,
+            ..self
+        }
+    }
+}
+
 /// A group-level kernel's handle on a [`Buffer`], from
 /// [`Group::global`](crate::Group::global): `Copy`, held in registers
 /// through a loop (see [`engine::loops`](crate::engine::loops)).
@@ -456,6 +488,47 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
             Self::out_of_bounds(self.buffer, index, true)
         }
         // SAFETY: as in `get`.
+        let slot = unsafe { &*self.base.add(index) };
+        // Relaxed: a plain OpenCL access, as in `Buffer::set`.
+        slot.store(value.to_raw(), Ordering::Relaxed)
+    }
+    /// Reads element `index` as [`get`](Self::get) does, a relaxed atomic
+    /// load, but with no bounds check outside checked launches: for a loop
+    /// whose indices are known in bounds before it runs (`#[kernel]` tests
+    /// the largest work-item's index once per loop). Unlike
+    /// [`get_unchecked`](Self::get_unchecked), a race with another access
+    /// is no undefined behaviour, only an OpenCL data race (which a checked
+    /// launch reports).
+    ///
+    /// # Safety
+    ///
+    /// Outside checked launches, `index < self.len()`.
+    #[inline]
+    #[track_caller]
+    pub unsafe fn get_relaxed_unchecked(&self, index: usize) -> T {
+        if self.checked {
+            return Self::slow_get(self.buffer, index);
+        }
+        // SAFETY: the caller promises `index < len`, the buffer's length,
+        // and the buffer is borrowed for `'a`, so the element is live.
+        let slot = unsafe { &*self.base.add(index) };
+        // Relaxed: a plain OpenCL access, as in `Buffer::get`.
+        T::from_raw(slot.load(Ordering::Relaxed))
+    }
+    /// Writes element `index` as [`set`](Self::set) does, a relaxed atomic
+    /// store, but with no bounds check outside checked launches (see
+    /// [`get_relaxed_unchecked`](Self::get_relaxed_unchecked)).
+    ///
+    /// # Safety
+    ///
+    /// Outside checked launches, `index < self.len()`.
+    #[inline]
+    #[track_caller]
+    pub unsafe fn set_relaxed_unchecked(&self, index: usize, value: T) {
+        if self.checked {
+            return Self::slow_set(self.buffer, index, value);
+        }
+        // SAFETY: as in `get_relaxed_unchecked`.
         let slot = unsafe { &*self.base.add(index) };
         // Relaxed: a plain OpenCL access, as in `Buffer::set`.
         slot.store(value.to_raw(), Ordering::Relaxed)
