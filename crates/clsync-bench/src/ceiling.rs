@@ -15,7 +15,9 @@
 
 use std::hint::black_box;
 
-use crate::kernels::fma as fused;
+// One step of a chain, `v * m + c`: fused where the target has FMA, as
+// the SGEMM kernels' multiply-add is.
+use crate::kernels::fma as step;
 use crate::timing::timed;
 use crate::Run;
 
@@ -33,13 +35,6 @@ pub const SMALL_STEPS: usize = 1 << 10;
 /// point is 2: the values stay normal, whatever the number of steps.
 const M: f32 = 0.5;
 const C: f32 = 1.0;
-
-/// One step of a chain, fused where the target has FMA, as the SGEMM
-/// kernels' multiply-add is.
-#[inline(always)]
-fn step(v: f32, m: f32, c: f32) -> f32 {
-    fused(v, m, c)
-}
 
 /// Every thread of `pool` runs `steps` steps of [`LANES`] chains; the run
 /// is verified against the chains computed one at a time. Its rate is

@@ -152,6 +152,33 @@ pub fn block_offsets(totals: &[i32]) -> Vec<i32> {
         .collect()
 }
 
+/// The workloads' inputs, made once for all runs.
+pub struct Inputs {
+    /// Reduce's floats.
+    pub reduce: Vec<f32>,
+    /// Scan's ints.
+    pub scan: Vec<i32>,
+    /// SGEMM's A.
+    pub a: Vec<f32>,
+    /// SGEMM's B.
+    pub b: Vec<f32>,
+    /// Histogram's bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Inputs {
+    /// The inputs at sizes `s`.
+    pub fn new(s: &Sizes) -> Inputs {
+        Inputs {
+            reduce: reference::reduce_input(s.reduce),
+            scan: reference::scan_input(s.scan),
+            a: reference::matrix(s.sgemm, 4),
+            b: reference::matrix(s.sgemm, 5),
+            bytes: reference::histogram_input(s.histogram),
+        }
+    }
+}
+
 /// One timed run.
 #[derive(Clone, Debug)]
 pub struct Run {

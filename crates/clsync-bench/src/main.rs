@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use clsync::Runtime;
 use clsync_bench::timing::Spread;
-use clsync_bench::{ceiling, figure, kernels, limit, reference, scaling, Run, Sizes, Workload};
+use clsync_bench::{
+    ceiling, figure, kernels, limit, reference, scaling, Inputs, Run, Sizes, Workload,
+};
 
 /// The median of runs, of which there is at least one (`--reps` is).
 fn median(v: &[Duration]) -> Duration {
@@ -116,27 +118,6 @@ struct NoPocl;
 #[cfg(not(feature = "pocl"))]
 fn opencl() -> Result<NoPocl, String> {
     Err("built without the `pocl` feature".to_string())
-}
-
-/// The inputs, made once.
-struct Inputs {
-    reduce: Vec<f32>,
-    scan: Vec<i32>,
-    a: Vec<f32>,
-    b: Vec<f32>,
-    bytes: Vec<u8>,
-}
-
-impl Inputs {
-    fn new(s: &Sizes) -> Inputs {
-        Inputs {
-            reduce: reference::reduce_input(s.reduce),
-            scan: reference::scan_input(s.scan),
-            a: reference::matrix(s.sgemm, 4),
-            b: reference::matrix(s.sgemm, 5),
-            bytes: reference::histogram_input(s.histogram),
-        }
-    }
 }
 
 fn main() {
@@ -384,123 +365,10 @@ fn scaling_table(args: &Args, counts: &[usize]) {
                 .expect("pool")
         })
         .collect();
-    let steps = if *s == Sizes::SMALL {
-        ceiling::SMALL_STEPS
-    } else {
-        ceiling::STEPS
-    };
-    let i = &inputs;
-    let (rts, pools) = (&rts, &pools);
-    let (n, local, barriers) = s.barrier;
-    let columns = vec![
-        scaling::Column {
-            name: "ceiling".to_string(),
-            unit: "GFLOP/s",
-            run: Box::new(move |k| ceiling::fma(&pools[k], steps)),
-            figure: Box::new(move |t, threads| {
-                ceiling::flops(threads, steps) / t.as_secs_f64() / 1e9
-            }),
-            rate: true,
-        },
-        workload_column(
-            "reduce",
-            Workload::Reduce,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::reduce(rt, &i.reduce)),
-        ),
-        workload_column(
-            "reduce limit",
-            Workload::Reduce,
-            s,
-            rts,
-            pools,
-            Box::new(|_, p| limit::reduce(p, &i.reduce)),
-        ),
-        workload_column(
-            "reduce #[kernel]",
-            Workload::Reduce,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::reduce_lifted(rt, &i.reduce)),
-        ),
-        workload_column(
-            "sgemm",
-            Workload::Sgemm,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::sgemm(rt, &i.a, &i.b, s.sgemm)),
-        ),
-        workload_column(
-            "sgemm limit",
-            Workload::Sgemm,
-            s,
-            rts,
-            pools,
-            Box::new(|_, p| limit::sgemm(p, &i.a, &i.b, s.sgemm)),
-        ),
-        workload_column(
-            "sgemm #[kernel]",
-            Workload::Sgemm,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm)),
-        ),
-        workload_column(
-            "scan",
-            Workload::Scan,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::scan(rt, &i.scan)),
-        ),
-        workload_column(
-            "histogram",
-            Workload::Histogram,
-            s,
-            rts,
-            pools,
-            Box::new(|rt, _| kernels::histogram(rt, &i.bytes)),
-        ),
-        scaling::Column {
-            name: format!("async engine (local {local})"),
-            unit: "ns/item/barrier/thread",
-            run: Box::new(move |k| kernels::barrier_loop_async(&rts[k], s)),
-            figure: Box::new(move |t, threads| {
-                t.as_secs_f64() * 1e9 / (n * barriers) as f64 * threads as f64
-            }),
-            rate: false,
-        },
-    ];
+    let columns = scaling::suite(s, &inputs, &rts, &pools);
     match scaling::measure(counts, args.reps, &columns) {
         Ok(table) => print!("{}", scaling::render(&table, &columns, Some(0))),
         Err(e) => panic!("a wrong result: {e}"),
-    }
-}
-
-/// A workload's run at a runtime and pool of one thread count.
-type Runner<'a> = Box<dyn Fn(&Runtime, &rayon::ThreadPool) -> Run + 'a>;
-
-/// A workload's scaling column: `run` at each count's runtime and pool,
-/// its figure the suite's.
-fn workload_column<'a>(
-    name: &str,
-    w: Workload,
-    s: &'a Sizes,
-    rts: &'a [Runtime],
-    pools: &'a [rayon::ThreadPool],
-    run: Runner<'a>,
-) -> scaling::Column<'a> {
-    scaling::Column {
-        name: name.to_string(),
-        unit: figure(w, s, Duration::from_secs(1)).1,
-        run: Box::new(move |k| run(&rts[k], &pools[k])),
-        figure: Box::new(move |t, _| figure(w, s, t).0),
-        rate: true,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The scaling table: workloads at several thread counts in one process,
 //! with each one's parallel efficiency, and that efficiency beside the
-//! machine's own ([`ceiling`](crate::ceiling)).
+//! machine's own ([`ceiling`]).
 //!
 //! A workload's efficiency at `t` threads is its rate per thread there
 //! over its rate per thread at the table's first count (one thread, as a
@@ -16,8 +16,10 @@
 
 use std::time::Duration;
 
+use clsync::Runtime;
+
 use crate::timing::Spread;
-use crate::Run;
+use crate::{ceiling, figure, kernels, limit, Inputs, Run, Sizes, Workload};
 
 /// One column of the table.
 pub struct Column<'a> {
@@ -144,6 +146,78 @@ pub fn render(table: &Table, columns: &[Column<'_>], ceiling: Option<usize>) -> 
         out.push('\n');
     }
     out
+}
+
+/// A workload's run at one thread count's runtime and pool.
+type Runner = fn(&Runtime, &rayon::ThreadPool, &Sizes, &Inputs) -> Run;
+
+/// The suite's table (`clsync-bench --scaling`): the ceiling; reduce and
+/// SGEMM, each with its limit and its `#[kernel]` form; scan; histogram;
+/// and the async engine's barrier loop. `rts` and `pools` are a runtime and
+/// a rayon pool per thread count, in the table's order.
+pub fn suite<'a>(
+    s: &'a Sizes,
+    inputs: &'a Inputs,
+    rts: &'a [Runtime],
+    pools: &'a [rayon::ThreadPool],
+) -> Vec<Column<'a>> {
+    let steps = if *s == Sizes::SMALL {
+        ceiling::SMALL_STEPS
+    } else {
+        ceiling::STEPS
+    };
+    let workloads: [(&str, Workload, Runner); 8] = [
+        ("reduce", Workload::Reduce, |rt, _, _, i| {
+            kernels::reduce(rt, &i.reduce)
+        }),
+        ("reduce limit", Workload::Reduce, |_, p, _, i| {
+            limit::reduce(p, &i.reduce)
+        }),
+        ("reduce #[kernel]", Workload::Reduce, |rt, _, _, i| {
+            kernels::reduce_lifted(rt, &i.reduce)
+        }),
+        ("sgemm", Workload::Sgemm, |rt, _, s, i| {
+            kernels::sgemm(rt, &i.a, &i.b, s.sgemm)
+        }),
+        ("sgemm limit", Workload::Sgemm, |_, p, s, i| {
+            limit::sgemm(p, &i.a, &i.b, s.sgemm)
+        }),
+        ("sgemm #[kernel]", Workload::Sgemm, |rt, _, s, i| {
+            kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm)
+        }),
+        ("scan", Workload::Scan, |rt, _, _, i| {
+            kernels::scan(rt, &i.scan)
+        }),
+        ("histogram", Workload::Histogram, |rt, _, _, i| {
+            kernels::histogram(rt, &i.bytes)
+        }),
+    ];
+    let mut columns = vec![Column {
+        name: "ceiling".to_string(),
+        unit: "GFLOP/s",
+        run: Box::new(move |k| ceiling::fma(&pools[k], steps)),
+        figure: Box::new(move |t, threads| ceiling::flops(threads, steps) / t.as_secs_f64() / 1e9),
+        rate: true,
+    }];
+    columns.extend(workloads.into_iter().map(|(name, w, run)| Column {
+        name: name.to_string(),
+        unit: figure(w, s, Duration::from_secs(1)).1,
+        run: Box::new(move |k| run(&rts[k], &pools[k], s, inputs)),
+        figure: Box::new(move |t, _| figure(w, s, t).0),
+        rate: true,
+    }));
+    let (n, local, barriers) = s.barrier;
+    columns.push(Column {
+        name: format!("async engine (local {local})"),
+        unit: "ns/item/barrier/thread",
+        run: Box::new(move |k| kernels::barrier_loop_async(&rts[k], s)),
+        // Per thread, as the general engine's goal is read.
+        figure: Box::new(move |t, threads| {
+            t.as_secs_f64() * 1e9 / (n * barriers) as f64 * threads as f64
+        }),
+        rate: false,
+    });
+    columns
 }
 
 #[cfg(test)]

@@ -521,3 +521,73 @@ fn buffer_unchecked_races_and_bounds_are_reports_in_checked_launches() {
     );
     assert_eq!(reports.len(), 2, "{reports:?}");
 }
+
+/// `BufferView::get_relaxed_unchecked` and `set_relaxed_unchecked` (what
+/// `#[kernel]` makes of a buffer's accesses in a loop whose bounds it has
+/// tested): unchecked, under `Group::in_mode`, a shifted copy gives what a
+/// sequential loop gives; checked, a read past the end is an out-of-bounds
+/// report and two groups' writes of one element a data race, at their
+/// lines, as with the checked accesses.
+#[test]
+fn relaxed_unchecked_accesses_copy_unchecked_and_report_checked() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let input: Vec<u32> = (0..64).map(|i| i * 3).collect();
+    let src = Buffer::from_slice(&input);
+    let launch = Launch::new("shift", NdRange::new([64]).local([16]));
+    let got = common::within(60, move || {
+        let dst = Buffer::<u32>::new(64);
+        common::rt()
+            .launch_groups(&launch, |g| {
+                let (src, dst) = (g.global(&src), g.global(&dst));
+                assert!(!g.is_checked());
+                let (src, dst) = (g.in_mode(src), g.in_mode(dst));
+                g.for_each(move |it| {
+                    let i = it.global_linear_id;
+                    // SAFETY: i < 64 and (i + 1) % 64 < 64, both buffers'
+                    // length.
+                    unsafe {
+                        dst.set_relaxed_unchecked(i, src.get_relaxed_unchecked((i + 1) % 64))
+                    };
+                });
+            })
+            .unwrap();
+        dst.to_vec()
+    });
+    let want: Vec<u32> = (0..64).map(|i| input[(i + 1) % 64]).collect();
+    assert_eq!(got, want);
+
+    let out = Buffer::<u32>::new(4);
+    let launch = Launch::new("racy", NdRange::new([8]).local([4]));
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let out = g.in_mode(g.global(&out));
+                let group = g.get_group_id(0) as u32;
+                g.for_each_in(0..1, move |_| {
+                    // SAFETY: 0 < 4; the race is a report (checked launch).
+                    unsafe { out.set_relaxed_unchecked(0, group) }; //~ relaxed race
+                });
+                if group == 0 {
+                    g.for_each_in(1..2, move |it| {
+                        // SAFETY: not met for index 4; the launch is checked.
+                        let v = unsafe { out.get_relaxed_unchecked(it.global_linear_id + 3) }; //~ relaxed beyond
+                        std::hint::black_box(v);
+                    });
+                }
+            })
+            .unwrap()
+    });
+    let kinds: Vec<_> = reports
+        .iter()
+        .map(|r| (r.kind, Some(r.site.line)))
+        .collect();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    assert!(kinds.contains(&(
+        ReportKind::DataRace,
+        common::check::line_of(SOURCE, "relaxed race")
+    )));
+    assert!(kinds.contains(&(
+        ReportKind::OutOfBounds,
+        common::check::line_of(SOURCE, "relaxed beyond")
+    )));
+}

@@ -159,7 +159,7 @@ impl Lifter {
                 )
             )
         });
-        let small = quote!(#f).into_iter().count() <= MAX_JAMMED_TOKENS;
+        let small = token_count(quote!(#f)) <= MAX_JAMMED_TOKENS;
         let rebound = var.is_some_and(|v| locals(&f.body).contains(&v.to_string()));
         let assigns_group = assigned(&f.body).iter().any(|n| !self.per_item(n));
         if r.start.is_none()
@@ -211,6 +211,17 @@ const JAM: usize = 4;
 /// jammed: JAM copies of it, each in a checked and an unchecked form, is
 /// code enough.
 const MAX_JAMMED_TOKENS: usize = 300;
+
+/// How many tokens `code` has, those inside its groups (`{…}`, `(…)`,
+/// `[…]`) included.
+fn token_count(code: proc_macro2::TokenStream) -> usize {
+    code.into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) => 1 + token_count(g.stream()),
+            _ => 1,
+        })
+        .sum()
+}
 
 /// A group-held, uniform name (a jammed iteration's value).
 fn uniform_name(k: &Ident) -> Binding {
@@ -364,5 +375,21 @@ mod tests {
             })),
             0
         );
+    }
+
+    /// Nor is a body of more than MAX_JAMMED_TOKENS tokens, counted inside
+    /// its groups: the same loop is jammed with a short body.
+    #[test]
+    fn a_long_body_is_not_jammed() {
+        let body = |terms: usize| -> syn::Block {
+            let sum = vec!["t.get(k)"; terms].join(" + ");
+            syn::parse_str(&format!(
+                "{{ let t = wi.local(tile); let l = wi.get_local_id(0); let mut acc = 0u32; \
+                 wi.barrier(LOCAL); for k in 0..n {{ acc += {sum}; }} out.set(l, acc); }}"
+            ))
+            .unwrap()
+        };
+        assert_eq!(jammed(body(4)), 1);
+        assert_eq!(jammed(body(60)), 0);
     }
 }
