@@ -110,6 +110,28 @@ fn all_tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
     out.set(6 * wi.get_local_size(0) + l, taken);
 }
 
+/// A step of a fold, built with field-init shorthand (`Step { k }`), which
+/// names the loop's variable as a plain `k` does.
+#[derive(Clone, Copy)]
+struct Step {
+    k: u32,
+}
+
+fn weight(s: Step) -> u32 {
+    s.k * 2 + 1
+}
+
+/// A jammed loop whose body names its variable through a struct literal's
+/// shorthand: each copy must name its own iteration's value.
+#[kernel(groups)]
+fn shorthand(wi: &WorkItem, out: &Buffer<u32>) {
+    let mut acc = wi.get_local_id(0) as u32;
+    for k in 0..6u32 {
+        acc = acc.wrapping_mul(3).wrapping_add(weight(Step { k }));
+    }
+    out.set(wi.get_global_id(0), acc);
+}
+
 /// A running sum that each work-item publishes at every step, where its
 /// neighbour reads it in the same stretch between barriers: a data race,
 /// whichever order the steps run in.
@@ -351,4 +373,24 @@ fn a_race_in_an_interchanged_loop_is_reported_between_neighbours() {
             );
         }
     }
+}
+
+/// The shorthand kernel, jammed (four iterations, then two), gives each
+/// work-item its sequential fold, lifted and on the coroutine engine.
+#[test]
+fn a_jammed_body_names_each_iteration_through_field_shorthand() {
+    let want: Vec<u32> = (0..10u32)
+        .map(|g| (0..6u32).fold(g % 5, |acc, k| acc.wrapping_mul(3).wrapping_add(k * 2 + 1)))
+        .collect();
+    let got = common::within(60, || {
+        let launch = Launch::new("shorthand", NdRange::new([10]).local([5]));
+        let rt = common::rt();
+        let (lifted, general) = (Buffer::<u32>::new(10), Buffer::<u32>::new(10));
+        shorthand_launch(&rt, &launch, &lifted).unwrap();
+        rt.launch(&launch, |wi| shorthand(wi, &general)).unwrap();
+        (lifted.to_vec(), general.to_vec())
+    });
+    assert_eq!(got.0, want, "lifted");
+    assert_eq!(got.1, want, "coroutines");
+    assert_eq!(shorthand_form(), KernelForm::Groups);
 }

@@ -235,9 +235,10 @@ fn uniform_name(k: &Ident) -> Binding {
     }
 }
 
-/// `stmts` with every use of the variable `var` (a path of that one name)
-/// replaced by `k`. The caller has made sure nothing in them binds `var`
-/// again and no closure or macro hides a use of it.
+/// `stmts` with every use of the variable `var` (a path of that one name,
+/// also in a struct literal's shorthand `S { var }`) replaced by `k`. The
+/// caller has made sure nothing in them binds `var` again and no closure or
+/// macro hides a use of it.
 fn renamed(stmts: &[Stmt], var: &Ident, k: &Ident) -> Vec<Stmt> {
     struct Rename<'a>(&'a Ident, &'a Ident);
     impl VisitMut for Rename<'_> {
@@ -250,6 +251,14 @@ fn renamed(stmts: &[Stmt], var: &Ident, k: &Ident) -> Vec<Stmt> {
                 }
             }
             visit_mut::visit_expr_mut(self, e);
+        }
+        fn visit_field_value_mut(&mut self, f: &mut syn::FieldValue) {
+            // `S { k }` names the variable too, but prints only its member:
+            // written out, `S { k: __clsync_k0 }` prints the renamed value.
+            if matches!(&f.member, syn::Member::Named(m) if m == self.0) {
+                f.colon_token.get_or_insert_with(Default::default);
+            }
+            visit_mut::visit_field_value_mut(self, f);
         }
     }
     let mut out = stmts.to_vec();
