@@ -58,9 +58,10 @@ struct Cli {
     /// Instead of the side-by-side table, the scaling table: the ceiling,
     /// reduce, SGEMM (each with its limit and `#[kernel]` form), scan,
     /// histogram and the async engine at each of these thread counts
-    /// (`1,2,4,8,16`), with each one's parallel efficiency, and that over
-    /// the ceiling's (see `clsync_bench::scaling`). PoCL, whose thread count
-    /// is fixed when it loads, is left out.
+    /// (`1,2,4,8,16`), with each one's parallel efficiency, that over the
+    /// ceiling's, and each clsync form's ratio to its limit (see
+    /// `clsync_bench::scaling`). PoCL, whose thread count is fixed when it
+    /// loads, is left out.
     #[arg(
         long,
         value_delimiter = ',',

@@ -9,6 +9,8 @@
 //! thread), it is `time(1) / time(t)`. The ceiling's efficiency is what the
 //! cores themselves lose when all of them work; a workload's efficiency
 //! over the ceiling's says how much of the rest is the workload's own.
+//! A column with a limit (plain Rust's form of the same work) also gets its
+//! ratio of times to it at each count, as the side-by-side table gives.
 //!
 //! Runs are interleaved: each repetition runs every column at every
 //! count, so that the machine's drift touches them all alike; figures are
@@ -35,6 +37,10 @@ pub struct Column<'a> {
     /// Whether its figure is a rate (larger is better), else a time per
     /// thread (smaller is better).
     pub rate: bool,
+    /// The index of the column that is its practical limit (a rate, as it
+    /// is), if any: the table then gives their ratio of times at each
+    /// count.
+    pub limit: Option<usize>,
 }
 
 /// The medians of a table: `figures[i][c]` is column `c` at count `i`.
@@ -122,7 +128,17 @@ pub fn render(table: &Table, columns: &[Column<'_>], ceiling: Option<usize>) -> 
         .iter()
         .map(|c| format!("{} {}", c.name, c.unit))
         .collect();
-    let w = labels.iter().map(String::len).max().unwrap_or(0).max(8);
+    let ratios = columns.iter().filter_map(|c| {
+        c.limit
+            .map(|l| c.name.len() + columns[l].name.len() + " /  (times)".len())
+    });
+    let w = labels
+        .iter()
+        .map(String::len)
+        .chain(ratios)
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let mut out = format!("{:<w$}", "threads:");
     for t in &table.counts {
         out.push_str(&format!(" {t:>16}"));
@@ -142,6 +158,18 @@ pub fn render(table: &Table, columns: &[Column<'_>], ceiling: Option<usize>) -> 
                 out.push_str(&format!(" {:>14.2}", eff(last, c) / eff(last, k)));
             }
             _ => {}
+        }
+        out.push('\n');
+    }
+    for (c, col) in columns.iter().enumerate() {
+        let Some(l) = col.limit else { continue };
+        out.push_str(&format!(
+            "{:<w$}",
+            format!("{} / {} (times)", col.name, columns[l].name)
+        ));
+        for row in &table.figures {
+            // Rates: the ratio of times is the limit's rate over this one's.
+            out.push_str(&format!(" {:>16.2}", row[l] / row[c]));
         }
         out.push('\n');
     }
@@ -166,31 +194,56 @@ pub fn suite<'a>(
     } else {
         ceiling::STEPS
     };
-    let workloads: [(&str, Workload, Runner); 8] = [
-        ("reduce", Workload::Reduce, |rt, _, _, i| {
-            kernels::reduce(rt, &i.reduce)
-        }),
-        ("reduce limit", Workload::Reduce, |_, p, _, i| {
-            limit::reduce(p, &i.reduce)
-        }),
-        ("reduce #[kernel]", Workload::Reduce, |rt, _, _, i| {
-            kernels::reduce_lifted(rt, &i.reduce)
-        }),
-        ("sgemm", Workload::Sgemm, |rt, _, s, i| {
-            kernels::sgemm(rt, &i.a, &i.b, s.sgemm)
-        }),
-        ("sgemm limit", Workload::Sgemm, |_, p, s, i| {
-            limit::sgemm(p, &i.a, &i.b, s.sgemm)
-        }),
-        ("sgemm #[kernel]", Workload::Sgemm, |rt, _, s, i| {
-            kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm)
-        }),
-        ("scan", Workload::Scan, |rt, _, _, i| {
-            kernels::scan(rt, &i.scan)
-        }),
-        ("histogram", Workload::Histogram, |rt, _, _, i| {
-            kernels::histogram(rt, &i.bytes)
-        }),
+    // Each with the name of its limit's column, if it has one.
+    let workloads: [(&str, Workload, Runner, Option<&str>); 8] = [
+        (
+            "reduce",
+            Workload::Reduce,
+            |rt, _, _, i| kernels::reduce(rt, &i.reduce),
+            Some("reduce limit"),
+        ),
+        (
+            "reduce limit",
+            Workload::Reduce,
+            |_, p, _, i| limit::reduce(p, &i.reduce),
+            None,
+        ),
+        (
+            "reduce #[kernel]",
+            Workload::Reduce,
+            |rt, _, _, i| kernels::reduce_lifted(rt, &i.reduce),
+            Some("reduce limit"),
+        ),
+        (
+            "sgemm",
+            Workload::Sgemm,
+            |rt, _, s, i| kernels::sgemm(rt, &i.a, &i.b, s.sgemm),
+            Some("sgemm limit"),
+        ),
+        (
+            "sgemm limit",
+            Workload::Sgemm,
+            |_, p, s, i| limit::sgemm(p, &i.a, &i.b, s.sgemm),
+            None,
+        ),
+        (
+            "sgemm #[kernel]",
+            Workload::Sgemm,
+            |rt, _, s, i| kernels::sgemm_lifted(rt, &i.a, &i.b, s.sgemm),
+            Some("sgemm limit"),
+        ),
+        (
+            "scan",
+            Workload::Scan,
+            |rt, _, _, i| kernels::scan(rt, &i.scan),
+            None,
+        ),
+        (
+            "histogram",
+            Workload::Histogram,
+            |rt, _, _, i| kernels::histogram(rt, &i.bytes),
+            None,
+        ),
     ];
     let mut columns = vec![Column {
         name: "ceiling".to_string(),
@@ -198,13 +251,18 @@ pub fn suite<'a>(
         run: Box::new(move |k| ceiling::fma(&pools[k], steps)),
         figure: Box::new(move |t, threads| ceiling::flops(threads, steps) / t.as_secs_f64() / 1e9),
         rate: true,
+        limit: None,
     }];
-    columns.extend(workloads.into_iter().map(|(name, w, run)| Column {
+    // The ceiling first: a workload's column is its index in `workloads`
+    // plus one.
+    let index = |name: &str| workloads.iter().position(|w| w.0 == name).map(|i| i + 1);
+    columns.extend(workloads.into_iter().map(|(name, w, run, lim)| Column {
         name: name.to_string(),
         unit: figure(w, s, Duration::from_secs(1)).1,
         run: Box::new(move |k| run(&rts[k], &pools[k], s, inputs)),
         figure: Box::new(move |t, _| figure(w, s, t).0),
         rate: true,
+        limit: lim.and_then(index),
     }));
     let (n, local, barriers) = s.barrier;
     columns.push(Column {
@@ -216,6 +274,7 @@ pub fn suite<'a>(
             t.as_secs_f64() * 1e9 / (n * barriers) as f64 * threads as f64
         }),
         rate: false,
+        limit: None,
     });
     columns
 }
@@ -240,6 +299,7 @@ mod tests {
             }),
             figure: Box::new(|t, _| 1.0 / t.as_secs_f64()),
             rate: true,
+            limit: None,
         }
     }
 
@@ -292,6 +352,28 @@ mod tests {
         );
     }
 
+    /// A column with a limit gets a line of their ratio of times at each
+    /// count: the limit's rate over its own.
+    #[test]
+    fn a_column_with_a_limit_has_its_ratio_of_times_at_each_count() {
+        let calls = Cell::new(0);
+        // Rates 10, 20, 25 against the limit's 20, 25, 50.
+        let work = Column {
+            limit: Some(1),
+            ..column("work", &[100, 50, 40], &calls)
+        };
+        let columns = [work, column("plain", &[50, 40, 20], &calls)];
+        let t = measure(&[1, 2, 4], 1, &columns).unwrap();
+        let text = render(&t, &columns, None);
+        let last = text.lines().last().unwrap();
+        assert_eq!(
+            last.split_whitespace().collect::<Vec<_>>(),
+            ["work", "/", "plain", "(times)", "2.00", "1.25", "2.00"],
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 4, "{text}");
+    }
+
     #[test]
     fn a_wrong_result_names_its_column_and_count() {
         let bad = Column {
@@ -307,6 +389,7 @@ mod tests {
             }),
             figure: Box::new(|t, _| t.as_secs_f64()),
             rate: true,
+            limit: None,
         };
         assert_eq!(
             measure(&[1, 8], 2, &[bad]),

@@ -196,7 +196,8 @@ fn the_ceiling_line_gives_the_rate_of_all_threads_and_of_one() {
 
 /// `--scaling` prints one line per column, each with a figure and an
 /// efficiency per count (100 % at the first), and its efficiency over the
-/// ceiling's at the last; it takes no `--threads`.
+/// ceiling's at the last, then each clsync form's ratio to its limit; it
+/// takes no `--threads`.
 #[test]
 fn the_scaling_table_has_every_column_at_every_count() {
     let out = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
@@ -221,8 +222,8 @@ fn the_scaling_table_has_every_column_at_every_count() {
         "histogram GB/s",
         "async engine (local 64) ns/item/barrier/thread",
     ];
-    assert_eq!(lines.len(), 1 + names.len(), "{stdout}");
-    for (line, name) in lines[1..].iter().zip(names) {
+    assert_eq!(lines.len(), 1 + names.len() + 4, "{stdout}");
+    for (line, name) in lines[1..=names.len()].iter().zip(names) {
         assert!(line.starts_with(name), "{line}");
         let cells: Vec<&str> = line[name.len()..].split_whitespace().collect();
         // figure (eff %) twice, then the ratio to the ceiling (but on
@@ -233,6 +234,22 @@ fn the_scaling_table_has_every_column_at_every_count() {
         for figure in [cells[0], cells[3]] {
             assert!(figure.parse::<f64>().is_ok_and(|v| v > 0.0), "{line}");
         }
+    }
+
+    // Then each clsync form's ratio of times to its limit, at each count.
+    for (line, name) in lines[1 + names.len()..].iter().zip([
+        "reduce / reduce limit (times)",
+        "reduce #[kernel] / reduce limit (times)",
+        "sgemm / sgemm limit (times)",
+        "sgemm #[kernel] / sgemm limit (times)",
+    ]) {
+        assert!(line.starts_with(name), "{line}");
+        let ratios: Vec<f64> = line[name.len()..]
+            .split_whitespace()
+            .map(|r| r.parse().unwrap())
+            .collect();
+        assert_eq!(ratios.len(), 2, "{line}");
+        assert!(ratios.iter().all(|r| *r > 0.0), "{line}");
     }
 
     let refused = Command::new(env!("CARGO_BIN_EXE_clsync-bench"))
