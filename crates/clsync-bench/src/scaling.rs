@@ -128,14 +128,19 @@ pub fn render(table: &Table, columns: &[Column<'_>], ceiling: Option<usize>) -> 
         .iter()
         .map(|c| format!("{} {}", c.name, c.unit))
         .collect();
-    let ratios = columns.iter().filter_map(|c| {
-        c.limit
-            .map(|l| c.name.len() + columns[l].name.len() + " /  (times)".len())
-    });
+    // Each column with a limit: its label, its index and the limit's.
+    let ratios: Vec<(String, usize, usize)> = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(c, col)| {
+            col.limit
+                .map(|l| (format!("{} / {} (times)", col.name, columns[l].name), c, l))
+        })
+        .collect();
     let w = labels
         .iter()
+        .chain(ratios.iter().map(|r| &r.0))
         .map(String::len)
-        .chain(ratios)
         .max()
         .unwrap_or(0)
         .max(8);
@@ -161,15 +166,11 @@ pub fn render(table: &Table, columns: &[Column<'_>], ceiling: Option<usize>) -> 
         }
         out.push('\n');
     }
-    for (c, col) in columns.iter().enumerate() {
-        let Some(l) = col.limit else { continue };
-        out.push_str(&format!(
-            "{:<w$}",
-            format!("{} / {} (times)", col.name, columns[l].name)
-        ));
+    for (label, c, l) in &ratios {
+        out.push_str(&format!("{label:<w$}"));
         for row in &table.figures {
             // Rates: the ratio of times is the limit's rate over this one's.
-            out.push_str(&format!(" {:>16.2}", row[l] / row[c]));
+            out.push_str(&format!(" {:>16.2}", row[*l] / row[*c]));
         }
         out.push('\n');
     }

@@ -159,17 +159,23 @@ extern crate self as clsync;
 ///   (`004_bfca21a36d7bd2da.txt`: a barrier is what orders them), and each
 ///   work-item's own statements keep their order, so this is one of the
 ///   runs the kernel allows; with atomics, the interleaving shows
-///   (`tests/kernel_macro_interchange.rs`).
+///   (`tests/kernel_macro_interchange.rs`). When its iterator is a range
+///   and its body a few assignments and calls, it is also unrolled and
+///   jammed: four iterations of each work-item in one loop over the group,
+///   then the rest one at a time.
 /// * A local array's `get(i)` and `set(i, v)` through the group's view of it
-///   (`let t = wi.local(tile)`), at an index that only grows with the
-///   local ids (`+`, `*` and `/` by a uniform value, of local ids and
-///   values uniform by their syntax: `ty * TILE + k`, `l + half`), is
-///   checked once per loop over the work-items instead of once per access:
-///   when the index of the work-item with the largest ids is in bounds,
-///   the loop runs with `get_unchecked` and `set_unchecked`, so that it can
-///   vectorize; otherwise, and in checked launches, it runs as written, and
-///   an index out of bounds is the same panic or report, at the same line,
-///   for the same work-item (`tests/kernel_macro_bounds.rs`).
+///   (`let t = wi.local(tile)`), or a buffer parameter's, at an index that
+///   only grows with the ids (`+`, `*` and `/` by a uniform value, of local
+///   or global ids and values uniform by their syntax: `ty * TILE + k`,
+///   `l + half`, `row * n + col`), is checked once per loop over the
+///   work-items instead of once per access: when the index of the
+///   work-item with the largest ids is in bounds, the loop runs with
+///   `get_unchecked` and `set_unchecked` (a buffer's
+///   `get_relaxed_unchecked` and `set_relaxed_unchecked`, still relaxed
+///   atomics), so that it can vectorize; otherwise, and in checked
+///   launches, it runs as written, and an index out of bounds is the same
+///   panic or report, at the same line, for the same work-item
+///   (`tests/kernel_macro_bounds.rs`).
 /// * `let (l, n) = (wi.get_local_id(0), wi.get_local_size(0));` is taken as
 ///   two `let`s, so that the group holds `n` and each loop takes `l` from
 ///   its work-item (not where a value names what an earlier name of the

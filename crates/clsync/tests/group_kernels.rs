@@ -591,3 +591,33 @@ fn relaxed_unchecked_accesses_copy_unchecked_and_report_checked() {
         common::check::line_of(SOURCE, "relaxed beyond")
     )));
 }
+
+/// `Group::in_mode` restates a view's mode, never drops it: a local view
+/// made again by it in a checked launch still reports its unchecked read
+/// past the end, at its line.
+#[test]
+fn a_local_view_in_the_groups_mode_still_reports_when_checked() {
+    const SOURCE: &str = include_str!("group_kernels.rs");
+    let mut launch = Launch::new("beyond", NdRange::new([4]).local([4]));
+    let tile = launch.local::<u32>(4);
+    let reports = common::within(60, move || {
+        common::rt()
+            .check_groups(&launch, |g| {
+                let t = g.in_mode(g.local(tile));
+                g.for_each(move |it| t.set(it.local_linear_id, 1));
+                g.barrier(LOCAL);
+                g.for_each_in(0..1, move |it| {
+                    // SAFETY: not met for index 4; the launch is checked.
+                    let v = unsafe { t.get_unchecked(it.local_linear_id + 4) }; //~ in mode beyond
+                    std::hint::black_box(v);
+                });
+            })
+            .unwrap()
+    });
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].kind, ReportKind::OutOfBounds);
+    assert_eq!(
+        Some(reports[0].site.line),
+        common::check::line_of(SOURCE, "in mode beyond")
+    );
+}

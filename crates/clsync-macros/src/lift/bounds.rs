@@ -257,8 +257,7 @@ impl Rewrite<'_> {
         let (s0, s1, s2) = (size(0), size(1), size(2));
         let (group, dim) = match id {
             Id::Linear => (quote!(#s0 * #s1 * #s2), None),
-            Id::Local(d) => (size(d), Some(d)),
-            Id::Global(d) => (size(d), Some(d)),
+            Id::Local(d) | Id::Global(d) => (size(d), Some(d)),
         };
         let count = match (self.range, dim) {
             (Some(r), None) => quote!(#r.end.min(#group)),

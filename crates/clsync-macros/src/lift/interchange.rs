@@ -181,19 +181,10 @@ impl Lifter {
                 .collect(),
         )
     }
-
-    /// Whether the variable `name` refers to here is per work-item: bound
-    /// so, or bound by an earlier `let` but not yet (see `uniform_expr`).
-    fn per_item(&self, name: &str) -> bool {
-        match self.lookup_uniform(name) {
-            Some(uniform) => !uniform,
-            None => self.pending.contains(name),
-        }
-    }
 }
 
 /// Iterations of an interchanged loop run together, in one loop over the
-/// work-items, where the loop allows it (see `Lifter::jammable`).
+/// work-items, where the loop allows it (see `Lifter::jammed`).
 ///
 /// Each work-item's carried value is then read from its slot and written
 /// back once per JAM iterations instead of once per iteration, and the

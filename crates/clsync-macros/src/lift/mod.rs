@@ -394,10 +394,16 @@ impl Lifter {
     /// parameter or a constant, even where a later `let` binds it too
     /// (`let (ta, tb) = (wi.local(ta), wi.local(tb));`).
     fn uniform_expr(&self, e: &Expr) -> bool {
-        uniform::expr(e, &self.wi, &|name| match self.lookup_uniform(name) {
+        uniform::expr(e, &self.wi, &|name| self.per_item(name))
+    }
+
+    /// Whether the variable `name` refers to here is per work-item: bound
+    /// so, or bound by an earlier `let` but not yet (see `uniform_expr`).
+    fn per_item(&self, name: &str) -> bool {
+        match self.lookup_uniform(name) {
             Some(uniform) => !uniform,
             None => self.pending.contains(name),
-        })
+        }
     }
 
     /// A work-item's code in a loop over the group: its local-id variables
