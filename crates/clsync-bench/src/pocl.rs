@@ -1,14 +1,17 @@
-//! The workloads as OpenCL C kernels (`kernels.cl`) on the first OpenCL CPU
-//! device the ICD loader finds — PoCL from `pocl-opencl-icd` on Debian.
+//! The workloads as OpenCL C kernels (`kernels.cl`) on PoCL's CPU device,
+//! found through the ICD loader (`pocl-opencl-icd` on Debian). Another
+//! platform's CPU device is never taken in its place: the table's column
+//! says PoCL ([`choose`]).
 
 use std::ptr;
 use std::time::Duration;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
-use opencl3::device::{get_all_devices, Device, CL_DEVICE_TYPE_CPU};
+use opencl3::device::{Device, CL_DEVICE_TYPE_CPU};
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::{cl_float, cl_int, cl_uchar, cl_uint, CL_BLOCKING};
 
@@ -51,16 +54,52 @@ pub fn request_threads(threads: usize) {
     }
 }
 
+/// PoCL's platform name (`CL_PLATFORM_NAME`).
+pub const PLATFORM: &str = "Portable Computing Language";
+
+/// Which of the platforms, given as their names and numbers of CPU devices,
+/// is PoCL with a CPU device; or why none is. Another platform's CPU device
+/// (Intel's or AMD's CPU runtime, say) is never taken instead: its figures
+/// would go in PoCL's column.
+pub fn choose(platforms: &[(&str, usize)]) -> Result<usize, Error> {
+    if let Some(i) = platforms
+        .iter()
+        .position(|&(name, cpus)| name == PLATFORM && cpus > 0)
+    {
+        return Ok(i);
+    }
+    if platforms.is_empty() {
+        return Err("no OpenCL platform; install pocl-opencl-icd".to_string());
+    }
+    let seen: Vec<String> = platforms
+        .iter()
+        .map(|(name, cpus)| format!("{name:?} ({cpus} CPU device(s))"))
+        .collect();
+    Err(format!(
+        "no PoCL CPU device among the OpenCL platforms: {}; install pocl-opencl-icd",
+        seen.join(", ")
+    ))
+}
+
 impl Pocl {
-    /// Finds the device and builds the program, or says why not.
+    /// Finds PoCL's CPU device and builds the program, or says why not.
     pub fn new() -> Result<Pocl, Error> {
-        let ids = get_all_devices(CL_DEVICE_TYPE_CPU).map_err(|e| {
-            format!("no OpenCL platform or CPU device ({e}); install pocl-opencl-icd")
-        })?;
-        let id = *ids
-            .first()
-            .ok_or("no OpenCL CPU device; install pocl-opencl-icd")?;
-        let device = Device::new(id);
+        let platforms = get_platforms()
+            .map_err(|e| format!("no OpenCL platform ({e}); install pocl-opencl-icd"))?;
+        // Each platform's name and its CPU devices (none where it has none,
+        // as a GPU driver's platform answers).
+        let found: Vec<(String, Vec<_>)> = platforms
+            .iter()
+            .map(|p| {
+                let name = p.name().unwrap_or_default();
+                (name, p.get_devices(CL_DEVICE_TYPE_CPU).unwrap_or_default())
+            })
+            .collect();
+        let names: Vec<(&str, usize)> = found
+            .iter()
+            .map(|(name, ids)| (name.as_str(), ids.len()))
+            .collect();
+        let device = Device::new(found[choose(&names)?].1[0]);
         let compute_units = device.max_compute_units().unwrap_or(0);
         let description = format!(
             "{} ({}, {compute_units} compute units)",
@@ -310,5 +349,33 @@ impl Pocl {
             f();
             self.finish();
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{choose, PLATFORM};
+
+    #[test]
+    fn pocl_is_chosen_over_another_cpu_device() {
+        let found = [("NVIDIA CUDA", 0), ("Intel(R) OpenCL", 1), (PLATFORM, 1)];
+        assert_eq!(choose(&found), Ok(2));
+    }
+
+    #[test]
+    fn another_platforms_cpu_device_is_refused_by_name() {
+        let why = choose(&[("NVIDIA CUDA", 0), ("Intel(R) OpenCL", 1)]).unwrap_err();
+        assert!(why.contains("no PoCL CPU device"), "{why}");
+        assert!(
+            why.contains("\"Intel(R) OpenCL\" (1 CPU device(s))"),
+            "{why}"
+        );
+        assert!(why.contains("\"NVIDIA CUDA\" (0 CPU device(s))"), "{why}");
+    }
+
+    #[test]
+    fn pocl_without_a_cpu_device_or_no_platform_is_refused() {
+        assert!(choose(&[(PLATFORM, 0)]).is_err());
+        assert!(choose(&[]).unwrap_err().contains("no OpenCL platform"));
     }
 }
