@@ -69,10 +69,14 @@ run() {
   root=$(mktemp -d)
   trap 'rm -rf "$root"' EXIT
   tar -C "$root" -xJf "$bundle"
+  # Debian's multiarch directory for this machine (x86_64-linux-gnu, ...).
+  local triple
+  triple=$(uname -m)-linux-gnu
+  [ -d "$root/usr/lib/$triple" ] || die "the bundle holds no libraries for $triple"
   # The ICD loader finds PoCL through this directory alone; PoCL finds its
   # kernel libraries beside itself (a relocatable build).
   OCL_ICD_VENDORS="$root/etc/OpenCL/vendors" \
-    LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    LD_LIBRARY_PATH="$root/usr/lib/$triple:$root/lib/$triple${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$@"
 }
 
