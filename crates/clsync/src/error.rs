@@ -285,7 +285,14 @@ impl fmt::Display for Stall {
             f.write_str(":")?;
             fmt_runs(f, &g.places, "    ")?;
         }
-        Ok(())
+        // What the watchdog counts, for a kernel that was not stuck but
+        // slow: it cannot tell a long stretch without barriers, or a wait on
+        // a host thread that will answer, from a spin that never ends.
+        f.write_str(
+            "\n  (progress is a barrier released or a work-group finished; a kernel that runs \
+             longer than this between them, or waits on a host thread, needs a longer \
+             `Launch::watchdog`)",
+        )
     }
 }
 

@@ -280,6 +280,12 @@ fn a_spinning_work_item_is_reported_by_the_watchdog() {
         assert!(site.file.ends_with("launch_errors.rs"), "{site}");
     }
     assert!(e.to_string().contains("made no progress"), "{e}");
+    // The way out for a kernel that was slow rather than stuck.
+    assert!(
+        e.to_string()
+            .ends_with("needs a longer `Launch::watchdog`)"),
+        "{e}"
+    );
 }
 
 #[test]
