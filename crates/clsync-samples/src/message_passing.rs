@@ -40,7 +40,7 @@ pub const WATCHDOG: Duration = Duration::from_secs(60);
 const SPINS: u32 = 1 << 12;
 
 /// Returns once `ready` holds: checks it with a pause between two checks,
-/// [`SPINS`] times, then with a yield of the thread between two.
+/// 4096 times (`SPINS`), then with a yield of the thread between two.
 pub fn wait_until(mut ready: impl FnMut() -> bool) {
     let mut spins = 0;
     while !ready() {
