@@ -331,6 +331,17 @@ fn ratio(a: Duration, b: Duration) -> String {
     }
 }
 
+/// `x` to three significant digits (at least one decimal): a rate of a
+/// small or loaded run is still a rate, not 0.0 (a fixed one decimal printed
+/// the ceiling of `--small` on a machine busier than its cores as 0.0).
+fn significant(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        return format!("{x:.1}");
+    }
+    let decimals = (2 - x.log10().floor() as i32).max(1) as usize;
+    format!("{x:.decimals$}")
+}
+
 /// Empties the caches before each run unless `--warm-caches`, and says
 /// which.
 fn say_caches(args: &Args) {
@@ -393,9 +404,10 @@ fn ceiling_row(args: &Args, pool: &rayon::ThreadPool) {
     let rate = |t: Duration| ceiling::flops(args.threads, steps) / t.as_secs_f64() / 1e9;
     let all = rate(median(&runs));
     println!(
-        "ceiling: {all:.1} GFLOP/s of register multiply-adds on {} thread(s), {:.2} per thread",
+        "ceiling: {} GFLOP/s of register multiply-adds on {} thread(s), {} per thread",
+        significant(all),
         args.threads,
-        all / args.threads as f64
+        significant(all / args.threads as f64)
     );
     if args.spread {
         spread_line("ceiling", &runs, |t| (rate(t), "GFLOP/s"));
@@ -510,8 +522,17 @@ fn run_pocl(_: Workload, _: &NoPocl, _: &Sizes, _: &Inputs) -> Run {
 
 #[cfg(test)]
 mod tests {
-    use super::ratio;
+    use super::{ratio, significant};
     use std::time::Duration;
+
+    #[test]
+    fn rates_keep_three_significant_digits() {
+        assert_eq!(significant(971.24), "971.2");
+        assert_eq!(significant(46.31), "46.3");
+        assert_eq!(significant(1.947), "1.95");
+        assert_eq!(significant(0.0234), "0.0234");
+        assert_eq!(significant(0.0), "0.0");
+    }
 
     #[test]
     fn ratios_keep_two_significant_digits_below_a_hundredth() {

@@ -189,9 +189,14 @@ fn the_ceiling_line_gives_the_rate_of_all_threads_and_of_one() {
     // All threads' rate, the thread count (2), the rate per thread.
     assert_eq!(numbers.len(), 3, "{line}");
     assert_eq!(numbers[1], 2.0, "{line}");
-    assert!(numbers[0] > 0.0, "{line}");
-    // All threads' to one decimal, per thread to two.
-    assert!((numbers[0] / 2.0 - numbers[2]).abs() <= 0.03, "{line}");
+    // Positive however slow the run (a loaded machine's `--small` ceiling
+    // once printed as 0.0), and each to three significant digits, so half
+    // the one is the other within their rounding.
+    assert!(numbers[0] > 0.0 && numbers[2] > 0.0, "{line}");
+    assert!(
+        (numbers[0] / 2.0 - numbers[2]).abs() <= 0.02 * numbers[2],
+        "{line}"
+    );
 }
 
 /// `--scaling` prints one line per column, each with a figure and an
