@@ -324,21 +324,20 @@ fn spread_line(side: &str, runs: &[Duration], figure: impl Fn(Duration) -> (f64,
 fn ratio(a: Duration, b: Duration) -> String {
     let r = a.as_secs_f64() / b.as_secs_f64();
     if r > 0.0 && r < 0.01 {
-        let decimals = (-r.log10()).ceil() as usize + 1;
-        format!("{r:.decimals$}")
+        significant(r, 2)
     } else {
         format!("{r:.2}")
     }
 }
 
-/// `x` to three significant digits (at least one decimal): a rate of a
+/// `x` to `digits` significant digits (at least one decimal): a rate of a
 /// small or loaded run is still a rate, not 0.0 (a fixed one decimal printed
 /// the ceiling of `--small` on a machine busier than its cores as 0.0).
-fn significant(x: f64) -> String {
+fn significant(x: f64, digits: i32) -> String {
     if !x.is_finite() || x <= 0.0 {
         return format!("{x:.1}");
     }
-    let decimals = (2 - x.log10().floor() as i32).max(1) as usize;
+    let decimals = (digits - 1 - x.log10().floor() as i32).max(1) as usize;
     format!("{x:.decimals$}")
 }
 
@@ -405,9 +404,9 @@ fn ceiling_row(args: &Args, pool: &rayon::ThreadPool) {
     let all = rate(median(&runs));
     println!(
         "ceiling: {} GFLOP/s of register multiply-adds on {} thread(s), {} per thread",
-        significant(all),
+        significant(all, 3),
         args.threads,
-        significant(all / args.threads as f64)
+        significant(all / args.threads as f64, 3)
     );
     if args.spread {
         spread_line("ceiling", &runs, |t| (rate(t), "GFLOP/s"));
@@ -527,11 +526,11 @@ mod tests {
 
     #[test]
     fn rates_keep_three_significant_digits() {
-        assert_eq!(significant(971.24), "971.2");
-        assert_eq!(significant(46.31), "46.3");
-        assert_eq!(significant(1.947), "1.95");
-        assert_eq!(significant(0.0234), "0.0234");
-        assert_eq!(significant(0.0), "0.0");
+        assert_eq!(significant(971.24, 3), "971.2");
+        assert_eq!(significant(46.31, 3), "46.3");
+        assert_eq!(significant(1.947, 3), "1.95");
+        assert_eq!(significant(0.0234, 3), "0.0234");
+        assert_eq!(significant(0.0, 3), "0.0");
     }
 
     #[test]

@@ -25,16 +25,11 @@ use crate::sync::{
 /// (and a compiler fence); at device scope it is a `std` fence pairing with
 /// other groups and host threads.
 impl Group<'_> {
-    /// `barrier(flags)`.
+    /// `barrier(flags)`: OpenCL C 2.0's `work_group_barrier(flags)`.
     #[inline]
     #[track_caller]
     pub fn barrier<F: FenceFlags>(&self, flags: F) {
-        self.wait(
-            BarrierKind::WorkGroup,
-            flags.mem_flags(),
-            MemScope::WorkGroup,
-            Location::caller(),
-        )
+        self.work_group_barrier(flags)
     }
     /// `work_group_barrier(flags)`: work-group scope.
     #[inline]
