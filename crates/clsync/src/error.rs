@@ -248,10 +248,12 @@ pub struct GroupStall {
     pub places: Vec<PlaceRun>,
 }
 
-/// The watchdog saw no progress (no work-item reached a barrier or
-/// finished) for its timeout. OpenCL promises no forward progress between work-items
-/// of a group, nor between groups, so a work-item spinning on a flag that
-/// another must set can wait forever; this names who was stuck where.
+/// The watchdog saw no progress: for its timeout no work-item reached a
+/// barrier or finished, and for one more timeout, in addition, no atomic
+/// operation changed memory while the work-items ran atomics, fences or
+/// barriers. OpenCL promises no forward progress between work-items of a
+/// group, nor between groups, so a work-item spinning on a flag that another
+/// must set can wait forever; this names who was stuck where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stall {
     /// The kernel.
@@ -272,7 +274,7 @@ impl fmt::Display for Stall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "kernel `{}` made no progress for {:?} (watchdog); {} of {} work-groups had finished, {} were stuck",
+            "kernel `{}` made no progress for 2 × {:?} (watchdog); {} of {} work-groups had finished, {} were stuck",
             self.kernel,
             self.timeout,
             self.finished_groups,
@@ -286,11 +288,12 @@ impl fmt::Display for Stall {
             fmt_runs(f, &g.places, "    ")?;
         }
         // What the watchdog counts, for a kernel that was not stuck but
-        // slow: it cannot tell a long stretch without barriers, or a wait on
-        // a host thread that will answer, from a spin that never ends.
+        // slow: it cannot tell a wait on a host thread that will answer, or
+        // a long stretch of atomic reads, from a spin that never ends.
         f.write_str(
-            "\n  (progress is a barrier released or a work-group finished; a kernel that runs \
-             longer than this between them, or waits on a host thread, needs a longer \
+            "\n  (progress is a barrier released or a work-group finished, and after a timeout \
+             without either, an atomic operation that changes memory; a kernel that waits \
+             longer on a host thread, or only reads atomics for that long, needs a longer \
              `Launch::watchdog`)",
         )
     }

@@ -1,12 +1,14 @@
 //! The one word the hot paths test before doing anything but the operation.
 //!
-//! An atomic operation in a kernel may have three things to do besides
+//! An atomic operation in a kernel may have four things to do besides
 //! itself: poll its launch's cancel flag (so that a work-item spinning on a
-//! flag nobody sets unwinds when the watchdog fires), record a trace event
+//! flag nobody sets unwinds when the watchdog fires), tell the watchdog's
+//! probation that it polls and whether it changed memory, record a trace event
 //! while a thread captures ([`crate::trace::capture`]), and report to the
 //! checker during a checked launch. Each has its own state, in a
-//! thread-local or a global of its own; testing all three cost three loads
-//! and three branches per operation, which was most of the time of a local
+//! thread-local or a global of its own; testing each cost a load and a
+//! branch per operation (three of each, when there were three causes),
+//! which was most of the time of a local
 //! `atomic_fetch_add` in a histogram. So each of them also raises this one
 //! counter while it may have work to do, and an operation tests only the
 //! counter: zero, and it does the operation alone.
@@ -16,6 +18,7 @@
 //! | a checked launch (`checker::ActiveLaunch`) | it runs |
 //! | [`crate::trace::capture`] | its closure runs |
 //! | a cancelled launch (`scheduler::Dispenser::cancel`) | until the launch ends |
+//! | the watchdog's probation of a launch (`scheduler::watchdog`) | it lasts |
 //!
 //! The counter is only a hint that the slow path may have work: the slow
 //! path tests each cause again, so a counter raised by an unrelated launch

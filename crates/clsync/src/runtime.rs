@@ -14,8 +14,8 @@ use crate::memory::{Element, LocalArg, LocalDecl};
 use crate::scheduler::{self, GroupRunner, Plan, Schedule, Tasks};
 use std::sync::Arc;
 
-/// The watchdog timeout a launch gets unless it sets one: how long the
-/// launch may go without any barrier released or group finished.
+/// The watchdog timeout a launch gets unless it sets one (see
+/// [`Launch::watchdog`]).
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 
 /// A pool of worker threads that work-groups are spread over.
@@ -301,6 +301,18 @@ impl Launch {
     }
 
     /// Sets the watchdog timeout, or turns the watchdog off with `None`.
+    ///
+    /// The watchdog reports a launch as stalled
+    /// ([`LaunchError::Stalled`](crate::LaunchError::Stalled)) when, for
+    /// one timeout, no work-item reached a barrier and no work-group
+    /// finished, and then, for one more, neither happened and no atomic
+    /// operation of any thread changed memory, while the work-items ran
+    /// atomics, fences or barriers: they spin on memory that nothing
+    /// changes. Work-items that touch none of these (a long computation)
+    /// are left to finish, as nothing says they are stuck. A kernel that
+    /// waits longer than a timeout on a host thread, or only reads atomics
+    /// for that long, needs a longer timeout. The default is
+    /// [`DEFAULT_WATCHDOG`].
     pub fn watchdog(mut self, timeout: Option<Duration>) -> Self {
         self.watchdog = timeout;
         self

@@ -381,3 +381,128 @@ fn declared_local_arrays_must_agree_in_length() {
         "{e}"
     );
 }
+
+/// A barrier-free kernel whose work-items outlast two timeouts: they touch
+/// no atomic, fence or barrier, so the watchdog's probation sees no polls
+/// and leaves them to finish (`scheduler::watchdog`).
+#[test]
+fn a_barrier_free_computation_longer_than_the_timeout_finishes() {
+    let out = within(30, || {
+        let out: Buffer<u32> = Buffer::new(4);
+        rt().launch(
+            &Launch::new("long_compute", NdRange::new([4]).local([1]))
+                .watchdog(Some(Duration::from_millis(50))),
+            |wi| {
+                let i = wi.get_global_id(0);
+                std::thread::sleep(Duration::from_millis(300));
+                out.set(i, (i * i) as u32);
+            },
+        )
+        .unwrap();
+        out.to_vec()
+    });
+    assert_eq!(out, vec![0, 1, 4, 9]);
+}
+
+/// Work-items that never meet a barrier but change memory with atomics the
+/// whole time are alive: probation sees the changes.
+#[test]
+fn a_barrier_free_kernel_whose_atomics_change_memory_is_not_stopped() {
+    let (total, mine) = within(30, || {
+        let total: Buffer<AtomicUint> = Buffer::new(1);
+        let mine: Buffer<u32> = Buffer::new(4);
+        rt().launch(
+            &Launch::new("count", NdRange::new([4]).local([1]))
+                .watchdog(Some(Duration::from_millis(50))),
+            |wi| {
+                let start = std::time::Instant::now();
+                let mut n = 0;
+                while start.elapsed() < Duration::from_millis(400) {
+                    total.at(0).fetch_add(1);
+                    n += 1;
+                }
+                mine.set(wi.get_global_id(0), n);
+            },
+        )
+        .unwrap();
+        (total.to_vec()[0], mine.to_vec())
+    });
+    assert_eq!(total, mine.iter().sum::<u32>());
+}
+
+/// A work-item that waits on a host thread answering more slowly than the
+/// timeout, but changing memory as it goes, is not stopped.
+#[test]
+fn a_work_item_waiting_on_a_slow_host_thread_is_not_stopped() {
+    let seen = within(30, || {
+        let ticks: Buffer<AtomicUint> = Buffer::new(1);
+        let seen: Buffer<u32> = Buffer::new(1);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for t in 1..=8 {
+                    std::thread::sleep(Duration::from_millis(40));
+                    // Release: pairs with the work-item's acquire load.
+                    ticks.at(0).store_explicit(t, Release);
+                }
+            });
+            rt().launch(
+                &Launch::new("wait_for_host", NdRange::new([1]))
+                    .watchdog(Some(Duration::from_millis(50))),
+                |_wi| {
+                    let mut last = 0;
+                    let mut changes = 0;
+                    while last != 8 {
+                        // Acquire: pairs with the host's release store.
+                        let now = ticks.at(0).load_explicit(Acquire);
+                        if now != last {
+                            changes += 1;
+                            last = now;
+                        }
+                    }
+                    seen.set(0, changes);
+                },
+            )
+            .unwrap()
+        });
+        seen.to_vec()[0]
+    });
+    assert!((1..=8).contains(&seen), "{seen}");
+}
+
+/// Spin locks that nobody will free keep writing (an exchange of 1 for 1)
+/// or keep failing (a compare-exchange), but change nothing: stuck, in the
+/// OpenCL C 2.0 and the 1.x forms.
+#[test]
+fn spin_locks_that_change_nothing_are_reported() {
+    type Spin = fn(&Buffer<AtomicInt>, &Buffer<i32>);
+    let spins: [(&str, Spin); 3] = [
+        (
+            "exchange_lock",
+            |lock, _| while lock.at(0).exchange(1) == 1 {},
+        ),
+        ("cas_lock", |lock, _| {
+            while !lock.at(0).compare_exchange_strong(&mut 0, 1) {}
+        }),
+        (
+            "legacy_xchg_lock",
+            |_, legacy| while legacy.atomic_xchg(0, 1) == 1 {},
+        ),
+    ];
+    for (name, spin) in spins {
+        let e = within(30, move || {
+            let lock: Buffer<AtomicInt> = Buffer::new(1);
+            lock.at(0).init(1);
+            let legacy: Buffer<i32> = Buffer::from_slice(&[1]);
+            rt().launch(
+                &Launch::new(name, NdRange::new([2]).local([1]))
+                    .watchdog(Some(Duration::from_millis(100))),
+                |_wi| spin(&lock, &legacy),
+            )
+            .unwrap_err()
+        });
+        let LaunchError::Stalled(s) = &e else {
+            panic!("{name}: expected a stall, got {e}")
+        };
+        assert_eq!((s.kernel.as_str(), s.groups.len()), (name, 2), "{e}");
+    }
+}

@@ -6,6 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::space::{Global, Local, Space};
+use super::Effect;
 use crate::checker::{self, OpKind, Space as MemSpace};
 use crate::memory::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp};
 use crate::scheduler::hooks;
@@ -100,7 +101,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.load_now(order);
         }
-        let f = move || (self.load_now(order), false);
+        let f = move || (self.load_now(order), Effect::Read);
         self.checked("atomic_load", OpKind::Load, order, None, scope, at, f)
     }
 
@@ -122,7 +123,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.store_now(v, order);
         }
-        let f = move || (self.store_now(v, order), true);
+        let f = move || (self.store_now(v, order), Effect::STORE);
         self.checked("atomic_store", OpKind::Store, order, None, scope, at, f)
     }
 
@@ -148,7 +149,10 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.exchange_now(v, order);
         }
-        let f = move || (self.exchange_now(v, order), true);
+        let f = move || {
+            let old = self.exchange_now(v, order);
+            (old, Effect::rmw(old.to_raw(), v.to_raw()))
+        };
         self.checked("atomic_exchange", OpKind::Rmw, order, None, scope, at, f)
     }
 
@@ -189,8 +193,11 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         } else {
             let f = move || {
                 let r = self.cas_raw(want, desired, success, failure, weak);
-                let ok = r.is_ok();
-                (r, ok)
+                let effect = match r {
+                    Ok(_) => Effect::rmw(want, desired.to_raw()),
+                    Err(_) => Effect::Read,
+                };
+                (r, effect)
             };
             self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, f)
         };
@@ -244,7 +251,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         failure: Option<MemOrder>,
         scope: MemScope,
         at: &'static Location<'static>,
-        f: impl FnOnce() -> (R, bool),
+        f: impl FnOnce() -> (R, Effect),
     ) -> R {
         // `perform` tests the gate again: on this path only, and the slow
         // side is all it adds.
@@ -511,7 +518,11 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.rmw_now(op, v, order);
         }
-        let f = move || (self.rmw_now(op, v, order), true);
+        let f = move || {
+            let old = self.rmw_now(op, v, order);
+            let new = <T::Raw as RawAtomic>::apply(op, old.to_raw(), v.to_raw());
+            (old, Effect::rmw(old.to_raw(), new))
+        };
         self.checked(op.name(), OpKind::Rmw, order, None, scope, at, f)
     }
 

@@ -6,6 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::space::{Global, Local, Space};
+use super::Effect;
 use crate::checker::{self, OpKind};
 use crate::memory::Element;
 use crate::sync::sealed::Sealed;
@@ -56,7 +57,7 @@ impl<S: Space> AtomicFlag<S> {
                 // `clear` of the previous holder.
                 self.raw.swap(1, order.to_std())
             };
-            (old != 0, true)
+            (old != 0, Effect::rmw(old, 1))
         };
         let name = "atomic_flag_test_and_set";
         super::perform(addr, S::LOCAL, name, OpKind::Rmw, order, None, scope, at, f)
@@ -74,7 +75,7 @@ impl<S: Space> AtomicFlag<S> {
                 // holder's acquire `test_and_set`.
                 self.raw.store(0, order.to_std())
             }
-            ((), true)
+            ((), Effect::STORE)
         };
         super::perform(
             addr,

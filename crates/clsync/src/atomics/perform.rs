@@ -8,7 +8,40 @@ use crate::scheduler::hooks;
 use crate::sync::{MemOrder, MemScope};
 use crate::trace::{self, SyncEvent};
 
-/// Performs an atomic operation: `f` does it and says whether it wrote.
+/// What an atomic operation did: whether it wrote, for the checker, and
+/// whether memory changed, for the watchdog's probation
+/// (`scheduler::watchdog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// It only read (a load, a failed compare-exchange).
+    Read,
+    /// It wrote; `changed` when the value it left differs from the one it
+    /// found.
+    Wrote { changed: bool },
+}
+
+impl Effect {
+    /// A store: it does not read the value it replaces, so it counts as a
+    /// change.
+    pub(crate) const STORE: Effect = Effect::Wrote { changed: true };
+
+    /// A read-modify-write that found `old` and left `new`.
+    #[inline(always)]
+    pub(crate) fn rmw<V: PartialEq>(old: V, new: V) -> Effect {
+        Effect::Wrote {
+            changed: old != new,
+        }
+    }
+
+    /// Whether the operation wrote (a write to the checker, even when it
+    /// left the value as it was).
+    #[inline(always)]
+    pub(crate) fn wrote(self) -> bool {
+        matches!(self, Effect::Wrote { .. })
+    }
+}
+
+/// Performs an atomic operation: `f` does it and says what it did.
 /// With the gate quiet that is all; otherwise the work-item polls its
 /// launch's cancel flag, a capturing thread records the event, and a checked
 /// work-item reports the access, out of line.
@@ -26,7 +59,7 @@ pub(crate) fn perform<R>(
     failure: Option<MemOrder>,
     scope: MemScope,
     at: &'static Location<'static>,
-    f: impl FnOnce() -> (R, bool),
+    f: impl FnOnce() -> (R, Effect),
 ) -> R {
     if crate::gate::quiet() {
         return f().0;
@@ -41,7 +74,8 @@ pub(crate) fn perform<R>(
     slow(addr, local, access, at, f)
 }
 
-/// `perform` with the gate raised: poll, trace, check, perform.
+/// `perform` with the gate raised: poll, trace, check, perform, and tell
+/// the watchdog of a change.
 #[cold]
 #[inline(never)]
 fn slow<R>(
@@ -49,7 +83,7 @@ fn slow<R>(
     local: bool,
     a: AtomicAccess,
     at: &'static Location<'static>,
-    f: impl FnOnce() -> (R, bool),
+    f: impl FnOnce() -> (R, Effect),
 ) -> R {
     hooks::poll(at);
     trace::note(|| SyncEvent::Atomic {
@@ -59,5 +93,11 @@ fn slow<R>(
         scope: a.scope,
         local,
     });
-    checker::atomic(addr, local, a, at, f)
+    checker::atomic(addr, local, a, at, || {
+        let (r, effect) = f();
+        if effect == (Effect::Wrote { changed: true }) {
+            hooks::changed();
+        }
+        (r, effect.wrote())
+    })
 }

@@ -22,6 +22,7 @@ use std::sync::atomic::Ordering;
 
 use super::scalar::{AtomicInteger, Element, RawAtomic, RmwOp, Scalar};
 use super::{Buffer, LocalSlice};
+use crate::atomics::Effect;
 use crate::checker::OpKind;
 use crate::sync::{MemOrder, MemScope};
 
@@ -68,7 +69,10 @@ fn rmw<T: AtomicInteger, C: Cells<T>>(
             // Relaxed: OpenCL C 2.0 gives the legacy atomics relaxed order.
             cell.rmw(op, v, Ordering::Relaxed)
         };
-        (old, true)
+        (
+            old,
+            Effect::rmw(old, <T::Raw as RawAtomic>::apply(op, old, v)),
+        )
     })
 }
 
@@ -79,7 +83,7 @@ fn checked<T: Scalar, C: Cells<T>, R>(
     cell: &T::Raw,
     name: &'static str,
     at: &'static Location<'static>,
-    f: impl FnOnce() -> (R, bool),
+    f: impl FnOnce() -> (R, Effect),
 ) -> R {
     let scope = if C::LOCAL {
         MemScope::WorkGroup
@@ -113,7 +117,7 @@ fn xchg<T: Scalar, C: Cells<T>>(c: &C, index: usize, v: T, at: &'static Location
             // Relaxed: as in `rmw`.
             cell.swap(v.to_raw(), Ordering::Relaxed)
         };
-        (T::from_raw(old), true)
+        (T::from_raw(old), Effect::rmw(old, v.to_raw()))
     })
 }
 
@@ -140,7 +144,12 @@ fn cmpxchg<T: AtomicInteger, C: Cells<T>>(
                 Ok(old) | Err(old) => old,
             }
         };
-        (old, old == cmp)
+        let effect = if old == cmp {
+            Effect::rmw(old, v)
+        } else {
+            Effect::Read
+        };
+        (old, effect)
     })
 }
 

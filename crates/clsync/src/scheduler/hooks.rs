@@ -1,11 +1,13 @@
 //! What kernel code calls into the scheduler for, from wherever it is:
-//! cancellation polls, cancellation unwinds, and panic capture.
+//! cancellation polls, cancellation unwinds, signs of life for the
+//! watchdog's probation, and panic capture.
 //!
 //! A worker thread running groups of a launch publishes that launch's cancel
-//! flag in a thread-local; atomics, fences and barriers poll it, so a
-//! work-item spinning on a flag that nobody will set unwinds when the
-//! watchdog fires instead of hanging the launch. Host threads have no flag
-//! published and never poll.
+//! flag and probation in thread-locals; atomics, fences and barriers poll
+//! them, so a work-item spinning on a flag that nobody will set unwinds when
+//! the watchdog fires instead of hanging the launch, and a work-item that
+//! polls during a probation tells the watchdog it runs such operations.
+//! Host threads have nothing published and never poll.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -15,14 +17,19 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 
+use super::watchdog::Probation;
 use crate::engine::ItemFailure;
 use crate::primitive::AtomicBool;
 use crate::sync::Site;
+
+pub(crate) use super::watchdog::changed;
 
 thread_local! {
     /// The cancel flag of the launch this worker thread is running a group
     /// of, or null.
     static CANCEL: Cell<*const AtomicBool> = const { Cell::new(ptr::null()) };
+    /// The probation of that launch, or null.
+    static PROBATION: Cell<*const Probation> = const { Cell::new(ptr::null()) };
     /// Where the last kernel panic on this thread happened.
     static PANIC_SITE: Cell<Option<Site>> = const { Cell::new(None) };
     /// The site the next kernel panic on this thread names instead of the
@@ -30,22 +37,29 @@ thread_local! {
     static PANIC_AT: Cell<Option<Site>> = const { Cell::new(None) };
 }
 
-/// Publishes a launch's cancel flag on this thread while it lives.
+/// Publishes a launch's cancel flag and probation on this thread while it
+/// lives.
 pub(crate) struct KernelThread<'a> {
     _flag: &'a AtomicBool,
+    _probation: &'a Probation,
 }
 
 impl<'a> KernelThread<'a> {
-    pub(crate) fn enter(flag: &'a AtomicBool) -> Self {
+    pub(crate) fn enter(flag: &'a AtomicBool, probation: &'a Probation) -> Self {
         install_panic_hook();
         CANCEL.with(|c| c.set(flag as *const AtomicBool));
-        KernelThread { _flag: flag }
+        PROBATION.with(|p| p.set(probation as *const Probation));
+        KernelThread {
+            _flag: flag,
+            _probation: probation,
+        }
     }
 }
 
 impl Drop for KernelThread<'_> {
     fn drop(&mut self) {
         CANCEL.with(|c| c.set(ptr::null()));
+        PROBATION.with(|p| p.set(ptr::null()));
     }
 }
 
@@ -63,12 +77,14 @@ pub(crate) fn cancel_unwind(site: Option<Site>) -> ! {
 }
 
 /// Polls the current launch's cancel flag; unwinds the work-item if it is
-/// set. A no-op on host threads.
+/// set. During a probation, also tells the watchdog that the launch's
+/// work-items poll. A no-op on host threads.
 ///
 /// The [`gate`](crate::gate) first: a cancel raises it until its launch
-/// ends (`Dispenser::cancel`), so while it is quiet no flag is set, and the
-/// poll is one load of a global instead of the thread-local's lookup and the
-/// flag's load (a group-level barrier polls once per barrier).
+/// ends (`Dispenser::cancel`), and a probation while it lasts, so while it
+/// is quiet no flag is set and no probation runs, and the poll is one load
+/// of a global instead of the thread-locals' lookups and the flag's load (a
+/// group-level barrier polls once per barrier).
 #[inline]
 pub(crate) fn poll(at: &'static Location<'static>) {
     if crate::gate::quiet() {
@@ -82,6 +98,12 @@ pub(crate) fn poll(at: &'static Location<'static>) {
     // borrows the flag and clears the pointer when dropped, so the flag is
     // alive here.
     let flag = unsafe { &*flag };
+    if super::watchdog::probing() {
+        let probation = PROBATION.with(|p| p.get());
+        // SAFETY: published with the flag by the same guard, and cleared
+        // with it, so it is non-null and alive wherever the flag is.
+        unsafe { &*probation }.note_poll();
+    }
     // Relaxed: the flag carries no data; a late observation only delays the
     // unwind to the next poll. It pairs with the store in `Shared::cancel`.
     if flag.load(Ordering::Relaxed) {

@@ -8,10 +8,11 @@
 //! * `hooks` is what kernel code reaches: cancellation polls and panic
 //!   capture.
 //!
-//! The launching thread does not run groups; it is the watchdog. It waits on
-//! the latch in slices of the watchdog timeout and, if a slice passes with no
-//! barrier released and no group finished, cancels the launch and collects
-//! where every in-flight work-item was.
+//! The launching thread does not run groups; it is the `watchdog`. It waits
+//! on the latch in slices of the watchdog timeout; if a slice passes with no
+//! barrier released and no group finished, and then a probation finds its
+//! work-items spinning on memory that does not change, it cancels the launch
+//! and collects where every in-flight work-item was.
 
 mod dispenser;
 mod group;
@@ -20,6 +21,7 @@ mod latch;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod schedule;
+mod watchdog;
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -61,6 +63,8 @@ pub(crate) struct Shared<'a> {
     /// cancellation.
     outcome: Mutex<Outcome>,
     finished: AtomicU64,
+    /// The watchdog's second look at a launch that shows no progress.
+    pub(crate) probation: watchdog::Probation,
     /// The order groups are handed out in, when not linear.
     group_order: Option<Vec<usize>>,
 }
@@ -201,7 +205,7 @@ pub(crate) fn run<R: GroupRunner>(
         });
     }
     let total = plan.geometry.group_count();
-    let watchdog = plan.watchdog;
+    let timeout = plan.watchdog;
     let workers = pool.current_num_threads().min(total).max(1);
     let shared = Shared {
         dispenser: Dispenser::new(total, workers),
@@ -211,6 +215,7 @@ pub(crate) fn run<R: GroupRunner>(
         outcome: Mutex::new(Outcome::default()),
         finished: AtomicU64::new(0),
         group_order: plan.schedule.group_order(total),
+        probation: watchdog::Probation::new(),
         plan,
     };
     let latch = Latch::new(workers);
@@ -225,7 +230,7 @@ pub(crate) fn run<R: GroupRunner>(
                 worker(engine, shared, index);
             });
         }
-        stalled = watch(&shared, &latch, watchdog);
+        stalled = watchdog::watch(&shared, &latch, timeout);
     });
     let elapsed = start.elapsed();
     let outcome = shared
@@ -242,7 +247,7 @@ pub(crate) fn run<R: GroupRunner>(
         return Err(LaunchError::Stalled(Box::new(Stall {
             kernel: plan.kernel.clone(),
             dims: plan.geometry.dims,
-            timeout: watchdog.unwrap_or_default(),
+            timeout: timeout.unwrap_or_default(),
             // Relaxed: every worker has finished (the latch orders it).
             finished_groups: shared.finished.load(Ordering::Relaxed) as usize,
             total_groups: total,
@@ -270,41 +275,10 @@ impl Drop for Finished<'_, '_> {
     }
 }
 
-/// The watchdog: waits for the workers; if a whole timeout passes without
-/// progress, cancels the launch. Returns whether it did.
-fn watch(shared: &Shared<'_>, latch: &Latch, timeout: Option<Duration>) -> bool {
-    let Some(timeout) = timeout else {
-        latch.wait();
-        return false;
-    };
-    // Relaxed: progress counters are compared with themselves; nothing is
-    // read through them. Each pairs with its worker's relaxed stores.
-    let progress = || -> u64 {
-        shared
-            .progress
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed))
-            .sum()
-    };
-    let mut last = progress();
-    loop {
-        if latch.wait_timeout(timeout) {
-            return false;
-        }
-        let now = progress();
-        if now == last && !shared.dispenser.is_cancelled() {
-            shared.dispenser.cancel();
-            latch.wait();
-            return true;
-        }
-        last = now;
-    }
-}
-
 /// One worker thread's loop: claim groups and run them until none is left
 /// or the launch is cancelled.
 fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
-    let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag());
+    let _kernel_thread = hooks::KernelThread::enter(shared.dispenser.flag(), &shared.probation);
     let mut state = Worker {
         progress: Progress {
             count: Cell::new(0),
