@@ -30,7 +30,8 @@ use serde::Serialize;
 
 use crate::model::event::{Event, Kind, Static};
 use crate::syntax::{Quantifier, Span, Test, Var};
-use program::{Limits, Program, Trace};
+pub use program::Limits;
+use program::{Program, Trace};
 use search::Search;
 
 /// Options of an exploration.

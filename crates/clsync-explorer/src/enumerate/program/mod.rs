@@ -246,13 +246,13 @@ impl Program {
                 match &v {
                     Var::Reg(t, _) if !test.threads.iter().any(|x| x.id == *t) => {
                         return err(
-                            Span::default(),
+                            c.span_of(&v),
                             format!("the condition names `{v}`, but there is no thread P{t}"),
                         )
                     }
                     Var::Loc(l) if !locations.iter().any(|x| x.name == *l) => {
                         return err(
-                            Span::default(),
+                            c.span_of(&v),
                             format!(
                                 "the condition names location `{l}`, which the test does not have"
                             ),

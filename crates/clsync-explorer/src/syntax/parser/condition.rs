@@ -4,6 +4,9 @@ use super::super::ast::*;
 use super::super::lexer::Tok;
 use super::{PResult, Parser};
 
+/// Each variable of a condition and where it is first named.
+type Mentions = Vec<(Var, Span)>;
+
 impl Parser {
     pub(crate) fn condition(&mut self) -> PResult<Option<Condition>> {
         if self.at_word("locations") {
@@ -29,30 +32,35 @@ impl Parser {
         } else {
             return Err(self.unexpected("`exists`, `~exists` or `forall`"));
         };
-        let prop = self.prop_or()?;
-        Ok(Some(Condition { quantifier, prop }))
+        let mut mentions = Vec::new();
+        let prop = self.prop_or(&mut mentions)?;
+        Ok(Some(Condition {
+            quantifier,
+            prop,
+            mentions,
+        }))
     }
 
-    fn prop_or(&mut self) -> PResult<Prop> {
-        let mut p = self.prop_and()?;
+    fn prop_or(&mut self, m: &mut Mentions) -> PResult<Prop> {
+        let mut p = self.prop_and(m)?;
         while self.eat("\\/") {
-            p = Prop::Or(Box::new(p), Box::new(self.prop_and()?));
+            p = Prop::Or(Box::new(p), Box::new(self.prop_and(m)?));
         }
         Ok(p)
     }
-    fn prop_and(&mut self) -> PResult<Prop> {
-        let mut p = self.prop_unary()?;
+    fn prop_and(&mut self, m: &mut Mentions) -> PResult<Prop> {
+        let mut p = self.prop_unary(m)?;
         while self.eat("/\\") {
-            p = Prop::And(Box::new(p), Box::new(self.prop_unary()?));
+            p = Prop::And(Box::new(p), Box::new(self.prop_unary(m)?));
         }
         Ok(p)
     }
-    fn prop_unary(&mut self) -> PResult<Prop> {
+    fn prop_unary(&mut self, m: &mut Mentions) -> PResult<Prop> {
         if self.eat("~") {
-            return Ok(Prop::Not(Box::new(self.prop_unary()?)));
+            return Ok(Prop::Not(Box::new(self.prop_unary(m)?)));
         }
         if self.eat("(") {
-            let p = self.prop_or()?;
+            let p = self.prop_or(m)?;
             self.expect(")")?;
             return Ok(p);
         }
@@ -64,6 +72,7 @@ impl Parser {
             self.bump();
             return Ok(Prop::False);
         }
+        let at = self.span();
         let var = match self.peek().clone() {
             Tok::Int(t) => {
                 self.bump();
@@ -83,6 +92,9 @@ impl Parser {
             }
             _ => return Err(self.unexpected("`T:reg`, a location, `(` or `~`")),
         };
+        if !m.iter().any(|(v, _)| *v == var) {
+            m.push((var.clone(), at));
+        }
         let eq = if self.eat("=") || self.eat("==") {
             true
         } else if self.eat("!=") {

@@ -1,0 +1,236 @@
+//! Bad litmus files get errors, never panics: the shipped tests
+//! (`shared/litmus`, `shared/reference/herd-opencl`), cut, spliced and
+//! scribbled on at random, are parsed and, where they still parse,
+//! explored. Every outcome must be a value: a test, an exploration, or an
+//! error that names a line and column (or a limit reached). A panic fails
+//! the property, and proptest shrinks it to the smallest edit that causes
+//! it.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use clsync_explorer::enumerate::Limits;
+use clsync_explorer::expect::collect;
+use clsync_explorer::{explore, syntax, ExploreError, Options};
+use proptest::prelude::*;
+
+/// Every shipped litmus source, read once.
+fn sources() -> &'static [(PathBuf, String)] {
+    static SOURCES: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+        let files = collect(&[root.join("litmus"), root.join("reference/herd-opencl")])
+            .expect("the shared litmus folders");
+        files
+            .into_iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).expect("a readable litmus file");
+                (f, text)
+            })
+            .collect()
+    })
+}
+
+/// Pieces of litmus syntax, so that edits make near-misses of the grammar
+/// rather than only noise.
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "(",
+    ")",
+    ";",
+    ",",
+    "=",
+    "==",
+    "!=",
+    "/\\",
+    "\\/",
+    "~",
+    "exists",
+    "forall",
+    "P0",
+    "P1@wg 0, dev 0",
+    "@",
+    "global",
+    "local",
+    "atomic_int*",
+    "int*",
+    "*x",
+    "[x]",
+    "0:r0",
+    "atomic_store_explicit(",
+    "atomic_load_explicit(",
+    "atomic_fetch_add_explicit(",
+    "atomic_compare_exchange_strong_explicit(",
+    "memory_order_acquire",
+    "memory_order_seq_cst",
+    "memory_scope_work_group",
+    "memory_scope_device",
+    "barrier(",
+    "CLK_LOCAL_MEM_FENCE",
+    "atomic_work_item_fence(",
+    "if",
+    "else",
+    "while",
+    "-1",
+    "99999999999999999999",
+    "\n",
+    "scopeTree",
+    "(device (work_group P0) (work_group P1))",
+    "|",
+    "OPENCL",
+    "C",
+    "\"",
+];
+
+/// One edit of a source.
+#[derive(Clone, Debug)]
+enum Edit {
+    /// Keep the first `at` (a fraction of the length).
+    Cut(f64),
+    /// Remove `len` bytes from `at`.
+    Delete(f64, usize),
+    /// Put a token at `at`.
+    Insert(f64, usize),
+    /// Replace a byte at `at` with a printable character.
+    Scribble(f64, char),
+    /// Repeat the line at `at`.
+    DoubleLine(f64),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (0.0..1.0f64).prop_map(Edit::Cut),
+        (0.0..1.0f64, 1..40usize).prop_map(|(a, n)| Edit::Delete(a, n)),
+        (0.0..1.0f64, 0..TOKENS.len()).prop_map(|(a, t)| Edit::Insert(a, t)),
+        (0.0..1.0f64, proptest::char::range(' ', '~')).prop_map(|(a, c)| Edit::Scribble(a, c)),
+        (0.0..1.0f64).prop_map(Edit::DoubleLine),
+    ]
+}
+
+/// The byte offset nearest `frac` of `s` that is a character boundary.
+fn at(s: &str, frac: f64) -> usize {
+    let mut i = ((s.len() as f64) * frac) as usize;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(mut s: String, e: &Edit) -> String {
+    match *e {
+        Edit::Cut(f) => s.truncate(at(&s, f)),
+        Edit::Delete(f, n) => {
+            let a = at(&s, f);
+            let mut b = (a + n).min(s.len());
+            while !s.is_char_boundary(b) {
+                b += 1;
+            }
+            s.replace_range(a..b, "");
+        }
+        Edit::Insert(f, t) => s.insert_str(at(&s, f), TOKENS[t]),
+        Edit::Scribble(f, c) => {
+            let a = at(&s, f);
+            if let Some(old) = s[a..].chars().next() {
+                s.replace_range(a..a + old.len_utf8(), c.encode_utf8(&mut [0; 4]));
+            }
+        }
+        Edit::DoubleLine(f) => {
+            let a = at(&s, f);
+            let start = s[..a].rfind('\n').map_or(0, |i| i + 1);
+            let end = s[a..].find('\n').map_or(s.len(), |i| a + i + 1);
+            let line = s[start..end].to_string();
+            s.insert_str(start, &line);
+        }
+    }
+    s
+}
+
+/// Checks that an error starts with `line:column:`, both from 1 (a line
+/// 0 is a place that was never filled in); returns it.
+fn located(shown: String) -> String {
+    let mut parts = shown.splitn(3, ':');
+    let mut number = || parts.next().and_then(|n| n.trim().parse::<u32>().ok());
+    let (line, column) = (number(), number());
+    assert!(
+        line.is_some_and(|l| l >= 1) && column.is_some_and(|c| c >= 1),
+        "an error without its line:column: {shown:?}"
+    );
+    shown
+}
+
+/// Small limits: an edit can make a test much larger (a doubled thread, a
+/// huge constant), and this property is about errors, not verdicts.
+fn options() -> Options {
+    let mut o = Options::default();
+    o.limits = Limits {
+        max_candidates: 20_000,
+        ..o.limits
+    };
+    o
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn edited_litmus_files_give_errors_not_panics(
+        file in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(edit(), 1..4),
+    ) {
+        let (path, text) = &sources()[file.index(sources().len())];
+        let edited = edits.iter().fold(text.clone(), apply);
+        let outcome = catch_unwind(AssertUnwindSafe(|| match syntax::parse(&edited) {
+            Ok(test) => match explore(&test, &options()) {
+                Ok(_) => Ok(()),
+                // Too large: a limit, named as such, with no place to name.
+                Err(e @ ExploreError::TooLarge(_)) => Err(e.to_string()),
+                Err(e) => Err(located(e.to_string())),
+            },
+            Err(e) => Err(located(e.to_string())),
+        }));
+        prop_assert!(
+            outcome.is_ok(),
+            "{} with edits {:?} panicked; the edited text:\n{}",
+            path.display(),
+            edits,
+            edited
+        );
+    }
+}
+
+/// The sources are there, in both syntaxes: the property above would pass
+/// on an empty list.
+#[test]
+fn the_shipped_litmus_sources_are_found() {
+    let s = sources();
+    assert!(s.len() >= 150, "{} files", s.len());
+    assert!(s
+        .iter()
+        .any(|(p, _)| p.to_string_lossy().contains("herd-opencl")));
+}
+
+/// A condition that names a thread or a location the test does not have
+/// gets an error at that name (it was reported at 0:0, a place never filled
+/// in, until the fuzzing above found it).
+#[test]
+fn a_condition_naming_what_is_not_there_points_at_the_name() {
+    let program = "OPENCL MP\n{ [x]=0; }\n\
+                   P0@wg 0, dev 0 (global atomic_int* x) {\n\
+                   int r0 = atomic_load(x);\n}\n";
+    for (condition, want) in [
+        (
+            "exists (0:r0=0 /\\ 2:r1=1)",
+            "6:19: the condition names `2:r1`, but there is no thread P2",
+        ),
+        (
+            "exists (0:r0=0 \\/\n   [zz]=1)",
+            "7:4: the condition names location `zz`, which the test does not have",
+        ),
+    ] {
+        let test = syntax::parse(&format!("{program}{condition}")).expect("it parses");
+        let e = explore(&test, &Options::default()).expect_err("it names nothing");
+        assert_eq!(e.to_string(), want);
+    }
+}
