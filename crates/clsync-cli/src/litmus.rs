@@ -287,6 +287,9 @@ fn print_entry(e: &Entry) {
                     for f in &r.failures {
                         println!("  runtime launch failed: {f}");
                     }
+                    if r.skipped > 0 {
+                        println!("  runtime: {} run(s) skipped after the stall", r.skipped);
+                    }
                     for c in &r.checker_reports {
                         println!("  checker: {}", c.replace('\n', "\n    "));
                     }

@@ -31,6 +31,9 @@ use crate::syntax::{Access, BinOp, Order, Scope, Space, Test, Var};
 pub struct RunReport {
     /// Launches made.
     pub runs: usize,
+    /// Launches not made: the runs stop at the first stall, as a spin that
+    /// nothing ends costs two watchdog timeouts each time.
+    pub skipped: usize,
     /// Each outcome seen (over the exploration's observed variables), with
     /// how often.
     pub observed: Vec<(Vec<i64>, u64)>,
@@ -126,7 +129,7 @@ fn has_barrier(body: &[LStmt]) -> bool {
     body.iter().any(|s| match s {
         LStmt::Barrier(..) => true,
         LStmt::If(_, a, b) => has_barrier(a) || has_barrier(b),
-        LStmt::While(_, b) => has_barrier(b),
+        LStmt::While(_, b, _) => has_barrier(b),
         _ => false,
     })
 }
@@ -151,7 +154,7 @@ pub fn run_scheduled(
     runtime: &Runtime,
     schedules: &[Schedule],
 ) -> Result<RunReport, RunError> {
-    let runs = schedules.len();
+    let mut runs = 0;
     let program = Program::lower(test).map_err(|e| RunError::Unsupported(e.to_string()))?;
     let shape = shape(&program)?;
     // Barrier sites: the litmus file's line and column, under the test's
@@ -169,6 +172,7 @@ pub fn run_scheduled(
     let mut failures = Vec::new();
     let mut checker_reports = Vec::new();
     for &schedule in schedules {
+        runs += 1;
         let memory: Buffer<AtomicLong> = Buffer::new(shape.globals.max(1)).named("litmus memory");
         for (l, loc) in program.locations.iter().enumerate() {
             if let (Space::Global, i) = shape.cells[l] {
@@ -244,6 +248,10 @@ pub fn run_scheduled(
                     }
                 }
             }
+            Err(e @ clsync::LaunchError::Stalled(_)) => {
+                failures.push(e.to_string());
+                break;
+            }
             Err(e) => {
                 failures.push(e.to_string());
                 continue;
@@ -280,6 +288,7 @@ pub fn run_scheduled(
         .collect();
     Ok(RunReport {
         runs,
+        skipped: schedules.len() - runs,
         observed: seen.into_iter().collect(),
         forbidden,
         racy: model.race.is_some(),
@@ -433,9 +442,13 @@ impl Exec<'_, '_> {
                     self.stmts(b)
                 }
             }
-            LStmt::While(c, b) => {
+            LStmt::While(c, b, span) => {
                 while self.expr(c) != 0 {
                     self.stmts(b);
+                    // The back-edge: a loop of plain code alone can still be
+                    // ended by the watchdog, which then names the loop.
+                    let _site = self.at(*span);
+                    self.wi.cancellation_point();
                 }
             }
             LStmt::Eval(e) => {

@@ -309,7 +309,10 @@ impl Launch {
     /// operation of any thread changed memory, while the work-items ran
     /// atomics, fences or barriers: they spin on memory that nothing
     /// changes. Work-items that touch none of these (a long computation)
-    /// are left to finish, as nothing says they are stuck. A kernel that
+    /// are left to finish, as nothing says they are stuck (an interpreter
+    /// makes its loops stoppable with
+    /// [`WorkItem::cancellation_point`](crate::WorkItem::cancellation_point)).
+    /// A kernel that
     /// waits longer than a timeout on a host thread, or only reads atomics
     /// for that long, needs a longer timeout. The default is
     /// [`DEFAULT_WATCHDOG`].

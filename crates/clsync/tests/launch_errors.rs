@@ -506,3 +506,69 @@ fn spin_locks_that_change_nothing_are_reported() {
         assert_eq!((s.kernel.as_str(), s.groups.len()), (name, 2), "{e}");
     }
 }
+
+/// An interpreter's work-items: a loop that touches nothing but its
+/// back-edge's cancellation point is stuck and reported at the interpreted
+/// program's line, not the interpreter's; so is a panic.
+#[test]
+fn an_interpreted_stall_or_panic_names_the_interpreted_line() {
+    let site = Site {
+        file: "prog.cl",
+        line: 12,
+        column: 5,
+    };
+    let e = within(30, move || {
+        rt().launch(
+            &Launch::new("interp_spin", NdRange::new([1]))
+                .watchdog(Some(Duration::from_millis(50))),
+            |wi| loop {
+                let _at = checker::SiteScope::enter(site);
+                wi.cancellation_point();
+            },
+        )
+        .unwrap_err()
+    });
+    let LaunchError::Stalled(s) = &e else {
+        panic!("expected a stall, got {e}")
+    };
+    assert_eq!(
+        s.groups[0].places[0].place,
+        Place::Running(Some(site)),
+        "{e}"
+    );
+
+    let e = rt()
+        .launch(&Launch::new("interp_panic", NdRange::new([1])), |_wi| {
+            checker::at_site(site, || panic!("the interpreted program failed"))
+        })
+        .unwrap_err();
+    let LaunchError::Panic(p) = &e else {
+        panic!("expected a panic, got {e}")
+    };
+    assert_eq!(p.site, Some(site), "{e}");
+}
+
+/// An interpreted loop that stores with `plain_store` changes memory: the
+/// probation sees it, and the loop runs to its end.
+#[test]
+fn an_interpreted_loop_that_stores_is_not_stopped() {
+    let last = within(30, || {
+        let cell: Buffer<AtomicUint> = Buffer::new(1);
+        rt().launch(
+            &Launch::new("interp_store", NdRange::new([1]))
+                .watchdog(Some(Duration::from_millis(50))),
+            |wi| {
+                let start = std::time::Instant::now();
+                let mut i = 0;
+                while start.elapsed() < Duration::from_millis(400) {
+                    i += 1;
+                    cell.at(0).plain_store(i);
+                    wi.cancellation_point();
+                }
+            },
+        )
+        .unwrap();
+        cell.at(0).load()
+    });
+    assert!(last > 0);
+}

@@ -302,6 +302,9 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         let at = Location::caller();
         hooks::poll(at);
         checker::plain(self as *const Self as usize, Self::space(), true, at);
+        // A change of memory, for the watchdog's probation: an interpreted
+        // loop that stores is not stuck.
+        hooks::changed();
         // Relaxed: a plain access.
         self.raw.store(value.to_raw(), Ordering::Relaxed)
     }

@@ -68,6 +68,13 @@ impl Drop for SiteScope {
     }
 }
 
+/// The interpreted program's current source location, if an interpreter
+/// set one ([`at_site`], [`SiteScope`]): what a cancellation or a panic
+/// names instead of the interpreter's own line.
+pub(crate) fn interpreted_site() -> Option<Site> {
+    SITE.with(|s| s.get())
+}
+
 /// The site to report for a Rust call at `at`: the interpreted program's,
 /// if an interpreter set one.
 fn site_of(at: &'static Location<'static>) -> Site {

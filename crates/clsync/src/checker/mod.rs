@@ -62,8 +62,8 @@ pub use context::{at_site, SiteScope};
 pub use report::{to_json, Access, AccessOp, MemoryRef, Report, ReportKind, Space};
 
 pub(crate) use context::{
-    argument, atomic, checking_here, fence, out_of_bounds, plain, unfenced_image_read,
-    ActiveLaunch, Running,
+    argument, atomic, checking_here, fence, interpreted_site, out_of_bounds, plain,
+    unfenced_image_read, ActiveLaunch, Running,
 };
 pub(crate) use objects::{register, unregister};
 pub(crate) use state::{AtomicAccess, GroupCheck, LaunchCheck, OpKind};

@@ -107,7 +107,8 @@ pub(crate) fn poll(at: &'static Location<'static>) {
     // Relaxed: the flag carries no data; a late observation only delays the
     // unwind to the next poll. It pairs with the store in `Shared::cancel`.
     if flag.load(Ordering::Relaxed) {
-        cancel_unwind(Some(Site::from_location(at)))
+        let site = crate::checker::interpreted_site().unwrap_or_else(|| Site::from_location(at));
+        cancel_unwind(Some(site))
     }
 }
 
@@ -166,7 +167,10 @@ fn install_panic_hook() {
         panic::set_hook(Box::new(move |info| {
             let in_kernel = CANCEL.with(|c| !c.get().is_null());
             if in_kernel {
-                let site = PANIC_AT.with(Cell::take).or_else(|| {
+                // An interpreter's program line first: the interpreter's own
+                // lines say nothing about the program it runs.
+                let at = PANIC_AT.with(Cell::take);
+                let site = crate::checker::interpreted_site().or(at).or_else(|| {
                     info.location().map(|l| Site {
                         file: intern(l.file()),
                         line: l.line(),

@@ -21,8 +21,11 @@
 //!      may be about to see it: alive. A store counts; an exchange, a
 //!      read-modify-write or a compare-exchange counts when the value it
 //!      leaves differs from the one it found (so a spin lock taken with
-//!      `atomic_xchg` or a failing compare-exchange is still a spin);
-//!    * [`polled`]: this launch's work-items reached the slow path at all.
+//!      `atomic_xchg` or a failing compare-exchange is still a spin); so
+//!      does an interpreter's `plain_store`;
+//!    * `polled`: this launch's work-items reached the slow path at all (an
+//!      atomic, a fence, a barrier, or an interpreter's
+//!      `WorkItem::cancellation_point` at a loop's back-edge).
 //!
 //!    Probation ends at the first sign of life, usually within one step
 //!    ([`step`]), so a live barrier-free kernel spends a step per timeout on

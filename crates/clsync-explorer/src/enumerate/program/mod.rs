@@ -116,7 +116,8 @@ pub(crate) enum LStmt {
     Fence(FenceFlags, Order, Option<Scope>, Span),
     Barrier(u32, FenceFlags, Option<Scope>, Span),
     If(LExpr, Vec<LStmt>, Vec<LStmt>),
-    While(LExpr, Vec<LStmt>),
+    /// The condition, the body, and where the loop is (a back-edge's site).
+    While(LExpr, Vec<LStmt>, Span),
     Eval(LExpr),
 }
 
@@ -431,7 +432,9 @@ impl Lowering<'_> {
             Stmt::If { cond, then, els } => {
                 LStmt::If(self.expr(cond)?, self.stmts(then)?, self.stmts(els)?)
             }
-            Stmt::While { cond, body, .. } => LStmt::While(self.expr(cond)?, self.stmts(body)?),
+            Stmt::While { cond, body, span } => {
+                LStmt::While(self.expr(cond)?, self.stmts(body)?, *span)
+            }
             Stmt::Expr(e) => LStmt::Eval(self.expr(e)?),
         })
     }
@@ -495,7 +498,7 @@ pub(crate) fn stmts_touch(body: &[LStmt], loc: usize) -> bool {
         LStmt::Store(p, e, _, _) => p.may_touch(loc) || e.touches(loc),
         LStmt::Set(_, e) | LStmt::Eval(e) => e.touches(loc),
         LStmt::If(c, a, b) => c.touches(loc) || stmts_touch(a, loc) || stmts_touch(b, loc),
-        LStmt::While(c, b) => c.touches(loc) || stmts_touch(b, loc),
+        LStmt::While(c, b, _) => c.touches(loc) || stmts_touch(b, loc),
         LStmt::Fence(..) | LStmt::Barrier(..) => false,
     })
 }

@@ -173,7 +173,7 @@ impl Run<'_> {
                     self.stmts(els)?
                 }
             }
-            LStmt::While(c, body) => {
+            LStmt::While(c, body, _) => {
                 let mut n = 0;
                 while self.expr(c)? != 0 {
                     if n == self.unroll {

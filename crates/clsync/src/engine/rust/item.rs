@@ -267,6 +267,34 @@ impl WorkItem<'_> {
         Ok(())
     }
 
+    /// A point where a cancelled launch may stop this work-item, for
+    /// interpreters: call it at each loop back-edge of the interpreted
+    /// program, so that a loop that touches no atomic, fence or barrier
+    /// (`while (1) {}`) can still be ended by the watchdog (see
+    /// [`Launch::watchdog`](crate::Launch::watchdog)). Atomics, fences and
+    /// barriers are such points already. While nothing is cancelled or on
+    /// probation it costs one load of a global.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use clsync::{Launch, LaunchError, NdRange, Runtime};
+    ///
+    /// // An interpreted `while (1) {}`: the back-edge is the only call.
+    /// let launch = Launch::new("spin", NdRange::new([1]))
+    ///     .watchdog(Some(Duration::from_millis(50)));
+    /// let e = Runtime::with_threads(1)
+    ///     .launch(&launch, |wi| loop {
+    ///         wi.cancellation_point();
+    ///     })
+    ///     .unwrap_err();
+    /// assert!(matches!(e, LaunchError::Stalled(_)));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn cancellation_point(&self) {
+        hooks::poll(Location::caller());
+    }
+
     /// What every barrier does before it waits: the release half of its
     /// fence, the image fence, the trace (`site` is asked for only while a
     /// trace is captured).
