@@ -32,10 +32,10 @@ pub struct LitmusArgs {
     /// Also run each test N times on the clsync runtime, its threads as
     /// work-items, and report what it showed; an outcome the model forbids
     /// in a race-free test is an error.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::at_least_one)]
     run: Option<usize>,
     /// Worker threads of the runtime for --run (default: one per core).
-    #[arg(long)]
+    #[arg(long, requires = "run", value_parser = crate::at_least_one)]
     threads: Option<usize>,
     /// With --run: run the tests under the checker and print what it
     /// reports (its race verdict next to the model's).
@@ -101,10 +101,6 @@ pub fn main(args: &LitmusArgs) -> ExitCode {
     };
     let runtime = match (args.run, args.threads) {
         (None, _) => None,
-        (Some(_), Some(0)) => {
-            eprintln!("error: --threads must be at least 1");
-            return ExitCode::from(2);
-        }
         (Some(_), Some(n)) => Some(Runtime::with_threads(n).with_checking(args.check)),
         (Some(_), None) => Some(Runtime::new().with_checking(args.check)),
     };

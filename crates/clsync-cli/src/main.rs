@@ -40,7 +40,7 @@ struct SamplesArgs {
     #[arg(long, value_enum, default_value_t = SizeArg::Full)]
     size: SizeArg,
     /// Worker threads (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     threads: Option<usize>,
     /// Run only the samples whose name contains this.
     #[arg(long)]
@@ -73,12 +73,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// A count of at least one (`--threads`, `--run`): zero threads could run
+/// nothing, and zero runs would report on runs never made.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn samples(args: &SamplesArgs) -> ExitCode {
+    let chosen: Vec<_> = clsync_samples::all()
+        .into_iter()
+        .filter(|s| {
+            args.only
+                .as_ref()
+                .is_none_or(|o| s.name().contains(o.as_str()))
+        })
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<&str> = clsync_samples::all().iter().map(|s| s.name()).collect();
+        eprintln!(
+            "error: no sample's name contains `{}`; the samples are: {}",
+            args.only.as_deref().unwrap_or_default(),
+            names.join(", ")
+        );
+        return ExitCode::from(2);
+    }
     let rt = match args.threads {
-        Some(0) => {
-            eprintln!("error: --threads must be at least 1");
-            return ExitCode::from(2);
-        }
         Some(n) => Runtime::with_threads(n),
         None => Runtime::new(),
     }
@@ -97,14 +120,7 @@ fn samples(args: &SamplesArgs) -> ExitCode {
         "kernel", "size", "time", "throughput"
     );
     let mut failed = 0;
-    let mut ran = 0;
-    for sample in clsync_samples::all() {
-        if let Some(only) = &args.only {
-            if !sample.name().contains(only.as_str()) {
-                continue;
-            }
-        }
-        ran += 1;
+    for sample in chosen {
         match sample.run(&rt, size) {
             Ok(r) => {
                 let verdict = match &r.verified {
@@ -133,10 +149,6 @@ fn samples(args: &SamplesArgs) -> ExitCode {
                 println!("{:<22} launch failed: {e}", sample.name());
             }
         }
-    }
-    if ran == 0 {
-        eprintln!("error: no sample matches --only");
-        return ExitCode::from(2);
     }
     if failed > 0 {
         eprintln!("{failed} sample(s) failed");

@@ -1,0 +1,164 @@
+//! The `clsync` command as a user runs it: exit codes, what goes to stdout
+//! and stderr, and errors that name what is wrong.
+//!
+//! Exit codes: 0 all well; 1 a mismatch with an expectation file, a sample
+//! that does not verify, or a runtime outcome the model forbids; 2 bad
+//! input (arguments, files).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn clsync(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clsync"))
+        .args(args)
+        .output()
+        .expect("the clsync binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn litmus(rel: &str) -> String {
+    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/litmus")
+        .join(rel);
+    p.to_string_lossy().into_owned()
+}
+
+/// A scratch file with `contents`, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str, contents: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("clsync-cli-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let path = dir.join(name);
+        std::fs::write(&path, contents).expect("a scratch file");
+        Scratch(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 path")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn every_sample_runs_and_verifies_at_the_small_size() {
+    let out = clsync(&["samples", "--size", "small", "--threads", "2"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let rows: Vec<&str> = stdout.lines().skip(2).collect();
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert!(rows.iter().all(|r| r.ends_with("yes")), "{stdout}");
+}
+
+#[test]
+fn an_unknown_sample_is_refused_with_the_list_of_names() {
+    let out = clsync(&["samples", "--only", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("`nope`"), "{stderr}");
+    assert!(stderr.contains("reduce, scan, histogram"), "{stderr}");
+}
+
+#[test]
+fn counts_of_zero_are_refused_naming_the_option() {
+    for args in [
+        &["samples", "--threads", "0"][..],
+        &["litmus", "--run", "0", "x.litmus"],
+        &["litmus", "--run", "1", "--threads", "0", "x.litmus"],
+    ] {
+        let out = clsync(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("must be at least 1"), "{args:?}: {stderr}");
+        assert!(stderr.contains(args[args.len() - 2]), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn litmus_threads_without_run_is_refused() {
+    let out = clsync(&["litmus", "--threads", "2", &litmus("herd/MP.litmus")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--run"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_litmus_test_is_explored_and_agrees_with_its_expectation() {
+    let out = clsync(&[
+        "litmus",
+        &litmus("herd/MP.litmus"),
+        "--expect",
+        &litmus("expected.csv"),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("1 test(s) explored") && stdout.contains("0 mismatch(es)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_mismatch_with_the_expectations_fails_with_code_1() {
+    // The same test, expected the other way round.
+    let mp = litmus("herd/MP.litmus");
+    let real = std::fs::read_to_string(litmus("expected.csv")).expect("expected.csv");
+    let bit = real
+        .lines()
+        .find_map(|l| l.strip_prefix("herd/MP.litmus,"))
+        .expect("MP has an expectation");
+    let flipped = if bit.trim() == "1" { "0" } else { "1" };
+    let csv = Scratch::new("flipped.csv", &format!("{mp},{flipped}\n"));
+    let out = clsync(&["litmus", &mp, "--expect", csv.path()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("MISMATCH"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn bad_litmus_input_names_the_file_and_place() {
+    let bad = Scratch::new(
+        "bad.litmus",
+        "OPENCL bad\n{ [x]=0; }\nP0@wg 0, dev 0 (global atomic_int* x) {\n  atomic_store(x, );\n}\n",
+    );
+    let out = clsync(&["litmus", bad.path()]);
+    assert_eq!(out.status.code(), Some(2));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains(&format!("{}:4:", bad.path())), "{all}");
+
+    let out = clsync(&["litmus", "no/such/folder"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no/such/folder"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let csv = Scratch::new("bad.csv", "herd/MP.litmus,maybe\n");
+    let out = clsync(&["litmus", &litmus("herd/MP.litmus"), "--expect", csv.path()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&format!("{}:1:", csv.path())), "{stderr}");
+}
+
+#[test]
+fn litmus_json_is_json_with_the_verdict_and_the_runs() {
+    let out = clsync(&["litmus", "--json", "--run", "2", &litmus("herd/MP.litmus")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let test = &doc["tests"][0];
+    assert!(test["verdict"].is_string(), "{doc}");
+    assert_eq!(test["run"]["runs"], 2, "{doc}");
+    assert_eq!(doc["unsound"], 0, "{doc}");
+}
