@@ -30,7 +30,8 @@ pub enum LaunchError {
     /// The watchdog saw no progress for its timeout.
     #[error(transparent)]
     Stalled(Box<Stall>),
-    /// The runtime could not get what the launch needs (work-item stacks).
+    /// The runtime could not get what the launch needs (work-item stacks,
+    /// local memory past [`MAX_LOCAL_MEM_SIZE`](crate::MAX_LOCAL_MEM_SIZE)).
     #[error("kernel `{kernel}`: {message}")]
     Resource {
         /// The kernel.

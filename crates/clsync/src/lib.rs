@@ -81,7 +81,9 @@ pub use error::{
 pub use geometry::{
     Geometry, ItemIds, NdRange, RangeError, MAX_GROUPS, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
 };
-pub use memory::{AtomicValue, Buffer, BufferView, Image2d, LocalArg, LocalSlice, LocalView};
+pub use memory::{
+    AtomicValue, Buffer, BufferView, Image2d, LocalArg, LocalSlice, LocalView, MAX_LOCAL_MEM_SIZE,
+};
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
 pub use scheduler::Schedule;
 

@@ -183,6 +183,12 @@ impl Runtime {
                 kernel: launch.name.clone(),
                 source,
             })?;
+        crate::memory::check_local_args(&launch.locals).map_err(|message| {
+            LaunchError::Resource {
+                kernel: launch.name.clone(),
+                message,
+            }
+        })?;
         let plan = Plan {
             kernel: launch.name.clone(),
             id: launch.id,

@@ -572,3 +572,52 @@ fn an_interpreted_loop_that_stores_is_not_stopped() {
     });
     assert!(last > 0);
 }
+
+/// Local memory past `MAX_LOCAL_MEM_SIZE` is an error that names the
+/// argument, or a kernel panic at the declaration, never an allocation
+/// that aborts the process (2^40 elements did before).
+#[test]
+fn local_memory_past_the_limit_is_an_error_not_an_abort() {
+    for len in [1usize << 40, usize::MAX, MAX_LOCAL_MEM_SIZE / 4] {
+        let mut launch = Launch::new("big_local", NdRange::new([4]).local([2]));
+        let small = launch.local::<u32>(16);
+        let big = launch.local_named::<u32>("tile", len);
+        let e = rt()
+            .launch(&launch, |wi| {
+                wi.local(small).set(0, 1);
+                wi.local(big).set(0, 1);
+            })
+            .unwrap_err();
+        let LaunchError::Resource { kernel, message } = &e else {
+            panic!("expected a resource error, got {e}")
+        };
+        assert_eq!(kernel, "big_local");
+        assert!(message.contains("`tile`"), "{message}");
+        assert!(
+            message.contains(&MAX_LOCAL_MEM_SIZE.to_string()),
+            "{message}"
+        );
+    }
+    // At the limit, with the scratch element counted, it runs.
+    let mut launch = Launch::new("at_limit", NdRange::new([2]).local([2]));
+    let tile = launch.local::<u32>(MAX_LOCAL_MEM_SIZE / 4 - 1);
+    rt().launch(&launch, |wi| wi.local(tile).set(wi.get_local_id(0), 7))
+        .unwrap();
+
+    // A declared array that would pass the limit.
+    let e = rt()
+        .launch(
+            &Launch::new("big_declared", NdRange::new([2]).local([2])),
+            |wi| {
+                wi.local_array::<u32>(1 << 40).set(0, 1);
+            },
+        )
+        .unwrap_err();
+    let LaunchError::Panic(p) = &e else {
+        panic!("expected a kernel panic, got {e}")
+    };
+    assert!(p.message.contains("does not fit"), "{e}");
+    // The kernel's line, not the runtime's.
+    let site = p.site.expect("a site");
+    assert!(site.file.ends_with("launch_errors.rs"), "{e}");
+}

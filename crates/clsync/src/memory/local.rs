@@ -3,7 +3,7 @@
 //! ([`WorkItem::local_array`](crate::WorkItem::local_array)).
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::Location;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::scalar::{Element, RawAtomic, Scalar};
 use crate::atomics::{Atomic, AtomicFlag, Global, Local};
 use crate::checker::{self, Space};
+use crate::scheduler::hooks;
 use crate::sync::Site;
 use crate::AtomicValue;
 
@@ -174,11 +175,33 @@ impl<T: Element> Clone for LocalArg<T> {
 }
 impl<T: Element> Copy for LocalArg<T> {}
 
+/// The most local memory one work-group may have, in bytes: its local
+/// arguments and the arrays its kernel declares, together
+/// (`CL_DEVICE_LOCAL_MEM_SIZE`). Each worker thread holds one group's local
+/// memory at a time. A launch whose arguments ask for more fails before it
+/// runs ([`LaunchError::Resource`](crate::LaunchError::Resource)); a
+/// declaration that would pass it is a kernel panic at the declaration.
+///
+/// PoCL's CPU device reports 1 MiB, and GPUs 32–64 KiB (32 KiB is the
+/// OpenCL minimum for a full-profile device): a kernel that needs more than
+/// that here will not run there.
+pub const MAX_LOCAL_MEM_SIZE: usize = 64 << 20;
+
+/// The bytes `len` elements of `T` take in local memory (with the scratch
+/// element that checked launches send out-of-bounds accesses to), or `None`
+/// past `usize`.
+fn local_bytes<T: Element>(len: usize) -> Option<usize> {
+    len.checked_add(1)?
+        .checked_mul(std::mem::size_of::<T::LocalSlot>())
+}
+
 /// A launch-time description of one local argument.
 pub(crate) struct LocalDecl {
     pub(crate) make: fn(usize, Arc<str>, bool) -> Box<dyn Any>,
     pub(crate) len: usize,
     pub(crate) name: Arc<str>,
+    /// Its size in local memory, or `None` past `usize`.
+    pub(crate) bytes: Option<usize>,
 }
 
 impl LocalDecl {
@@ -187,6 +210,50 @@ impl LocalDecl {
             make: |len, name, checked| Box::new(LocalSlice::<T>::new(len, name, checked)),
             len,
             name,
+            bytes: local_bytes::<T>(len),
+        }
+    }
+}
+
+/// A declared array that would take the group past [`MAX_LOCAL_MEM_SIZE`]:
+/// a kernel panic at the declaration (`at`).
+#[cold]
+#[inline(never)]
+fn too_much_local(at: &'static Location<'static>, len: usize, used: usize) -> ! {
+    hooks::panic_at(
+        at,
+        format!(
+            "a local array of {len} elements does not fit: the work-group already has {used} \
+             bytes of local memory, and the limit is {MAX_LOCAL_MEM_SIZE} bytes \
+             (MAX_LOCAL_MEM_SIZE)"
+        ),
+    )
+}
+
+/// Checks that a launch's local arguments fit in [`MAX_LOCAL_MEM_SIZE`];
+/// the error names the largest and the total.
+pub(crate) fn check_local_args(decls: &[LocalDecl]) -> Result<(), String> {
+    let total = decls
+        .iter()
+        .try_fold(0usize, |sum, d| sum.checked_add(d.bytes?));
+    match total {
+        Some(t) if t <= MAX_LOCAL_MEM_SIZE => Ok(()),
+        _ => {
+            let largest = decls
+                .iter()
+                .max_by_key(|d| d.bytes.unwrap_or(usize::MAX))
+                .expect("a total over the limit has a term");
+            let size =
+                |b: Option<usize>| b.map_or("more than usize::MAX".to_string(), |b| format!("{b}"));
+            Err(format!(
+                "its local arguments need {} bytes of local memory per work-group, `{}` {} of them \
+                 ({} elements); the limit is {} bytes (MAX_LOCAL_MEM_SIZE)",
+                size(total),
+                largest.name,
+                size(largest.bytes),
+                largest.len,
+                MAX_LOCAL_MEM_SIZE
+            ))
         }
     }
 }
@@ -212,11 +279,19 @@ pub(crate) struct LocalArena {
     /// array with the same length takes it over instead of allocating.
     earlier: RefCell<Declared>,
     checked: bool,
+    /// Bytes of the local arguments (checked against the limit at launch).
+    args_bytes: usize,
+    /// Bytes of this group's local memory so far: the arguments and the
+    /// arrays declared.
+    used: Cell<usize>,
 }
 
 impl LocalArena {
     pub(crate) fn new(decls: &[LocalDecl], checked: bool) -> Self {
+        let args_bytes = decls.iter().map(|d| d.bytes.unwrap_or(0)).sum();
         LocalArena {
+            args_bytes,
+            used: Cell::new(args_bytes),
             args: decls
                 .iter()
                 .map(|d| (d.make)(d.len, d.name.clone(), checked))
@@ -234,6 +309,7 @@ impl LocalArena {
     /// handed out before can be alive after this.
     #[inline]
     pub(crate) fn begin_group(&mut self) {
+        self.used.set(self.args_bytes);
         let declared = self.declared.get_mut();
         if !declared.is_empty() {
             self.earlier.get_mut().append(declared);
@@ -247,7 +323,12 @@ impl LocalArena {
             .expect("LocalArg used with a launch other than the one that made it")
     }
 
-    pub(crate) fn declared<T: Element>(&self, site: Site, len: usize) -> &LocalSlice<T> {
+    pub(crate) fn declared<T: Element>(
+        &self,
+        at: &'static Location<'static>,
+        len: usize,
+    ) -> &LocalSlice<T> {
+        let site = Site::from_location(at);
         let key = DeclKey {
             site,
             ty: TypeId::of::<T>(),
@@ -264,6 +345,14 @@ impl LocalArena {
                     .expect("keyed by type")
             }
             None => {
+                let bytes = local_bytes::<T>(len)
+                    .and_then(|b| b.checked_add(self.used.get()))
+                    .filter(|&total| total <= MAX_LOCAL_MEM_SIZE);
+                let Some(total) = bytes else {
+                    drop(declared);
+                    too_much_local(at, len, self.used.get())
+                };
+                self.used.set(total);
                 let mut earlier = self.earlier.borrow_mut();
                 let slice = match earlier.iter().position(|(k, _, _)| *k == key) {
                     // An earlier group's array of the same length: the

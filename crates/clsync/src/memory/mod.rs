@@ -38,12 +38,12 @@ mod view;
 
 pub use buffer::Buffer;
 pub use image::{Image2d, Pixel};
-pub use local::{LocalArg, LocalSlice};
+pub use local::{LocalArg, LocalSlice, MAX_LOCAL_MEM_SIZE};
 pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
 pub use view::{BufferView, LocalView, ViewMode};
 
-pub(crate) use local::{LocalArena, LocalDecl};
+pub(crate) use local::{check_local_args, LocalArena, LocalDecl};
 
 /// A process-unique id for a memory object, used in reports.
 pub(crate) fn next_object_id() -> u64 {

@@ -75,7 +75,7 @@
 //! ```
 
 use std::cell::Cell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe, Location};
 
 use super::lifted::Disagreement;
 use crate::checker::{GroupCheck, Running};
@@ -84,7 +84,6 @@ use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
 use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private, ViewMode};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
-use crate::sync::Site;
 
 mod barriers;
 
@@ -388,7 +387,7 @@ impl Group<'_> {
     /// A local array declared in the kernel (`__local T name[len];`).
     #[track_caller]
     pub fn local_array<T: Element>(&self, len: usize) -> LocalView<'_, T> {
-        self.env.arena.declared(Site::caller(), len).view()
+        self.env.arena.declared(Location::caller(), len).view()
     }
 }
 

@@ -596,6 +596,6 @@ impl<'g> WorkItem<'g> {
     /// slice. Its length must be the same for all of them.
     #[track_caller]
     pub fn local_array<T: Element>(&self, len: usize) -> &LocalSlice<T> {
-        self.env.arena.declared(Site::caller(), len)
+        self.env.arena.declared(Location::caller(), len)
     }
 }
