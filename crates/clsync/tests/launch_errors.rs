@@ -621,3 +621,18 @@ fn local_memory_past_the_limit_is_an_error_not_an_abort() {
     let site = p.site.expect("a site");
     assert!(site.file.ends_with("launch_errors.rs"), "{e}");
 }
+
+/// A work-item stack too large for the address space is a resource error
+/// (it overflowed an addition in the runtime before, a panic with no
+/// message).
+#[test]
+fn an_impossible_stack_size_is_a_resource_error() {
+    for size in [usize::MAX, 1 << 62] {
+        let launch = Launch::new("huge_stack", NdRange::new([2]).local([2])).stack_size(size);
+        let e = rt().launch(&launch, |_wi| {}).unwrap_err();
+        let LaunchError::Resource { message, .. } = &e else {
+            panic!("expected a resource error, got {e}")
+        };
+        assert!(message.contains(&size.to_string()), "{message}");
+    }
+}

@@ -221,17 +221,22 @@ pub(crate) fn run<R: GroupRunner>(
     let latch = Latch::new(workers);
     let start = Instant::now();
     let mut stalled = false;
-    pool.in_place_scope(|scope| {
-        for index in 0..workers {
-            let shared = &shared;
-            let latch = &latch;
-            scope.spawn(move |_| {
-                let _done = Finished { shared, latch };
-                worker(engine, shared, index);
-            });
-        }
-        stalled = watchdog::watch(&shared, &latch, timeout);
-    });
+    let scope = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.in_place_scope(|scope| {
+            for index in 0..workers {
+                let shared = &shared;
+                let latch = &latch;
+                scope.spawn(move |_| {
+                    let _done = Finished { shared, latch };
+                    worker(engine, shared, index);
+                });
+            }
+            stalled = watchdog::watch(&shared, &latch, timeout);
+        })
+    }));
+    if let Err(payload) = scope {
+        worker_panicked(&shared.plan.kernel, payload);
+    }
     let elapsed = start.elapsed();
     let outcome = shared
         .outcome
@@ -255,6 +260,21 @@ pub(crate) fn run<R: GroupRunner>(
         })));
     }
     Ok(elapsed)
+}
+
+/// A worker thread panicked outside any work-item (a bug in an engine, not
+/// in the kernel): panics again here, on the launching thread, with the
+/// message. On the worker the panic hook kept quiet, as it does for kernel
+/// panics (`hooks`), and a panic the scope hands on is not shown again, so
+/// without this the message would be lost.
+#[cold]
+fn worker_panicked(kernel: &str, payload: Box<dyn std::any::Any + Send>) -> ! {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_string());
+    panic!("clsync: a worker thread of kernel `{kernel}` panicked outside any work-item: {message}")
 }
 
 /// Counts a worker down when it finishes, also by a panic (a bug in an
@@ -317,4 +337,29 @@ fn worker<R: GroupRunner>(engine: &R, shared: &Shared<'_>, index: usize) {
     }
     // Relaxed: a counter read after the latch; see `run`.
     shared.finished.fetch_add(finished, Ordering::Relaxed);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::worker_panicked;
+
+    /// A worker's panic outside any work-item comes back on the launching
+    /// thread as a panic that carries its message and names the kernel.
+    #[test]
+    fn a_worker_panic_is_raised_again_with_its_message() {
+        for payload in [
+            Box::new("boom") as Box<dyn std::any::Any + Send>,
+            Box::new(String::from("boom")),
+        ] {
+            let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                worker_panicked("k", payload)
+            }))
+            .expect_err("it panics");
+            let message = again.downcast_ref::<String>().expect("a formatted message");
+            assert!(
+                message.contains("kernel `k`") && message.ends_with("boom"),
+                "{message}"
+            );
+        }
+    }
 }

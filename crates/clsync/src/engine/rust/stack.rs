@@ -64,7 +64,10 @@ pub(crate) fn take(size: usize) -> Result<ItemStack, String> {
         p.1 += 1;
         let colour = (k % 64) * 64 + ((k / 64) % 4) * 4096;
         debug_assert!(colour <= MAX_COLOUR);
-        let inner = DefaultStack::new(size + MAX_COLOUR)
+        let region = size
+            .checked_add(MAX_COLOUR)
+            .ok_or_else(|| format!("a work-item stack of {size} bytes is larger than memory"))?;
+        let inner = DefaultStack::new(region)
             .map_err(|e| format!("cannot allocate a {size}-byte work-item stack: {e}"))?;
         Ok(ItemStack {
             inner,
