@@ -82,7 +82,8 @@ pub use geometry::{
     Geometry, ItemIds, NdRange, RangeError, MAX_GROUPS, MAX_SUB_GROUP_SIZE, MAX_WORK_GROUP_SIZE,
 };
 pub use memory::{
-    AtomicValue, Buffer, BufferView, Image2d, LocalArg, LocalSlice, LocalView, MAX_LOCAL_MEM_SIZE,
+    AtomicValue, Buffer, BufferView, Image2d, ImageSizeError, LocalArg, LocalSlice, LocalView,
+    MAX_IMAGE2D_SIZE, MAX_LOCAL_MEM_SIZE,
 };
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
 pub use scheduler::Schedule;

@@ -636,3 +636,34 @@ fn an_impossible_stack_size_is_a_resource_error() {
         assert!(message.contains(&size.to_string()), "{message}");
     }
 }
+
+/// Image sizes OpenCL refuses (`CL_INVALID_IMAGE_SIZE`) are refused here,
+/// before a pixel is made: a side of zero, past `MAX_IMAGE2D_SIZE`, or so
+/// long that width × height would overflow (which wrapped silently in a
+/// release build before).
+#[test]
+fn invalid_image_sizes_are_refused() {
+    for (w, h) in [
+        (0, 4),
+        (4, 0),
+        (MAX_IMAGE2D_SIZE + 1, 1),
+        (1, MAX_IMAGE2D_SIZE + 1),
+        (1 << 33, 1 << 33),
+    ] {
+        let e = Image2d::<[u32; 4]>::try_new(w, h).unwrap_err();
+        assert_eq!(
+            e,
+            ImageSizeError {
+                width: w,
+                height: h
+            }
+        );
+        assert!(e.to_string().contains("CL_INVALID_IMAGE_SIZE"), "{e}");
+        let panic =
+            std::panic::catch_unwind(|| Image2d::<[u32; 4]>::new(w, h)).expect_err("new panics");
+        let message = panic.downcast_ref::<String>().expect("a message");
+        assert_eq!(*message, e.to_string());
+    }
+    let img = Image2d::<[u32; 4]>::try_new(MAX_IMAGE2D_SIZE, 1).expect("the largest side");
+    assert_eq!((img.width(), img.height()), (MAX_IMAGE2D_SIZE, 1));
+}

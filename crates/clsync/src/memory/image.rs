@@ -91,9 +91,54 @@ pub struct Image2d<P: Pixel> {
     _p: PhantomData<P>,
 }
 
+/// The largest side of an [`Image2d`], in pixels
+/// (`CL_DEVICE_IMAGE2D_MAX_WIDTH` and `_HEIGHT`): the OpenCL minimum for a
+/// full-profile device with images, and what PoCL's CPU device reports.
+pub const MAX_IMAGE2D_SIZE: usize = 16384;
+
+/// An image size OpenCL would refuse with `CL_INVALID_IMAGE_SIZE`: a side
+/// of zero, or longer than [`MAX_IMAGE2D_SIZE`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "image size {width}x{height} is invalid: each side must be 1 to {max} pixels \
+     (CL_INVALID_IMAGE_SIZE)",
+    max = MAX_IMAGE2D_SIZE
+)]
+pub struct ImageSizeError {
+    /// The width asked for.
+    pub width: usize,
+    /// The height asked for.
+    pub height: usize,
+}
+
 impl<P: Pixel> Image2d<P> {
     /// A zero-filled image.
+    ///
+    /// # Panics
+    ///
+    /// If a side is zero or longer than [`MAX_IMAGE2D_SIZE`], with the
+    /// message of [`ImageSizeError`]; [`try_new`](Self::try_new) returns
+    /// the error instead.
+    #[track_caller]
     pub fn new(width: usize, height: usize) -> Self {
+        Self::try_new(width, height).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A zero-filled image, or the error OpenCL would give for its size.
+    ///
+    /// ```
+    /// use clsync::{Image2d, ImageSizeError};
+    /// assert!(Image2d::<[f32; 4]>::try_new(64, 64).is_ok());
+    /// assert_eq!(
+    ///     Image2d::<[f32; 4]>::try_new(0, 64).unwrap_err(),
+    ///     ImageSizeError { width: 0, height: 64 },
+    /// );
+    /// ```
+    pub fn try_new(width: usize, height: usize) -> Result<Self, ImageSizeError> {
+        let side = 1..=MAX_IMAGE2D_SIZE;
+        if !side.contains(&width) || !side.contains(&height) {
+            return Err(ImageSizeError { width, height });
+        }
         let id = super::next_object_id();
         let img = Image2d {
             width,
@@ -106,7 +151,7 @@ impl<P: Pixel> Image2d<P> {
             _p: PhantomData,
         };
         img.register();
-        img
+        Ok(img)
     }
     /// Gives the image a name for reports and errors.
     pub fn named(mut self, name: impl Into<String>) -> Self {

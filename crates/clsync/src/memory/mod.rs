@@ -37,7 +37,7 @@ mod scalar;
 mod view;
 
 pub use buffer::Buffer;
-pub use image::{Image2d, Pixel};
+pub use image::{Image2d, ImageSizeError, Pixel, MAX_IMAGE2D_SIZE};
 pub use local::{LocalArg, LocalSlice, MAX_LOCAL_MEM_SIZE};
 pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
