@@ -667,3 +667,45 @@ fn invalid_image_sizes_are_refused() {
     let img = Image2d::<[u32; 4]>::try_new(MAX_IMAGE2D_SIZE, 1).expect("the largest side");
     assert_eq!((img.width(), img.height()), (MAX_IMAGE2D_SIZE, 1));
 }
+
+/// The watchdog ends a spin that nothing will end in every engine, and
+/// leaves alone a barrier-free kernel whose atomics change memory, in every
+/// engine: coroutines, async futures, group-level loops.
+#[test]
+fn every_engine_is_watched_alike() {
+    let spins = within(60, || {
+        let flag: Buffer<AtomicInt> = Buffer::new(1);
+        let launch = Launch::new("spin", NdRange::new([4]).local([2]))
+            .watchdog(Some(Duration::from_millis(50)));
+        let spin = || while flag.at(0).load_explicit(Acquire) == 0 {};
+        [
+            rt().launch(&launch, |_wi| spin()).unwrap_err(),
+            rt().launch_async(&launch, async |_wi| spin()).unwrap_err(),
+            rt().launch_groups(&launch, |g| g.for_each(|_| spin()))
+                .unwrap_err(),
+        ]
+        .map(|e| e.to_string())
+    });
+    for e in &spins {
+        assert!(e.starts_with("kernel `spin` made no progress"), "{e}");
+        assert!(e.contains("launch_errors.rs"), "{e}");
+    }
+    let counts = within(60, || {
+        let n: Buffer<AtomicUint> = Buffer::new(1);
+        let launch = Launch::new("count", NdRange::new([4]).local([2]))
+            .watchdog(Some(Duration::from_millis(50)));
+        let count = || {
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_millis(300) {
+                n.at(0).fetch_add(1);
+            }
+        };
+        [
+            rt().launch(&launch, |_wi| count()).is_ok(),
+            rt().launch_async(&launch, async |_wi| count()).is_ok(),
+            rt().launch_groups(&launch, |g| g.for_each(|_| count()))
+                .is_ok(),
+        ]
+    });
+    assert_eq!(counts, [true; 3]);
+}
