@@ -9,6 +9,7 @@ use loom::thread;
 
 use super::dispenser::Dispenser;
 use super::latch::Latch;
+use super::watchdog::Probation;
 
 /// Runs `workers` threads claiming from a dispenser of `total` groups
 /// until it is empty; asserts that every group was claimed exactly once.
@@ -107,6 +108,31 @@ fn loom_latch_publishes_worker_writes() {
         assert_eq!(data[1].load(Ordering::Relaxed), 2);
         for w in workers {
             w.join().unwrap();
+        }
+    });
+}
+
+/// A probation that starts while a work-item polls, after an earlier one
+/// left `polled` set: if the poll saw this probation on, this probation
+/// sees the poll. (With a relaxed `on`, the poll could see it on, read the
+/// stale `true`, skip its store, and the clear land after: a spinning
+/// work-item taken for one that never polls.)
+#[test]
+fn loom_a_poll_seen_in_a_probation_is_not_lost_to_its_start() {
+    loom::model(|| {
+        let p = Arc::new(Probation::new());
+        // The earlier probation: polled, ended.
+        p.begin();
+        p.note_poll();
+        p.end();
+        let worker = {
+            let p = p.clone();
+            thread::spawn(move || p.note_poll())
+        };
+        p.begin();
+        let saw_on = worker.join().unwrap();
+        if saw_on {
+            assert!(p.polled(), "a poll during the probation was lost");
         }
     });
 }

@@ -46,12 +46,14 @@
 //!
 //! # Memory ordering
 //!
-//! Relaxed throughout. The flags and the counter carry no data: the
+//! Relaxed, but for one pair. The flags and the counter carry no data: the
 //! watchdog only compares them with themselves after a timed wait, and
 //! every live kernel sets them again and again, so an observation a step
 //! late costs a step. The gate's raise reaches the work-items as a cancel's
 //! does (see the gate's docs): late at worst, and probation lasts a
-//! timeout.
+//! timeout. The pair: a probation clears `polled` and then sets `on` with
+//! release, and a poll reads `on` with acquire, so a poll that counts
+//! itself in this probation is never undone by the clear.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -85,13 +87,44 @@ impl Probation {
     }
 
     /// Called by each poll of a work-item of this launch (gate raised).
+    /// Returns whether a probation was on.
     #[inline]
-    pub(crate) fn note_poll(&self) {
-        // Relaxed: see the module docs. Loaded first, so that a spinning
-        // work-item's polls only read the line once it is set.
-        if self.on.load(Ordering::Relaxed) && !self.polled.load(Ordering::Relaxed) {
+    pub(crate) fn note_poll(&self) -> bool {
+        // Acquire: pairs with the release store of `on` in `probation`, so
+        // that a poll that sees this probation on also sees its clear of
+        // `polled`, and its store below is not taken for a stale `true`.
+        // `polled` is loaded first, so that a spinning work-item's polls
+        // only read the line once it is set; relaxed, as the module docs
+        // say.
+        let on = self.on.load(Ordering::Acquire);
+        if on && !self.polled.load(Ordering::Relaxed) {
             self.polled.store(true, Ordering::Relaxed);
         }
+        on
+    }
+
+    /// Starts a probation: no poll seen yet, and polls count.
+    pub(super) fn begin(&self) {
+        // Relaxed: ordered before the release store of `on` below.
+        self.polled.store(false, Ordering::Relaxed);
+        // Release: pairs with the acquire load in `note_poll`: a poll that
+        // sees this probation sees `polled` cleared, so its `true` is not
+        // lost to the clear.
+        self.on.store(true, Ordering::Release);
+    }
+
+    /// Ends a probation.
+    pub(super) fn end(&self) {
+        // Relaxed: a poll that still sees the probation on only sets
+        // `polled`, which the next `begin` clears first.
+        self.on.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a work-item polled since `begin`.
+    pub(super) fn polled(&self) -> bool {
+        // Relaxed: a spinning work-item sets it again and again for a
+        // whole timeout; one set is enough.
+        self.polled.load(Ordering::Relaxed)
     }
 }
 
@@ -162,10 +195,9 @@ enum Verdict {
 /// The second look (module docs): up to `timeout` on the slow path.
 fn probation(shared: &Shared<'_>, latch: &Latch, timeout: Duration, last: u64) -> Verdict {
     let p = &shared.probation;
-    // Relaxed: see the module docs. `polled` is cleared before `on` is set,
-    // so a poll of this probation is not lost to the clear.
-    p.polled.store(false, Ordering::Relaxed);
-    p.on.store(true, Ordering::Relaxed);
+    p.begin();
+    // Relaxed: see the module docs (a change counted a step late costs a
+    // step).
     PROBATIONS.fetch_add(1, Ordering::Relaxed);
     let changes = CHANGES.load(Ordering::Relaxed);
     crate::gate::raise();
@@ -175,11 +207,13 @@ fn probation(shared: &Shared<'_>, latch: &Latch, timeout: Duration, last: u64) -
         if latch.wait_timeout(step(timeout).min(left)) {
             break Verdict::Finished;
         }
+        // Relaxed: see the module docs; a later look sees what this one
+        // missed.
         if progress(shared) != last || CHANGES.load(Ordering::Relaxed) != changes {
             break Verdict::Alive;
         }
         if Instant::now() >= end {
-            break if p.polled.load(Ordering::Relaxed) {
+            break if p.polled() {
                 Verdict::Stuck
             } else {
                 Verdict::Alive
@@ -187,8 +221,9 @@ fn probation(shared: &Shared<'_>, latch: &Latch, timeout: Duration, last: u64) -
         }
     };
     crate::gate::lower();
+    // Relaxed: see the module docs.
     PROBATIONS.fetch_sub(1, Ordering::Relaxed);
-    p.on.store(false, Ordering::Relaxed);
+    p.end();
     verdict
 }
 
