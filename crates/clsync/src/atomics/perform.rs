@@ -39,6 +39,13 @@ impl Effect {
     pub(crate) fn wrote(self) -> bool {
         matches!(self, Effect::Wrote { .. })
     }
+
+    /// Whether memory holds another value than before (a sign of life to
+    /// the watchdog).
+    #[inline(always)]
+    pub(crate) fn changed(self) -> bool {
+        matches!(self, Effect::Wrote { changed: true })
+    }
 }
 
 /// Performs an atomic operation: `f` does it and says what it did.
@@ -95,7 +102,7 @@ fn slow<R>(
     });
     checker::atomic(addr, local, a, at, || {
         let (r, effect) = f();
-        if effect == (Effect::Wrote { changed: true }) {
+        if effect.changed() {
             hooks::changed();
         }
         (r, effect.wrote())

@@ -1,9 +1,9 @@
 //! The watchdog: the launching thread waits for the workers and decides
 //! whether a launch that shows no progress is stuck.
 //!
-//! OpenCL promises no forward progress between the work-items of a group,
-//! nor between groups (`../shared/spec/` "work_group_barrier" and the memory
-//! model's progress rules), so a work-item may spin forever on a flag that
+//! Nothing in the specification (`../shared/spec/`) promises that a
+//! work-item makes progress while another spins waiting for it, in its
+//! group or in another, so a work-item may spin forever on a flag that
 //! nobody will set. The watchdog turns that into a report. It must not turn
 //! a kernel that is merely slow into one.
 //!
