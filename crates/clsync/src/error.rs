@@ -39,6 +39,15 @@ pub enum LaunchError {
         /// What failed.
         message: String,
     },
+    /// A setting of the [`Launch`](crate::Launch) is out of range (a
+    /// watchdog timeout under [`MIN_WATCHDOG`](crate::MIN_WATCHDOG)).
+    #[error("kernel `{kernel}`: {message}")]
+    Setting {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A checked launch found undefined behaviour.
     #[error(transparent)]
     Reported(Box<Reported>),

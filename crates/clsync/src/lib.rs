@@ -85,7 +85,7 @@ pub use memory::{
     AtomicValue, Buffer, BufferView, Image2d, ImageSizeError, LocalArg, LocalSlice, LocalView,
     MAX_IMAGE2D_SIZE, MAX_LOCAL_MEM_SIZE,
 };
-pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG};
+pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG, MIN_WATCHDOG};
 pub use scheduler::Schedule;
 
 // The code `#[kernel]` writes names this crate `::clsync`, inside it too.

@@ -14,6 +14,11 @@ use crate::memory::{Element, LocalArg, LocalDecl};
 use crate::scheduler::{self, GroupRunner, Plan, Schedule, Tasks};
 use std::sync::Arc;
 
+/// The shortest watchdog timeout a launch may set: under it, the time a
+/// worker waits for the operating system to run it passes for a stall, and
+/// a zero timeout would report every kernel stuck.
+pub const MIN_WATCHDOG: Duration = Duration::from_millis(1);
+
 /// The watchdog timeout a launch gets unless it sets one (see
 /// [`Launch::watchdog`]).
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
@@ -183,6 +188,15 @@ impl Runtime {
                 kernel: launch.name.clone(),
                 source,
             })?;
+        if let Some(t) = launch.watchdog.filter(|t| *t < MIN_WATCHDOG) {
+            return Err(LaunchError::Setting {
+                kernel: launch.name.clone(),
+                message: format!(
+                    "a watchdog timeout of {t:?} is under the shortest, {MIN_WATCHDOG:?} \
+                     (MIN_WATCHDOG); `None` turns the watchdog off"
+                ),
+            });
+        }
         crate::memory::check_local_args(&launch.locals).map_err(|message| {
             LaunchError::Resource {
                 kernel: launch.name.clone(),
@@ -321,7 +335,8 @@ impl Launch {
     /// A kernel that
     /// waits longer than a timeout on a host thread, or only reads atomics
     /// for that long, needs a longer timeout. The default is
-    /// [`DEFAULT_WATCHDOG`].
+    /// [`DEFAULT_WATCHDOG`]; a timeout under [`MIN_WATCHDOG`] is refused
+    /// at launch ([`LaunchError::Setting`](crate::LaunchError::Setting)).
     pub fn watchdog(mut self, timeout: Option<Duration>) -> Self {
         self.watchdog = timeout;
         self

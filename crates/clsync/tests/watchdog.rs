@@ -341,3 +341,33 @@ fn every_engine_is_watched_alike() {
     });
     assert_eq!(counts, [true; 3]);
 }
+
+/// A timeout too short to tell a stall from a worker waiting for its core
+/// is refused before anything runs: a zero timeout reported a healthy
+/// kernel stuck (every time, in five tries) before.
+#[test]
+fn a_watchdog_timeout_under_the_shortest_is_refused() {
+    let ran: Buffer<AtomicUint> = Buffer::new(1);
+    for t in [Duration::ZERO, MIN_WATCHDOG / 2] {
+        let e = rt()
+            .launch(
+                &Launch::new("too_short", NdRange::new([64]).local([8])).watchdog(Some(t)),
+                |_wi| {
+                    ran.at(0).fetch_add(1);
+                },
+            )
+            .unwrap_err();
+        let LaunchError::Setting { kernel, message } = &e else {
+            panic!("expected a setting error, got {e}")
+        };
+        assert_eq!(kernel, "too_short");
+        assert!(message.contains("MIN_WATCHDOG"), "{message}");
+    }
+    assert_eq!(ran.at(0).load(), 0, "nothing ran");
+    // The shortest is allowed.
+    rt().launch(
+        &Launch::new("shortest", NdRange::new([8])).watchdog(Some(MIN_WATCHDOG)),
+        |_wi| {},
+    )
+    .unwrap();
+}
