@@ -90,12 +90,12 @@ impl Probation {
     /// Returns whether a probation was on.
     #[inline]
     pub(crate) fn note_poll(&self) -> bool {
-        // Acquire: pairs with the release store of `on` in `probation`, so
-        // that a poll that sees this probation on also sees its clear of
-        // `polled`, and its store below is not taken for a stale `true`.
-        // `polled` is loaded first, so that a spinning work-item's polls
-        // only read the line once it is set; relaxed, as the module docs
-        // say.
+        // Acquire: pairs with the release store of `on` in `begin`, so that
+        // a poll that sees this probation on also sees its clear of
+        // `polled`, and its store below is not skipped for a stale `true`.
+        // `polled` is read before it is written, so that a spinning
+        // work-item's polls only read its line once it is set; both
+        // relaxed, as the module docs say.
         let on = self.on.load(Ordering::Acquire);
         if on && !self.polled.load(Ordering::Relaxed) {
             self.polled.store(true, Ordering::Relaxed);
