@@ -371,3 +371,41 @@ fn a_watchdog_timeout_under_the_shortest_is_refused() {
     )
     .unwrap();
 }
+
+/// A launch queued behind another on the same runtime makes no progress
+/// until the workers come to it; its work-items do not run, so they do not
+/// poll, and its watchdog waits (before the probation, a launch queued
+/// longer than its timeout was cancelled before any of its groups ran).
+#[test]
+fn a_launch_queued_behind_another_is_not_stopped() {
+    let (first, second) = within(60, || {
+        let rt = Runtime::with_threads(1);
+        let a: Buffer<u32> = Buffer::new(2);
+        let b: Buffer<AtomicUint> = Buffer::new(1);
+        let (first, second) = std::thread::scope(|s| {
+            let long = s.spawn(|| {
+                rt.launch(&Launch::new("long", NdRange::new([2]).local([1])), |wi| {
+                    std::thread::sleep(Duration::from_millis(150));
+                    a.set(wi.get_global_id(0), 1);
+                })
+            });
+            // Let the long launch take the only worker first.
+            std::thread::sleep(Duration::from_millis(30));
+            let queued = rt.launch(
+                &Launch::new("queued", NdRange::new([8]).local([4]))
+                    .watchdog(Some(Duration::from_millis(20))),
+                |wi| {
+                    b.at(0).fetch_add(1);
+                    wi.barrier(LOCAL);
+                },
+            );
+            (
+                long.join().expect("no panic").map(|_| ()),
+                queued.map(|_| ()),
+            )
+        });
+        (first.map(|()| a.to_vec()), second.map(|()| b.at(0).load()))
+    });
+    assert_eq!(first.expect("the long launch"), vec![1, 1]);
+    assert_eq!(second.expect("the queued launch"), 8);
+}
