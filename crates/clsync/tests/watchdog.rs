@@ -12,23 +12,26 @@ use clsync::sync::*;
 use clsync::*;
 use common::{rt, within};
 
+/// A launch of `global` work-items in groups of `local` whose watchdog
+/// waits `ms` milliseconds.
+fn watched(name: &str, global: usize, local: usize, ms: u64) -> Launch {
+    Launch::new(name, NdRange::new([global]).local([local]))
+        .watchdog(Some(Duration::from_millis(ms)))
+}
+
 #[test]
 fn a_spinning_work_item_is_reported_by_the_watchdog() {
     let e = within(30, || {
         let flag: Buffer<AtomicInt> = Buffer::new(1);
         // Work-item 0 waits for work-item 1 of its own group, which can never
         // run before it yields: OpenCL promises no forward progress here.
-        rt().launch(
-            &Launch::new("spin", NdRange::new([128]).local([64]))
-                .watchdog(Some(Duration::from_millis(300))),
-            |wi| {
-                if wi.get_local_id(0) == 0 {
-                    while flag.at(0).load_explicit(Acquire) == 0 {}
-                } else if wi.get_local_id(0) == 1 {
-                    flag.at(0).store_explicit(1, Release);
-                }
-            },
-        )
+        rt().launch(&watched("spin", 128, 64, 300), |wi| {
+            if wi.get_local_id(0) == 0 {
+                while flag.at(0).load_explicit(Acquire) == 0 {}
+            } else if wi.get_local_id(0) == 1 {
+                flag.at(0).store_explicit(1, Release);
+            }
+        })
         .unwrap_err()
     });
     let LaunchError::Stalled(s) = &e else {
@@ -62,16 +65,12 @@ fn a_spinning_work_item_is_reported_by_the_watchdog() {
 fn a_stalled_work_item_waiting_at_a_barrier_is_named_too() {
     let e = within(30, || {
         let go: Buffer<AtomicInt> = Buffer::new(1);
-        rt().launch(
-            &Launch::new("spin_vs_barrier", NdRange::new([8]).local([8]))
-                .watchdog(Some(Duration::from_millis(200))),
-            |wi| {
-                if wi.get_local_id(0) == 7 {
-                    while go.at(0).load() == 0 {}
-                }
-                wi.barrier(LOCAL);
-            },
-        )
+        rt().launch(&watched("spin_vs_barrier", 8, 8, 200), |wi| {
+            if wi.get_local_id(0) == 7 {
+                while go.at(0).load() == 0 {}
+            }
+            wi.barrier(LOCAL);
+        })
         .unwrap_err()
     });
     let LaunchError::Stalled(s) = &e else {
@@ -96,16 +95,12 @@ fn a_stalled_work_item_waiting_at_a_barrier_is_named_too() {
 fn a_slow_kernel_that_progresses_is_not_stopped() {
     // Each round of a group takes longer than the timeout, but every
     // work-item reaching the barrier counts as progress.
-    rt().launch(
-        &Launch::new("slow", NdRange::new([16]).local([4]))
-            .watchdog(Some(Duration::from_millis(100))),
-        |wi| {
-            for _ in 0..3 {
-                std::thread::sleep(Duration::from_millis(40));
-                wi.barrier(LOCAL);
-            }
-        },
-    )
+    rt().launch(&watched("slow", 16, 4, 100), |wi| {
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(40));
+            wi.barrier(LOCAL);
+        }
+    })
     .unwrap();
 }
 
@@ -116,15 +111,11 @@ fn a_slow_kernel_that_progresses_is_not_stopped() {
 fn a_barrier_free_computation_longer_than_the_timeout_finishes() {
     let out = within(30, || {
         let out: Buffer<u32> = Buffer::new(4);
-        rt().launch(
-            &Launch::new("long_compute", NdRange::new([4]).local([1]))
-                .watchdog(Some(Duration::from_millis(50))),
-            |wi| {
-                let i = wi.get_global_id(0);
-                std::thread::sleep(Duration::from_millis(300));
-                out.set(i, (i * i) as u32);
-            },
-        )
+        rt().launch(&watched("long_compute", 4, 1, 50), |wi| {
+            let i = wi.get_global_id(0);
+            std::thread::sleep(Duration::from_millis(300));
+            out.set(i, (i * i) as u32);
+        })
         .unwrap();
         out.to_vec()
     });
@@ -138,19 +129,15 @@ fn a_barrier_free_kernel_whose_atomics_change_memory_is_not_stopped() {
     let (total, mine) = within(30, || {
         let total: Buffer<AtomicUint> = Buffer::new(1);
         let mine: Buffer<u32> = Buffer::new(4);
-        rt().launch(
-            &Launch::new("count", NdRange::new([4]).local([1]))
-                .watchdog(Some(Duration::from_millis(50))),
-            |wi| {
-                let start = std::time::Instant::now();
-                let mut n = 0;
-                while start.elapsed() < Duration::from_millis(400) {
-                    total.at(0).fetch_add(1);
-                    n += 1;
-                }
-                mine.set(wi.get_global_id(0), n);
-            },
-        )
+        rt().launch(&watched("count", 4, 1, 50), |wi| {
+            let start = std::time::Instant::now();
+            let mut n = 0;
+            while start.elapsed() < Duration::from_millis(400) {
+                total.at(0).fetch_add(1);
+                n += 1;
+            }
+            mine.set(wi.get_global_id(0), n);
+        })
         .unwrap();
         (total.to_vec()[0], mine.to_vec())
     });
@@ -172,23 +159,19 @@ fn a_work_item_waiting_on_a_slow_host_thread_is_not_stopped() {
                     ticks.at(0).store_explicit(t, Release);
                 }
             });
-            rt().launch(
-                &Launch::new("wait_for_host", NdRange::new([1]))
-                    .watchdog(Some(Duration::from_millis(50))),
-                |_wi| {
-                    let mut last = 0;
-                    let mut changes = 0;
-                    while last != 8 {
-                        // Acquire: pairs with the host's release store.
-                        let now = ticks.at(0).load_explicit(Acquire);
-                        if now != last {
-                            changes += 1;
-                            last = now;
-                        }
+            rt().launch(&watched("wait_for_host", 1, 1, 50), |_wi| {
+                let mut last = 0;
+                let mut changes = 0;
+                while last != 8 {
+                    // Acquire: pairs with the host's release store.
+                    let now = ticks.at(0).load_explicit(Acquire);
+                    if now != last {
+                        changes += 1;
+                        last = now;
                     }
-                    seen.set(0, changes);
-                },
-            )
+                }
+                seen.set(0, changes);
+            })
             .unwrap()
         });
         seen.to_vec()[0]
@@ -220,12 +203,8 @@ fn spin_locks_that_change_nothing_are_reported() {
             let lock: Buffer<AtomicInt> = Buffer::new(1);
             lock.at(0).init(1);
             let legacy: Buffer<i32> = Buffer::from_slice(&[1]);
-            rt().launch(
-                &Launch::new(name, NdRange::new([2]).local([1]))
-                    .watchdog(Some(Duration::from_millis(100))),
-                |_wi| spin(&lock, &legacy),
-            )
-            .unwrap_err()
+            rt().launch(&watched(name, 2, 1, 100), |_wi| spin(&lock, &legacy))
+                .unwrap_err()
         });
         let LaunchError::Stalled(s) = &e else {
             panic!("{name}: expected a stall, got {e}")
@@ -245,14 +224,10 @@ fn an_interpreted_stall_or_panic_names_the_interpreted_line() {
         column: 5,
     };
     let e = within(30, move || {
-        rt().launch(
-            &Launch::new("interp_spin", NdRange::new([1]))
-                .watchdog(Some(Duration::from_millis(50))),
-            |wi| loop {
-                let _at = checker::SiteScope::enter(site);
-                wi.cancellation_point();
-            },
-        )
+        rt().launch(&watched("interp_spin", 1, 1, 50), |wi| loop {
+            let _at = checker::SiteScope::enter(site);
+            wi.cancellation_point();
+        })
         .unwrap_err()
     });
     let LaunchError::Stalled(s) = &e else {
@@ -281,19 +256,15 @@ fn an_interpreted_stall_or_panic_names_the_interpreted_line() {
 fn an_interpreted_loop_that_stores_is_not_stopped() {
     let last = within(30, || {
         let cell: Buffer<AtomicUint> = Buffer::new(1);
-        rt().launch(
-            &Launch::new("interp_store", NdRange::new([1]))
-                .watchdog(Some(Duration::from_millis(50))),
-            |wi| {
-                let start = std::time::Instant::now();
-                let mut i = 0;
-                while start.elapsed() < Duration::from_millis(400) {
-                    i += 1;
-                    cell.at(0).plain_store(i);
-                    wi.cancellation_point();
-                }
-            },
-        )
+        rt().launch(&watched("interp_store", 1, 1, 50), |wi| {
+            let start = std::time::Instant::now();
+            let mut i = 0;
+            while start.elapsed() < Duration::from_millis(400) {
+                i += 1;
+                cell.at(0).plain_store(i);
+                wi.cancellation_point();
+            }
+        })
         .unwrap();
         cell.at(0).load()
     });
@@ -307,8 +278,7 @@ fn an_interpreted_loop_that_stores_is_not_stopped() {
 fn every_engine_is_watched_alike() {
     let spins = within(60, || {
         let flag: Buffer<AtomicInt> = Buffer::new(1);
-        let launch = Launch::new("spin", NdRange::new([4]).local([2]))
-            .watchdog(Some(Duration::from_millis(50)));
+        let launch = watched("spin", 4, 2, 50);
         let spin = || while flag.at(0).load_explicit(Acquire) == 0 {};
         [
             rt().launch(&launch, |_wi| spin()).unwrap_err(),
@@ -324,8 +294,7 @@ fn every_engine_is_watched_alike() {
     }
     let counts = within(60, || {
         let n: Buffer<AtomicUint> = Buffer::new(1);
-        let launch = Launch::new("count", NdRange::new([4]).local([2]))
-            .watchdog(Some(Duration::from_millis(50)));
+        let launch = watched("count", 4, 2, 50);
         let count = || {
             let start = std::time::Instant::now();
             while start.elapsed() < Duration::from_millis(300) {
@@ -391,14 +360,10 @@ fn a_launch_queued_behind_another_is_not_stopped() {
             });
             // Let the long launch take the only worker first.
             std::thread::sleep(Duration::from_millis(30));
-            let queued = rt.launch(
-                &Launch::new("queued", NdRange::new([8]).local([4]))
-                    .watchdog(Some(Duration::from_millis(20))),
-                |wi| {
-                    b.at(0).fetch_add(1);
-                    wi.barrier(LOCAL);
-                },
-            );
+            let queued = rt.launch(&watched("queued", 8, 4, 20), |wi| {
+                b.at(0).fetch_add(1);
+                wi.barrier(LOCAL);
+            });
             (
                 long.join().expect("no panic").map(|_| ()),
                 queued.map(|_| ()),

@@ -473,19 +473,10 @@ pub struct Condition {
     pub quantifier: Quantifier,
     /// The proposition.
     pub prop: Prop,
-    /// Where each variable is first named, for errors about it.
+    /// Each variable the proposition names, in order of first mention (as
+    /// [`Prop::vars`] lists them), with where it is first named, for errors
+    /// about it.
     pub mentions: Vec<(Var, Span)>,
-}
-
-impl Condition {
-    /// Where `v` is first named in the condition (the condition's start if
-    /// it is not named there).
-    pub fn span_of(&self, v: &Var) -> Span {
-        self.mentions
-            .iter()
-            .find(|(m, _)| m == v)
-            .map_or_else(Span::default, |(_, s)| *s)
-    }
 }
 
 /// Which syntax a test was written in.

@@ -3,7 +3,7 @@
 //! watchdog's probation, and panic capture.
 //!
 //! A worker thread running groups of a launch publishes that launch's cancel
-//! flag and probation in thread-locals; atomics, fences and barriers poll
+//! flag and probation in a thread-local; atomics, fences and barriers poll
 //! them, so a work-item spinning on a flag that nobody will set unwinds when
 //! the watchdog fires instead of hanging the launch, and a work-item that
 //! polls during a probation tells the watchdog it runs such operations.
@@ -24,12 +24,13 @@ use crate::sync::Site;
 
 pub(crate) use super::watchdog::changed;
 
+/// The launch a worker thread runs groups of: its cancel flag and its
+/// probation, published together by one [`KernelThread`].
+type Published = (*const AtomicBool, *const Probation);
+
 thread_local! {
-    /// The cancel flag of the launch this worker thread is running a group
-    /// of, or null.
-    static CANCEL: Cell<*const AtomicBool> = const { Cell::new(ptr::null()) };
-    /// The probation of that launch, or null.
-    static PROBATION: Cell<*const Probation> = const { Cell::new(ptr::null()) };
+    /// The launch this worker thread is running a group of, or nulls.
+    static LAUNCH: Cell<Published> = const { Cell::new((ptr::null(), ptr::null())) };
     /// Where the last kernel panic on this thread happened.
     static PANIC_SITE: Cell<Option<Site>> = const { Cell::new(None) };
     /// The site the next kernel panic on this thread names instead of the
@@ -47,8 +48,7 @@ pub(crate) struct KernelThread<'a> {
 impl<'a> KernelThread<'a> {
     pub(crate) fn enter(flag: &'a AtomicBool, probation: &'a Probation) -> Self {
         install_panic_hook();
-        CANCEL.with(|c| c.set(flag as *const AtomicBool));
-        PROBATION.with(|p| p.set(probation as *const Probation));
+        LAUNCH.with(|l| l.set((flag, probation)));
         KernelThread {
             _flag: flag,
             _probation: probation,
@@ -58,14 +58,18 @@ impl<'a> KernelThread<'a> {
 
 impl Drop for KernelThread<'_> {
     fn drop(&mut self) {
-        CANCEL.with(|c| c.set(ptr::null()));
-        PROBATION.with(|p| p.set(ptr::null()));
+        LAUNCH.with(|l| l.set((ptr::null(), ptr::null())));
     }
 }
 
 /// The payload a cancelled work-item unwinds with.
 pub(crate) struct Cancelled {
     pub(crate) site: Option<Site>,
+}
+
+/// Whether this thread runs a group of a launch (a `KernelThread` lives).
+fn in_kernel() -> bool {
+    !LAUNCH.with(Cell::get).0.is_null()
 }
 
 /// Unwinds the current work-item because its launch is cancelled. Uses
@@ -83,26 +87,23 @@ pub(crate) fn cancel_unwind(site: Option<Site>) -> ! {
 /// The [`gate`](crate::gate) first: a cancel raises it until its launch
 /// ends (`Dispenser::cancel`), and a probation while it lasts, so while it
 /// is quiet no flag is set and no probation runs, and the poll is one load
-/// of a global instead of the thread-locals' lookups and the flag's load (a
+/// of a global instead of the thread-local's lookup and the flag's load (a
 /// group-level barrier polls once per barrier).
 #[inline]
 pub(crate) fn poll(at: &'static Location<'static>) {
     if crate::gate::quiet() {
         return;
     }
-    let flag = CANCEL.with(|c| c.get());
+    let (flag, probation) = LAUNCH.with(Cell::get);
     if flag.is_null() {
         return;
     }
-    // SAFETY: a non-null pointer was published by a `KernelThread` guard that
-    // borrows the flag and clears the pointer when dropped, so the flag is
-    // alive here.
-    let flag = unsafe { &*flag };
+    // SAFETY: non-null pointers were published, both at once, by a
+    // `KernelThread` guard that borrows the flag and the probation and
+    // clears both when dropped, so both are alive here.
+    let (flag, probation) = unsafe { (&*flag, &*probation) };
     if super::watchdog::probing() {
-        let probation = PROBATION.with(|p| p.get());
-        // SAFETY: published with the flag by the same guard, and cleared
-        // with it, so it is non-null and alive wherever the flag is.
-        unsafe { &*probation }.note_poll();
+        probation.note_poll();
     }
     // Relaxed: the flag carries no data; a late observation only delays the
     // unwind to the next poll. It pairs with the store in `Shared::cancel`.
@@ -119,7 +120,7 @@ pub(crate) fn poll(at: &'static Location<'static>) {
 #[cold]
 #[inline(never)]
 pub(crate) fn panic_at(at: &'static Location<'static>, message: String) -> ! {
-    if CANCEL.with(|c| !c.get().is_null()) {
+    if in_kernel() {
         PANIC_AT.with(|p| p.set(Some(Site::from_location(at))));
     }
     panic!("{message}")
@@ -130,16 +131,21 @@ pub(crate) fn failure_from_panic(payload: Box<dyn Any + Send>) -> ItemFailure {
     if let Some(c) = payload.downcast_ref::<Cancelled>() {
         return ItemFailure::Cancelled { site: c.site };
     }
-    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+    ItemFailure::Panic {
+        message: panic_message(&*payload),
+        site: PANIC_SITE.with(|p| p.take()),
+    }
+}
+
+/// The message of a panic's payload (a `panic!` with a format gives a
+/// `String`, one with a literal a `&str`).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()
     } else {
         "a panic with a non-string payload".to_string()
-    };
-    ItemFailure::Panic {
-        message,
-        site: PANIC_SITE.with(|p| p.take()),
     }
 }
 
@@ -165,8 +171,7 @@ fn install_panic_hook() {
     ONCE.get_or_init(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            let in_kernel = CANCEL.with(|c| !c.get().is_null());
-            if in_kernel {
+            if in_kernel() {
                 // An interpreter's program line first: the interpreter's own
                 // lines say nothing about the program it runs.
                 let at = PANIC_AT.with(Cell::take);

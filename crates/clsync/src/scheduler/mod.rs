@@ -269,11 +269,7 @@ pub(crate) fn run<R: GroupRunner>(
 /// without this the message would be lost.
 #[cold]
 fn worker_panicked(kernel: &str, payload: Box<dyn std::any::Any + Send>) -> ! {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".to_string());
+    let message = hooks::panic_message(&*payload);
     panic!("clsync: a worker thread of kernel `{kernel}` panicked outside any work-item: {message}")
 }
 

@@ -240,20 +240,18 @@ impl Program {
             });
         }
         if let Some(c) = &test.condition {
-            let mut vars = Vec::new();
-            c.prop.vars(&mut vars);
             collect_prop_constants(&c.prop, &mut constants);
-            for v in vars {
-                match &v {
+            for (v, span) in &c.mentions {
+                match v {
                     Var::Reg(t, _) if !test.threads.iter().any(|x| x.id == *t) => {
                         return err(
-                            c.span_of(&v),
+                            *span,
                             format!("the condition names `{v}`, but there is no thread P{t}"),
                         )
                     }
                     Var::Loc(l) if !locations.iter().any(|x| x.name == *l) => {
                         return err(
-                            c.span_of(&v),
+                            *span,
                             format!(
                                 "the condition names location `{l}`, which the test does not have"
                             ),
