@@ -28,6 +28,10 @@
 //! from its slot and written back once per JAM iterations, and the loop
 //! over a row of work-items (its set-up, its run-time overlap tests) runs
 //! a quarter as often. That too keeps each work-item's statements in order.
+//!
+//! Such a loop runs faster still in register blocks (`blocked.rs`), in
+//! unchecked launches whose rows hold one: the whole loop for sixteen
+//! work-items of a row at a time, their carried values in registers.
 
 use std::collections::HashSet;
 
@@ -111,11 +115,12 @@ impl Lifter {
         let chunk = chunk?;
         let rest = Ident::new("__clsync_iter", Span::mixed_site());
         let ahead = Ident::new("__clsync_ahead", Span::mixed_site());
+        let range = Ident::new("__clsync_range", Span::mixed_site());
         let nexts = ks
             .iter()
             .map(|_| quote!(::core::iter::Iterator::next(&mut #ahead)));
-        Ok(quote_spanned! {f.expr.span()=> {
-            let mut #rest = #iter;
+        let jammed = quote! {
+            let mut #rest = #range;
             loop {
                 let mut #ahead = ::core::clone::Clone::clone(&#rest);
                 #[allow(unused_variables)]
@@ -126,7 +131,21 @@ impl Lifter {
                 #chunk
             }
             for #pat in #rest { #body }
-        }})
+        };
+        // In register blocks where it may (see `blocked.rs`); else JAM
+        // iterations at a time. The range is made once, for both.
+        let range_ref = Ident::new("__clsync_range_ref", Span::mixed_site());
+        Ok(match self.blocked(f, &range_ref, &live) {
+            Some((when, blocks)) => quote_spanned! {f.expr.span()=> {
+                let #range = #iter;
+                let #range_ref = &#range;
+                if #when { #blocks } else { #jammed }
+            }},
+            None => quote_spanned! {f.expr.span()=> {
+                let #range = #iter;
+                #jammed
+            }},
+        })
     }
 
     /// `f`'s body (`f` interchangeable) once per name of `ks`, each copy
@@ -304,12 +323,47 @@ mod tests {
     /// How many interchanged loops of the kernel body (over `wi`) are
     /// jammed, in its lifted form.
     fn jammed(body: syn::Block) -> usize {
+        lifted(body)
+            .matches("__clsync_ahead = :: core :: clone")
+            .count()
+    }
+
+    /// The lifted form of the kernel body (over `wi`), as text.
+    fn lifted(body: syn::Block) -> String {
         let wi: syn::Ident = parse_quote!(wi);
-        let out = match crate::lift::lift(&wi, &body, Default::default()) {
+        match crate::lift::lift(&wi, &body, Default::default()) {
             Ok(t) => t.to_string(),
             Err(f) => panic!("not lifted: {}", f.reason),
-        };
-        out.matches("__clsync_ahead = :: core :: clone").count()
+        }
+    }
+
+    /// How many loops of the kernel body run in register blocks, in its
+    /// lifted form.
+    fn blocked(body: syn::Block) -> usize {
+        lifted(body).matches(". for_each_block ::").count()
+    }
+
+    /// The loops that are jammed also run in blocks; a loop that is not
+    /// jammed does not.
+    #[test]
+    fn jammed_loops_also_run_in_blocks() {
+        assert_eq!(
+            blocked(parse_quote!({
+                let (t, l) = (wi.local(tile), wi.get_local_id(0));
+                let mut acc = 0u32;
+                wi.barrier(LOCAL);
+                for k in 0..n {
+                    acc = acc.wrapping_mul(3).wrapping_add(t.get(k * 2 + l));
+                }
+                for k in 0..n {
+                    if l < 4 {
+                        acc += k;
+                    }
+                }
+                out.set(l, acc);
+            })),
+            1
+        );
     }
 
     #[test]

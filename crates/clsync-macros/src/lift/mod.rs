@@ -12,6 +12,7 @@ use crate::pattern::{pat_bindings, split_tuple_lets};
 use crate::scan::{first_barrier, loop_body_problem, mentions};
 use crate::uniform;
 
+mod blocked;
 mod bounds;
 mod first_items;
 mod group;
@@ -425,14 +426,7 @@ impl Lifter {
         } else {
             quote!()
         };
-        let ids = ids.iter().map(|(name, id)| {
-            let name = Ident::new(name, Span::call_site());
-            let id = id.of(it);
-            quote! {
-                #[allow(unused_variables)]
-                let #name = #id;
-            }
-        });
+        let ids = self.id_lets(ids);
         let reads = ins.iter().map(|(name, slot)| {
             let (name, ptr) = (Ident::new(name, Span::call_site()), self.slot(*slot));
             // SAFETY (of the generated `read`): `l` is a local linear id of
@@ -452,12 +446,30 @@ impl Lifter {
         quote! {
             let #l = #it.local_linear_id;
             #lane
-            #(#ids)*
+            #ids
             #(#reads)*
             #code
             #(#writes)*
             #tail
         }
+    }
+}
+
+impl Lifter {
+    /// The `let`s of a work-item's id variables `ids`, taken from the
+    /// work-item in the loop.
+    fn id_lets(&self, ids: &[(String, Id)]) -> TokenStream {
+        let it = &self.it;
+        ids.iter()
+            .map(|(name, id)| {
+                let name = Ident::new(name, Span::call_site());
+                let id = id.of(it);
+                quote! {
+                    #[allow(unused_variables)]
+                    let #name = #id;
+                }
+            })
+            .collect()
     }
 }
 

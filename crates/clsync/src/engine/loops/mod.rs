@@ -86,6 +86,9 @@ use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private, V
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
 
 mod barriers;
+mod blocks;
+
+pub use blocks::Block;
 
 /// One work-item as a group-level loop sees it: its ids, made by counting
 /// rather than dividing, so a loop over the group stays cheap.
