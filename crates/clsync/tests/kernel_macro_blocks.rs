@@ -81,6 +81,40 @@ fn block_tickets(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>)
     out.set(3 * wi.get_local_size(0) * wi.get_local_size(1) + l, taken);
 }
 
+/// `block_tickets` with a `let` in its loop, which the lifting does not
+/// jam but does run in blocks.
+#[kernel(groups)]
+fn block_tickets_let(wi: &WorkItem, counter: &Buffer<AtomicUint>, out: &Buffer<u32>) {
+    let l = wi.get_local_linear_id();
+    let mut taken = 0u32;
+    for k in 0..3 {
+        let ticket = counter.at(0).fetch_add(1);
+        out.set(3 * l + k, ticket);
+        taken += 1;
+    }
+    out.set(3 * wi.get_local_size(0) * wi.get_local_size(1) + l, taken);
+}
+
+/// A loop with a `let` and an `if` in its body, and two carried values.
+#[kernel(groups)]
+fn branchy(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let (t, l, n) = (wi.local(tile), wi.get_local_id(0), wi.get_local_size(0));
+    t.set(l, input.get(wi.get_global_id(0)));
+    wi.barrier(LOCAL);
+    let mut acc = 0u32;
+    let mut hits = 0u32;
+    for k in 0..n {
+        let v = t.get(k);
+        if v % 3 == l as u32 % 3 {
+            acc = acc.wrapping_mul(5).wrapping_add(v);
+            hits += 1;
+        } else {
+            acc ^= v;
+        }
+    }
+    out.set(wi.get_global_id(0), acc ^ (hits << 20));
+}
+
 /// A loop whose last iteration reads one past the tile.
 #[kernel(groups)]
 fn one_past(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
@@ -158,11 +192,34 @@ fn weave_reference(input: &[u32], len: usize) -> Vec<u32> {
 
 // ---- tests -----------------------------------------------------------------
 
+/// `branchy`, sequentially.
+fn branchy_reference(input: &[u32], len: usize) -> Vec<u32> {
+    input
+        .chunks(len)
+        .flat_map(|group| {
+            (0..len).map(move |l| {
+                let (mut acc, mut hits) = (0u32, 0u32);
+                for &v in group {
+                    if v % 3 == l as u32 % 3 {
+                        acc = acc.wrapping_mul(5).wrapping_add(v);
+                        hits += 1;
+                    } else {
+                        acc ^= v;
+                    }
+                }
+                acc ^ (hits << 20)
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn the_kernels_are_lifted() {
     assert_eq!(tiled_fold_form(), KernelForm::Groups);
     assert_eq!(weave_form(), KernelForm::Groups);
     assert_eq!(block_tickets_form(), KernelForm::Groups);
+    assert_eq!(block_tickets_let_form(), KernelForm::Groups);
+    assert_eq!(branchy_form(), KernelForm::Groups);
     assert_eq!(one_past_form(), KernelForm::Groups);
     assert_eq!(stops_form(), KernelForm::Groups);
 }
@@ -238,6 +295,33 @@ fn carried_values_in_blocks_and_left_over_work_items_give_the_sequential_result(
     });
 }
 
+/// A body with a `let` and an `if` in blocks (48: three; 40: two and eight
+/// left over) and not (8).
+#[test]
+fn a_body_with_a_let_and_a_branch_in_blocks_gives_the_sequential_result() {
+    common::within(60, || {
+        for (groups, local) in [(2, 48), (2, 40), (3, 8)] {
+            let input = values(groups * local, 4);
+            let want = branchy_reference(&input, local);
+            let data = Buffer::from_slice(&input);
+            common::both_forms_give(
+                "branchy",
+                (groups, local),
+                &want,
+                |rt, launch, out, tile, form| {
+                    match form {
+                        common::Form::Lifted => branchy_launch(rt, launch, &data, out, tile),
+                        common::Form::Coroutines => {
+                            rt.launch(launch, |wi| branchy(wi, &data, out, tile))
+                        }
+                    }
+                    .unwrap();
+                },
+            );
+        }
+    });
+}
+
 /// `out`, indexed by global linear id, as its groups' values one group
 /// after another, each in local linear order.
 fn regroup(out: &[u32], global: &[usize], local: &[usize]) -> Vec<u32> {
@@ -269,18 +353,25 @@ fn regroup(out: &[u32], global: &[usize], local: &[usize]) -> Vec<u32> {
 /// `k` for all sixteen before `k + 1`, then the row's work-items past its
 /// last block, each all three at once; checked, the interchanged loop, one
 /// iteration of every work-item at a time (three iterations, fewer than the
-/// four it jams). Each work-item took three either way.
+/// four it jams). Each work-item took three either way. The same with a
+/// `let` in the loop, which is not jammed.
 #[test]
 fn blocks_run_sixteen_work_items_of_a_row_an_iteration_at_a_time() {
     common::within(60, || {
         let rt = common::rt();
-        for (local, checked) in [([40, 1], false), ([20, 2], false), ([40, 1], true)] {
+        let cases = [([40, 1], false), ([20, 2], false), ([40, 1], true)];
+        for ((local, checked), with_let) in cases.into_iter().flat_map(|c| [(c, false), (c, true)])
+        {
             let len = local[0] * local[1];
             let launch =
                 Launch::new("block_tickets", NdRange::new(local).local(local)).checked(checked);
             let counter = Buffer::<AtomicUint>::new(1);
             let out = Buffer::<u32>::new(4 * len);
-            block_tickets_launch(&rt, &launch, &counter, &out).unwrap();
+            if with_let {
+                block_tickets_let_launch(&rt, &launch, &counter, &out).unwrap();
+            } else {
+                block_tickets_launch(&rt, &launch, &counter, &out).unwrap();
+            }
             let mut want = vec![0u32; 3 * len];
             let mut next = 0;
             if checked {
@@ -311,7 +402,11 @@ fn blocks_run_sixteen_work_items_of_a_row_an_iteration_at_a_time() {
                 }
             }
             want.extend(std::iter::repeat_n(3, len));
-            assert_eq!(out.to_vec(), want, "{local:?}, checked: {checked}");
+            assert_eq!(
+                out.to_vec(),
+                want,
+                "{local:?}, checked: {checked}, a `let`: {with_let}"
+            );
         }
     });
 }

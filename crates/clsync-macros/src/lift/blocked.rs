@@ -14,6 +14,12 @@
 //! it: `#[kernel]` SGEMM went from 15–18 to 40–47 GFLOP/s with it (2-core
 //! VM, one thread, against 50–52 for the plain-Rust limit).
 //!
+//! Unlike the jam, which copies the body once per iteration it runs
+//! together and so takes only a few plain statements, a block runs the
+//! body as written, once per work-item and iteration: a body with `let`s,
+//! branches, inner loops, closures or macros runs in blocks too, if the
+//! loop is over a range and assigns no variable the group holds.
+//!
 //! It keeps each work-item's statements in their order, as the interchange
 //! does; only the interleaving across work-items changes, which between two
 //! barriers is the group's to choose. Blocks are for unchecked launches
@@ -26,9 +32,10 @@ use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use syn::{ExprForLoop, Ident};
+use syn::{Expr, ExprForLoop, Ident};
 
 use super::group::group_bindings;
+use super::interchange::{assigned, token_count};
 use super::Lifter;
 use crate::scan::mentions;
 
@@ -39,19 +46,38 @@ use crate::scan::mentions;
 /// slower: the compiler no longer unrolled the pass over them.
 const BLOCK: usize = 16;
 
+/// A body larger than this (in tokens, the loop's own included) does not
+/// run in blocks: the block's pass and the work-items left over are two
+/// more copies of it.
+const MAX_BLOCKED_TOKENS: usize = 1200;
+
 impl Lifter {
     /// The register-blocked form of the interchangeable loop `f`, whose
     /// range is bound to `range`: a `bool` condition under which it may
     /// run, and its code. `live` holds the names used after the loop and
-    /// those the loop carries. `None` where `f`'s body is not one the
-    /// caller may jam (the caller has checked that), or names a per-item
-    /// variable with no slot and no id.
+    /// those the loop carries. `None` where the loop may not run so: its
+    /// iterator is not a range (`a..b`, `a..=b`: `Clone`, so that each
+    /// block runs it again), its body assigns a variable the group holds
+    /// (which the group, not each work-item, must assign), is longer than
+    /// [`MAX_BLOCKED_TOKENS`], or names a per-work-item variable with no
+    /// slot and no id.
     pub(super) fn blocked(
         &mut self,
         f: &ExprForLoop,
         range: &Ident,
         live: &HashSet<String>,
     ) -> Option<(TokenStream, TokenStream)> {
+        let Expr::Range(r) = &*f.expr else {
+            return None;
+        };
+        let assigns_group = assigned(&f.body).iter().any(|n| !self.per_item(n));
+        if r.start.is_none()
+            || r.end.is_none()
+            || assigns_group
+            || token_count(quote!(#f)) > MAX_BLOCKED_TOKENS
+        {
+            return None;
+        }
         let body = &f.body.stmts;
         let code = quote!(#(#body)*);
         // The loop's variable is the group's, and hides any per-item

@@ -99,51 +99,53 @@ impl Lifter {
         self.scopes.pop();
         let body = body?;
         let (pat, iter) = (&f.pat, &f.expr);
-        // JAM iterations at a time, while the iterator has as many left,
-        // as one loop over the work-items; then the rest one at a time.
+        // Where it may, JAM iterations at a time, while the iterator has
+        // as many left, as one loop over the work-items; then the rest one
+        // at a time.
         let ks: Vec<Ident> = (0..JAM)
             .map(|j| Ident::new(&format!("__clsync_k{j}"), Span::mixed_site()))
             .collect();
-        let Some(jammed) = self.jammed(f, &ks) else {
-            return Ok(quote_spanned! {f.expr.span()=>
-                for #pat in #iter { #body }
-            });
-        };
-        self.scopes.push(ks.iter().map(uniform_name).collect());
-        let chunk = self.chunk(&jammed, &live, None);
-        self.scopes.pop();
-        let chunk = chunk?;
-        let rest = Ident::new("__clsync_iter", Span::mixed_site());
-        let ahead = Ident::new("__clsync_ahead", Span::mixed_site());
         let range = Ident::new("__clsync_range", Span::mixed_site());
-        let nexts = ks
-            .iter()
-            .map(|_| quote!(::core::iter::Iterator::next(&mut #ahead)));
-        let jammed = quote! {
-            let mut #rest = #range;
-            loop {
-                let mut #ahead = ::core::clone::Clone::clone(&#rest);
-                #[allow(unused_variables)]
-                let (#(::core::option::Option::Some(#ks)),*) = (#(#nexts),*) else {
-                    break;
-                };
-                #rest = #ahead;
-                #chunk
+        let fallback = match self.jammed(f, &ks) {
+            None => quote! { for #pat in #range { #body } },
+            Some(jammed) => {
+                self.scopes.push(ks.iter().map(uniform_name).collect());
+                let chunk = self.chunk(&jammed, &live, None);
+                self.scopes.pop();
+                let chunk = chunk?;
+                let rest = Ident::new("__clsync_iter", Span::mixed_site());
+                let ahead = Ident::new("__clsync_ahead", Span::mixed_site());
+                let nexts = ks
+                    .iter()
+                    .map(|_| quote!(::core::iter::Iterator::next(&mut #ahead)));
+                quote! {
+                    let mut #rest = #range;
+                    loop {
+                        let mut #ahead = ::core::clone::Clone::clone(&#rest);
+                        #[allow(unused_variables)]
+                        let (#(::core::option::Option::Some(#ks)),*) = (#(#nexts),*) else {
+                            break;
+                        };
+                        #rest = #ahead;
+                        #chunk
+                    }
+                    for #pat in #rest { #body }
+                }
             }
-            for #pat in #rest { #body }
         };
         // In register blocks where it may (see `blocked.rs`); else JAM
-        // iterations at a time. The range is made once, for both.
+        // iterations at a time where it may, else one. The range is made
+        // once, for both.
         let range_ref = Ident::new("__clsync_range_ref", Span::mixed_site());
         Ok(match self.blocked(f, &range_ref, &live) {
             Some((when, blocks)) => quote_spanned! {f.expr.span()=> {
                 let #range = #iter;
                 let #range_ref = &#range;
-                if #when { #blocks } else { #jammed }
+                if #when { #blocks } else { #fallback }
             }},
             None => quote_spanned! {f.expr.span()=> {
                 let #range = #iter;
-                #jammed
+                #fallback
             }},
         })
     }
@@ -224,7 +226,7 @@ const MAX_JAMMED_TOKENS: usize = 300;
 
 /// How many tokens `code` has, those inside its groups (`{…}`, `(…)`,
 /// `[…]`) included.
-fn token_count(code: proc_macro2::TokenStream) -> usize {
+pub(super) fn token_count(code: proc_macro2::TokenStream) -> usize {
     code.into_iter()
         .map(|t| match t {
             proc_macro2::TokenTree::Group(g) => 1 + token_count(g.stream()),
@@ -296,7 +298,7 @@ fn has_closure_or_macro(body: &syn::Block) -> bool {
 
 /// The variables `code` assigns: the roots of the places on the left of
 /// `=` and `op=`.
-fn assigned(code: &syn::Block) -> HashSet<String> {
+pub(super) fn assigned(code: &syn::Block) -> HashSet<String> {
     struct Assigned(HashSet<String>);
     impl<'ast> Visit<'ast> for Assigned {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -343,26 +345,40 @@ mod tests {
         lifted(body).matches(". for_each_block ::").count()
     }
 
-    /// The loops that are jammed also run in blocks; a loop that is not
-    /// jammed does not.
+    /// Interchanged loops over ranges run in blocks, jammed or not (a
+    /// `let`, an `if`), and with more than one carried value (`h` is the
+    /// work-items' own: a loop assigns it); one over another iterator
+    /// does not.
     #[test]
-    fn jammed_loops_also_run_in_blocks() {
+    fn loops_over_ranges_run_in_blocks() {
         assert_eq!(
             blocked(parse_quote!({
                 let (t, l) = (wi.local(tile), wi.get_local_id(0));
                 let mut acc = 0u32;
+                let mut h = 1u32;
                 wi.barrier(LOCAL);
                 for k in 0..n {
                     acc = acc.wrapping_mul(3).wrapping_add(t.get(k * 2 + l));
                 }
-                for k in 0..n {
+                for k in 0..=n {
                     if l < 4 {
                         acc += k;
                     }
                 }
-                out.set(l, acc);
+                for k in 1..n {
+                    let v = t.get(k);
+                    acc ^= v;
+                }
+                for k in r {
+                    acc += k;
+                }
+                for k in 0..n {
+                    h += 1;
+                    acc += k;
+                }
+                out.set(l, acc + h);
             })),
-            1
+            4
         );
     }
 
