@@ -39,8 +39,8 @@ use super::interchange::{assigned, token_count};
 use super::Lifter;
 use crate::scan::mentions;
 
-/// Work-items in a block: sixteen lanes of `f32` are one AVX-512 vector or
-/// two AVX2 vectors. One block's loop is a chain per lane (each iteration
+/// Work-items in a block: sixteen lanes of `f32` are one 512-bit vector or
+/// two 256-bit ones. One block's loop is a chain per lane (each iteration
 /// waits for the last one's value); the next block's, independent, overlaps
 /// it out of order. Blocks of two rows' segments, more chains at once, were
 /// slower: the compiler no longer unrolled the pass over them.
