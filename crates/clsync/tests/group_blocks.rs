@@ -128,3 +128,31 @@ fn a_barrier_inside_a_block_is_an_error() {
         );
     });
 }
+
+/// A panic names the work-item running: inside `each`, the block's
+/// work-item; in the block function outside it, the block's first.
+#[test]
+fn a_panic_in_a_block_names_the_work_item_running() {
+    for inside in [true, false] {
+        let e = common::within(60, move || {
+            let launch = Launch::new("stops", NdRange::new([16]).local([16]));
+            common::rt()
+                .launch_groups(&launch, |g| {
+                    g.for_each_block::<4>(
+                        |b| {
+                            if inside {
+                                b.each(|_, it| assert_ne!(it.local_linear_id, 10, "stop"));
+                            } else {
+                                assert_ne!(b.item(0).local_linear_id, 8, "stop");
+                            }
+                        },
+                        |_| {},
+                    )
+                })
+                .unwrap_err()
+        });
+        let p = common::kernel_panic(e);
+        let want = if inside { 10 } else { 8 };
+        assert_eq!(p.ids.local_linear_id, want, "inside each: {inside}: {p}");
+    }
+}

@@ -61,6 +61,7 @@ impl<const X: usize> Block<'_, X> {
     /// The block's work-item `x` (`x < X`).
     #[inline(always)]
     pub fn item(&self, x: usize) -> Item {
+        debug_assert!(x < X, "work-item {x} of a block of {X}");
         shifted(&self.first, x)
     }
 
@@ -120,10 +121,11 @@ impl Group<'_> {
             for y in 0..ls[1] {
                 let start = self.row_start(y, z);
                 for x0 in (0..whole).step_by(X) {
-                    block(&Block {
-                        first: shifted(&start, x0),
-                        at: &at,
-                    });
+                    let first = shifted(&start, x0);
+                    // A panic before the block's first `each` is its first
+                    // work-item's.
+                    at.set(first.local_linear_id);
+                    block(&Block { first, at: &at });
                 }
                 for x in whole..ls[0] {
                     let it = shifted(&start, x);
