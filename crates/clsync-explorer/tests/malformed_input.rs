@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use clsync_explorer::enumerate::program::Program;
 use clsync_explorer::enumerate::Limits;
 use clsync_explorer::expect::collect;
 use clsync_explorer::{explore, syntax, ExploreError, Options};
@@ -232,5 +233,66 @@ fn a_condition_naming_what_is_not_there_points_at_the_name() {
         let test = syntax::parse(&format!("{program}{condition}")).expect("it parses");
         let e = explore(&test, &Options::default()).expect_err("it names nothing");
         assert_eq!(e.to_string(), want);
+    }
+}
+
+/// A negative work-group or device number is an error at the number (it
+/// became a huge one, and an overflow while placing the threads, until
+/// the fuzzing above found it).
+#[test]
+fn a_negative_placement_is_an_error_at_the_number() {
+    for (header, want) in [
+        (
+            "P0@wg 0, dev -10",
+            "3:14: `dev -10`: a placement is not negative",
+        ),
+        (
+            "P0@wg -1, dev 0",
+            "3:7: `wg -1`: a placement is not negative",
+        ),
+    ] {
+        let src = format!(
+            "OPENCL neg\n{{ [x]=0; }}\n{header} (global atomic_int* x) {{\n\
+             int r0 = atomic_load(x);\n}}\nexists (0:r0=0)"
+        );
+        let e = syntax::parse(&src).expect_err("a negative placement");
+        assert_eq!(e.to_string(), want);
+    }
+}
+
+/// Work-groups are told apart by device and number, whatever the numbers:
+/// `wg 1000000, dev 0` and `wg 0, dev 1` are two groups. The placement was
+/// once `device * 1000000 + work_group`, one id for both: the model still
+/// told them apart by device, but a run on the runtime (`clsync litmus
+/// --run`, which makes a work-group of each id) put them in one. Message
+/// passing with work-group scope shows the model's verdicts: the stale
+/// read is forbidden within one work-group and allowed across two (the
+/// scopes are not inclusive).
+#[test]
+fn work_groups_are_told_apart_whatever_their_numbers() {
+    let mp = |a: &str, b: &str| {
+        format!(
+            "OPENCL MPwg\n{{ [x]=0; [y]=0; }}\n\
+             P0@{a} (global atomic_int* x, global atomic_int* y) {{\n\
+             atomic_store_explicit(x, 1, memory_order_relaxed);\n\
+             atomic_store_explicit(y, 1, memory_order_release, memory_scope_work_group);\n}}\n\
+             P1@{b} (global atomic_int* x, global atomic_int* y) {{\n\
+             int r0 = atomic_load_explicit(y, memory_order_acquire, memory_scope_work_group);\n\
+             int r1 = atomic_load_explicit(x, memory_order_relaxed);\n}}\n\
+             exists (1:r0=1 /\\ 1:r1=0)"
+        )
+    };
+    for (a, b, allowed) in [
+        ("wg 0, dev 0", "wg 0, dev 0", false),
+        ("wg 0, dev 0", "wg 1, dev 0", true),
+        ("wg 1000000, dev 0", "wg 0, dev 1", true),
+        ("wg 7, dev 3", "dev 3, wg 7", false),
+    ] {
+        let test = syntax::parse(&mp(a, b)).expect("it parses");
+        let e = explore(&test, &Options::default()).expect("it explores");
+        assert_eq!(e.reachable, allowed, "{a} and {b}");
+        let placement = Program::lower(&test).expect("it lowers").placement;
+        let one_group = placement[0].work_group == placement[1].work_group;
+        assert_eq!(one_group, !allowed, "{a} and {b}: {placement:?}");
     }
 }

@@ -263,12 +263,23 @@ impl Program {
         }
         constants.sort_unstable();
         constants.dedup();
+        // One id per work-group of a device, numbered as first met: any
+        // numbers the file gives (`wg 1000000, dev 0` is not `wg 0, dev
+        // 1`), and threads of unknown placement in one group.
+        let mut groups: Vec<(usize, usize)> = Vec::new();
         let placement = test
             .threads
             .iter()
-            .map(|t| Placement {
-                work_group: t.device * 1_000_000 + t.work_group,
-                device: t.device,
+            .map(|t| {
+                let key = (t.device, t.work_group);
+                let id = groups.iter().position(|g| *g == key).unwrap_or_else(|| {
+                    groups.push(key);
+                    groups.len() - 1
+                });
+                Placement {
+                    work_group: id,
+                    device: t.device,
+                }
             })
             .collect();
         Ok(Program {

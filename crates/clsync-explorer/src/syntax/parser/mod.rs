@@ -267,7 +267,11 @@ impl Parser {
             self.expect("@")?;
             loop {
                 let (what, sp) = self.ident("`wg` or `dev`")?;
-                let n = self.int("a number")? as usize;
+                let at = self.span();
+                let n = self.int("a number")?;
+                let n = usize::try_from(n).map_err(|_| {
+                    ParseError::new(at, format!("`{what} {n}`: a placement is not negative"))
+                })?;
                 match what.as_str() {
                     "wg" => work_group = n,
                     "dev" => device = n,
