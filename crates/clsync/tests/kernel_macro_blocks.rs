@@ -1,9 +1,10 @@
 //! `#[kernel]` runs a loop that carries a value per work-item (`for k in
 //! 0..w { acc = … }`) in register blocks where it may: in an unchecked
-//! launch whose rows hold sixteen work-items, and whose accesses are in
+//! launch whose rows hold eight work-items, and whose accesses are in
 //! bounds at every iteration, the whole loop runs for sixteen work-items of
-//! a row at a time, iteration `k` of all sixteen before `k + 1`, with their
-//! values in registers (`lift/blocked.rs`, `Group::for_each_block`); the
+//! a row at a time (eight where rows are shorter than sixteen), iteration
+//! `k` of the block's work-items before `k + 1`, with their values in
+//! registers (`lift/blocked.rs`, `Group::for_each_block`); the
 //! work-items past a row's last block each run the whole loop alone. Between
 //! two barriers OpenCL orders no work-item's statements before another's
 //! (`004_bfca21a36d7bd2da.txt`), so this is one interleaving the kernel
@@ -224,7 +225,7 @@ fn the_kernels_are_lifted() {
     assert_eq!(stops_form(), KernelForm::Groups);
 }
 
-/// Tiles of 16 (a block per row), 32 (two) and 8 (none: the jammed loop),
+/// Tiles of 16 (a block per row), 32 (two) and 8 (a block of eight),
 /// lifted checked and unchecked and on the coroutine engine, against the
 /// sequential fold.
 #[test]
@@ -253,17 +254,18 @@ fn a_tiled_fold_in_blocks_gives_the_sequential_result() {
 }
 
 /// Groups of 40 (two blocks and eight left over), 20 × 3 (a block and four
-/// left over per row), 16 × 2 × 2 (a block per row, in three dimensions)
-/// and 8 × 4 (no block), two values carried.
+/// left over per row), 16 × 2 × 2 (a block per row, in three dimensions),
+/// 8 × 4 (a block of eight per row) and 4 × 4 (none), two values carried.
 #[test]
 fn carried_values_in_blocks_and_left_over_work_items_give_the_sequential_result() {
     common::within(120, || {
         let rt = common::rt();
-        let shapes: [(&[usize], &[usize]); 4] = [
+        let shapes: [(&[usize], &[usize]); 5] = [
             (&[80], &[40]),
             (&[40, 3], &[20, 3]),
             (&[16, 4, 2], &[16, 2, 2]),
             (&[8, 8], &[8, 4]),
+            (&[8, 8], &[4, 4]),
         ];
         for (global, local) in shapes {
             let (total, len) = (global.iter().product(), local.iter().product::<usize>());
@@ -296,11 +298,11 @@ fn carried_values_in_blocks_and_left_over_work_items_give_the_sequential_result(
 }
 
 /// A body with a `let` and an `if` in blocks (48: three; 40: two and eight
-/// left over) and not (8).
+/// left over; 8: one of eight) and not (4).
 #[test]
 fn a_body_with_a_let_and_a_branch_in_blocks_gives_the_sequential_result() {
     common::within(60, || {
-        for (groups, local) in [(2, 48), (2, 40), (3, 8)] {
+        for (groups, local) in [(2, 48), (2, 40), (3, 8), (3, 4)] {
             let input = values(groups * local, 4);
             let want = branchy_reference(&input, local);
             let data = Buffer::from_slice(&input);
@@ -349,17 +351,25 @@ fn regroup(out: &[u32], global: &[usize], local: &[usize]) -> Vec<u32> {
 }
 
 /// Which interleaving ran, from the tickets each work-item drew: in blocks
-/// (unchecked), a row's blocks of sixteen in order, each drawing iteration
-/// `k` for all sixteen before `k + 1`, then the row's work-items past its
-/// last block, each all three at once; checked, the interchanged loop, one
-/// iteration of every work-item at a time (three iterations, fewer than the
-/// four it jams). Each work-item took three either way. The same with a
-/// `let` in the loop, which is not jammed.
+/// (unchecked), a row's blocks of sixteen (of eight where a row holds fewer
+/// than sixteen) in order, each drawing iteration `k` for all its
+/// work-items before `k + 1`, then the row's work-items past its last
+/// block, each all three at once; with rows of fewer than eight, or
+/// checked, the interchanged loop, one iteration of every work-item at a
+/// time (three iterations, fewer than the four it jams). Each work-item
+/// took three either way. The same with a `let` in the loop, which is not
+/// jammed.
 #[test]
-fn blocks_run_sixteen_work_items_of_a_row_an_iteration_at_a_time() {
+fn blocks_run_a_rows_work_items_an_iteration_at_a_time() {
     common::within(60, || {
         let rt = common::rt();
-        let cases = [([40, 1], false), ([20, 2], false), ([40, 1], true)];
+        let cases = [
+            ([40, 1], false),
+            ([20, 2], false),
+            ([12, 2], false),
+            ([6, 2], false),
+            ([40, 1], true),
+        ];
         for ((local, checked), with_let) in cases.into_iter().flat_map(|c| [(c, false), (c, true)])
         {
             let len = local[0] * local[1];
@@ -374,7 +384,12 @@ fn blocks_run_sixteen_work_items_of_a_row_an_iteration_at_a_time() {
             }
             let mut want = vec![0u32; 3 * len];
             let mut next = 0;
-            if checked {
+            let width = match local[0] {
+                16.. => 16,
+                8.. => 8,
+                _ => 0,
+            };
+            if checked || width == 0 {
                 for k in 0..3 {
                     for l in 0..len {
                         want[3 * l + k] = next;
@@ -384,10 +399,10 @@ fn blocks_run_sixteen_work_items_of_a_row_an_iteration_at_a_time() {
             } else {
                 for row in 0..local[1] {
                     let first = row * local[0];
-                    let whole = local[0] / 16 * 16;
-                    for block in (0..whole).step_by(16) {
+                    let whole = local[0] / width * width;
+                    for block in (0..whole).step_by(width) {
                         for k in 0..3 {
-                            for x in 0..16 {
+                            for x in 0..width {
                                 want[3 * (first + block + x) + k] = next;
                                 next += 1;
                             }

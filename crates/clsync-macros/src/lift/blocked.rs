@@ -1,9 +1,9 @@
 //! An interchanged loop (see `interchange`) run in register blocks: the
-//! group's work-items taken [`BLOCK`] at a time along a row
-//! (`Group::for_each_block`), and for each block the whole loop, each
-//! iteration one pass over the block's work-items, with the values the
-//! loop carries kept in an array of [`BLOCK`] for the whole loop instead of
-//! in their slots.
+//! group's work-items taken [`BLOCK`] at a time along a row, or
+//! [`NARROW_BLOCK`] where rows are shorter (`Group::for_each_block`), and
+//! for each block the whole loop, each iteration one pass over the block's
+//! work-items, with the values the loop carries kept in an array of the
+//! block's size for the whole loop instead of in their slots.
 //!
 //! The interchanged loop reads and writes each work-item's carried value
 //! once per [`JAM`](super::interchange) iterations, and runs a loop over a
@@ -12,7 +12,8 @@
 //! a block, the array is the block function's own, so the compiler keeps
 //! it in vector registers, unrolls the pass over the block and vectorizes
 //! it: `#[kernel]` SGEMM went from 15–18 to 40–47 GFLOP/s with it (2-core
-//! VM, one thread, against 50–52 for the plain-Rust limit).
+//! VM, two threads, against 50–52 for the plain-Rust limit), and with 8 × 8
+//! tiles, in blocks of eight, from 6.7–7.4 to 15.0–15.5.
 //!
 //! Unlike the jam, which copies the body once per iteration it runs
 //! together and so takes only a few plain statements, a block runs the
@@ -23,7 +24,7 @@
 //! It keeps each work-item's statements in their order, as the interchange
 //! does; only the interleaving across work-items changes, which between two
 //! barriers is the group's to choose. Blocks are for unchecked launches
-//! whose rows hold a block, and whose accesses are in bounds at every
+//! whose rows hold a narrow block, and whose accesses are in bounds at every
 //! iteration (the test of `bounds`, made once per iteration before the
 //! blocks run); else the interchanged loop runs as before. The work-items
 //! past a row's last whole block each run the whole loop on their own.
@@ -45,6 +46,10 @@ use crate::scan::mentions;
 /// it out of order. Blocks of two rows' segments, more chains at once, were
 /// slower: the compiler no longer unrolled the pass over them.
 const BLOCK: usize = 16;
+
+/// Work-items in a block where a row holds fewer than [`BLOCK`] (an 8 × 8
+/// tile): eight lanes of `f32`, one 256-bit vector.
+const NARROW_BLOCK: usize = 8;
 
 /// A body larger than this (in tokens, the loop's own included) does not
 /// run in blocks: the block's pass and the work-items left over are two
@@ -129,15 +134,19 @@ impl Lifter {
         // is a work-item of this group, whose value every work-item wrote
         // when its `let` ran, in an earlier loop; the loops only copy values
         // in and out of slots.
-        let loads = ins.iter().map(|(n, slot)| {
-            let (a, ptr) = (array(n), self.slot(*slot));
-            quote! {
-                #[allow(unused_mut)]
-                let mut #a: [_; #BLOCK] = ::core::array::from_fn(|#x| unsafe {
-                    #ptr.read(#b.item(#x).local_linear_id)
-                });
-            }
-        });
+        let loads = |width: usize| {
+            ins.iter()
+                .map(|(n, slot)| {
+                    let (a, ptr) = (array(n), self.slot(*slot));
+                    quote! {
+                        #[allow(unused_mut)]
+                        let mut #a: [_; #width] = ::core::array::from_fn(|#x| unsafe {
+                            #ptr.read(#b.item(#x).local_linear_id)
+                        });
+                    }
+                })
+                .collect::<TokenStream>()
+        };
         let reads = ins.iter().map(|(n, _)| {
             let (a, n) = (array(n), name(n));
             quote! {
@@ -145,16 +154,19 @@ impl Lifter {
                 let mut #n = #a[#x];
             }
         });
+        let reads = quote!(#(#reads)*);
         let writes = outs.iter().map(|(n, _)| {
             let (a, n) = (array(n), name(n));
             quote! { #a[#x] = #n; }
         });
+        let writes = quote!(#(#writes)*);
         let stores = outs.iter().map(|(n, slot)| {
             let (a, ptr) = (array(n), self.slot(*slot));
             quote! {
                 #b.each(|#x, #it| unsafe { #ptr.write(#it.local_linear_id, #a[#x]) });
             }
         });
+        let stores = quote!(#(#stores)*);
         // The work-items in no block: the whole loop each, their values in
         // their slots.
         let one = self.item_code(
@@ -166,32 +178,39 @@ impl Lifter {
             },
             quote!(),
         );
+        let blocks_of = |width: usize| {
+            let loads = loads(width);
+            quote! {
+                #g.for_each_block::<#width>(
+                    move |#b| {
+                        #loads
+                        for #pat in ::core::clone::Clone::clone(#range) {
+                            #b.each(|#x, #it| {
+                                #[allow(unused_variables)]
+                                let #l = #it.local_linear_id;
+                                #lane
+                                #id_lets
+                                #reads
+                                #code
+                                #writes
+                            });
+                        }
+                        #stores
+                    },
+                    move |#it| { #one },
+                );
+            }
+        };
+        let (wide, narrow) = (blocks_of(BLOCK), blocks_of(NARROW_BLOCK));
         let blocks = quote! {
             #(let #views = #g.in_mode(#views);)*
-            #g.for_each_block::<#BLOCK>(
-                move |#b| {
-                    #(#loads)*
-                    for #pat in ::core::clone::Clone::clone(#range) {
-                        #b.each(|#x, #it| {
-                            #[allow(unused_variables)]
-                            let #l = #it.local_linear_id;
-                            #lane
-                            #id_lets
-                            #(#reads)*
-                            #code
-                            #(#writes)*
-                        });
-                    }
-                    #(#stores)*
-                },
-                move |#it| { #one },
-            );
+            if #g.get_local_size(0) >= #BLOCK { #wide } else { #narrow }
         };
         // Every iteration's accesses in bounds, tested as the interchanged
         // loop tests each iteration's, before any runs.
         let condition = quote! {
             !#g.is_checked()
-                && #g.get_local_size(0) >= #BLOCK
+                && #g.get_local_size(0) >= #NARROW_BLOCK
                 && ::core::iter::Iterator::all(
                     &mut ::core::clone::Clone::clone(#range),
                     |#[allow(unused_variables)] #pat| (|| -> ::core::option::Option<bool> {
