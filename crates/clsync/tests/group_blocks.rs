@@ -120,12 +120,7 @@ fn a_barrier_inside_a_block_is_an_error() {
                 )
             })
             .unwrap_err();
-        let p = common::kernel_panic(e);
-        assert!(
-            p.message.contains("barriers belong between the loops"),
-            "{}",
-            p.message
-        );
+        common::misplaced_barrier(e);
     });
 }
 

@@ -370,13 +370,8 @@ fn a_barrier_inside_for_each_is_an_error() {
                     })
                 })
                 .unwrap_err();
-            let p = common::kernel_panic(e);
-            assert!(
-                p.message.contains("barriers belong between the loops"),
-                "checked: {checked}: {}",
-                p.message
-            );
-            assert_eq!(p.ids.local_linear_id, 0);
+            let p = common::misplaced_barrier(e);
+            assert_eq!(p.ids.local_linear_id, 0, "checked: {checked}");
             common::rt()
                 .launch_groups(&launch, |g| {
                     g.for_each(|_| g.for_each_in(0..1, |_| {}));

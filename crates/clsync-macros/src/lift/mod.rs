@@ -346,7 +346,11 @@ impl Lifter {
         let body = self.item_code(&ids, &ins, &outs, &code, quote!());
         let (g, it) = (&self.g, &self.it);
         let r = bounds::range_name();
+        // A loop that needs no id but the local linear one runs over that
+        // alone (`Group::for_each_linear`).
+        let linear = ids.is_empty() && !mentions(&code).contains(&self.wi.to_string());
         let run = |body: &TokenStream, range: Option<&TokenStream>| match range {
+            None if linear => quote! { #g.for_each_linear(move |#it| { #body }); },
             None => quote! { #g.for_each(move |#it| { #body }); },
             Some(range) => quote! { #g.for_each_in(#range, move |#it| { #body }); },
         };
@@ -500,4 +504,32 @@ fn let_names(stmts: &[Stmt]) -> HashSet<String> {
 
 fn union(a: &HashSet<String>, b: &HashSet<String>) -> HashSet<String> {
     a.union(b).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    /// A stretch between barriers that names no id but the local linear one
+    /// (its slots are read and written at it) loops over that id alone;
+    /// one that names another id loops over the work-items.
+    #[test]
+    fn a_loop_that_needs_only_the_linear_id_loops_over_it() {
+        let wi: syn::Ident = parse_quote!(wi);
+        let body: syn::Block = parse_quote!({
+            let mut acc = wi.get_local_id(0) as u32;
+            for _ in 0..barriers {
+                wi.barrier(LOCAL);
+                acc = acc.wrapping_mul(3).wrapping_add(1);
+            }
+            out.set(wi.get_global_id(0), acc);
+        });
+        let out = match super::lift(&wi, &body, Default::default()) {
+            Ok(t) => t.to_string(),
+            Err(f) => panic!("not lifted: {}", f.reason),
+        };
+        // The first stretch and the last name ids; the loop's does not.
+        assert_eq!(out.matches(". for_each_linear (").count(), 1, "{out}");
+        assert_eq!(out.matches(". for_each (").count(), 2, "{out}");
+    }
 }

@@ -28,7 +28,7 @@ pub mod loops;
 pub mod rust;
 
 pub use lifted::Lane;
-pub use loops::{Block, Group, Item};
+pub use loops::{Block, Group, Item, Linear};
 pub use rust::{RustEngine, WorkItem};
 
 use std::any::Any;

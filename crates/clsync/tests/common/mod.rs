@@ -53,6 +53,18 @@ pub fn kernel_panic(e: clsync::LaunchError) -> Box<clsync::KernelPanic> {
     }
 }
 
+/// The kernel panic of a barrier inside a group's loop over its
+/// work-items, which names the mistake; any other error fails the test.
+pub fn misplaced_barrier(e: clsync::LaunchError) -> Box<clsync::KernelPanic> {
+    let p = kernel_panic(e);
+    assert!(
+        p.message.contains("barriers belong between the loops"),
+        "{}",
+        p.message
+    );
+    p
+}
+
 /// Which form of a kernel a run takes.
 #[derive(Clone, Copy, Debug)]
 pub enum Form {

@@ -104,6 +104,14 @@ pub struct Item {
     pub global_id: [usize; 3],
 }
 
+/// One work-item as [`Group::for_each_linear`] sees it: its local linear
+/// id alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Linear {
+    /// `get_local_linear_id`.
+    pub local_linear_id: usize,
+}
+
 /// One work-group of a group-level kernel.
 pub struct Group<'g> {
     env: &'g GroupEnv<'g>,
@@ -179,6 +187,36 @@ impl Group<'_> {
                 let _running = Running::enter(check, item.local_linear_id);
                 f(item)
             }),
+        }
+        std::mem::forget(marker);
+        self.barrier_extra.set(outer);
+    }
+
+    /// Runs `f` once per work-item of the group, in local linear order,
+    /// with its local linear id alone: [`for_each`](Self::for_each) for
+    /// code that needs no other id, whose loop counts nothing else.
+    #[inline]
+    pub fn for_each_linear(&self, mut f: impl FnMut(&Linear)) {
+        let mut marker = Marker {
+            current: &self.current,
+            at: 0,
+        };
+        let outer = self.barrier_extra.get();
+        self.barrier_extra.set(outer | IN_LOOP);
+        match self.check {
+            None => {
+                for l in 0..self.len {
+                    marker.at = l;
+                    f(&Linear { local_linear_id: l })
+                }
+            }
+            Some(check) => {
+                for l in 0..self.len {
+                    marker.at = l;
+                    let _running = Running::enter(check, l);
+                    f(&Linear { local_linear_id: l })
+                }
+            }
         }
         std::mem::forget(marker);
         self.barrier_extra.set(outer);
