@@ -52,8 +52,8 @@ const BLOCK: usize = 16;
 const NARROW_BLOCK: usize = 8;
 
 /// A body larger than this (in tokens, the loop's own included) does not
-/// run in blocks: the block's pass and the work-items left over are two
-/// more copies of it.
+/// run in blocks: the pass over a block and the work-items left over, for
+/// each of the two widths, are four more copies of it.
 const MAX_BLOCKED_TOKENS: usize = 1200;
 
 impl Lifter {

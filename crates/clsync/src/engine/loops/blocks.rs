@@ -101,11 +101,11 @@ impl Group<'_> {
     pub fn for_each_block<const X: usize>(
         &self,
         mut block: impl FnMut(&Block<'_, X>),
-        item: impl FnMut(&Item),
+        mut item: impl FnMut(&Item),
     ) {
         const { assert!(X > 0, "a block has at least one work-item") };
         if self.check.is_some() {
-            return self.for_each(item);
+            return self.for_each(&mut item);
         }
         let at = Cell::new(0);
         let marker = BlockMarker {
@@ -114,7 +114,6 @@ impl Group<'_> {
         };
         let outer = self.barrier_extra.get();
         self.barrier_extra.set(outer | IN_LOOP);
-        let mut item = item;
         let ls = self.env.local_size;
         let whole = ls[0] / X * X;
         for z in 0..ls[2] {

@@ -47,6 +47,12 @@
 //!   register-blocked loop that computes a row of work-items at once) in
 //!   unchecked launches only: the checker knows an access as a work-item's
 //!   only inside `for_each`. [`Group::is_checked`] chooses the form.
+//!   [`Group::for_each_block`] cuts the rows into blocks for such code, and
+//!   runs every work-item alone in a checked launch.
+//! * A loop that needs no id but the local linear one can be
+//!   [`Group::for_each_linear`], which counts nothing else: for a short
+//!   loop (a row of 64), the counting of [`Group::for_each`] is a fair part
+//!   of its time.
 //!
 //! ```
 //! use clsync::{Buffer, Launch, NdRange, Runtime};
