@@ -8,6 +8,7 @@ mod common;
 
 use clsync::sync::LOCAL;
 use clsync::{Buffer, Group, Item, Launch, NdRange};
+use proptest::prelude::*;
 
 /// Checks `it`'s ids against the work-item functions' and counts it in
 /// `seen` (by global linear id).
@@ -149,5 +150,77 @@ fn a_panic_in_a_block_names_the_work_item_running() {
         let p = common::kernel_panic(e);
         let want = if inside { 10 } else { 8 };
         assert_eq!(p.ids.local_linear_id, want, "inside each: {inside}: {p}");
+    }
+}
+
+/// Over random ranges of one to three dimensions, with offsets and smaller
+/// last groups: blocks of 1, 3, 8 and 16 and `for_each_linear` run every
+/// work-item exactly once, with the ids the work-item functions give it
+/// (checked by `visit`), a block inside its row.
+fn covers<const X: usize>(range: NdRange, n: usize) {
+    let launch = Launch::new("blocks", range);
+    let (seen, linear) = (Buffer::<u32>::new(n), Buffer::<u32>::new(n));
+    common::rt()
+        .launch_groups(&launch, |g| {
+            let row = g.get_local_size(0);
+            g.for_each_block::<X>(
+                |b| {
+                    assert!(b.item(0).local_id[0] + X <= row, "a block lies in its row");
+                    b.each(|_, it| visit(g, &seen, it));
+                },
+                |it| visit(g, &seen, it),
+            );
+            g.for_each_linear(|it| {
+                let ids = g.ids(it.local_linear_id);
+                linear.atomic_inc(ids.global_linear_id);
+            });
+        })
+        .unwrap();
+    assert!(
+        seen.to_vec().iter().all(|&k| k == 1),
+        "X = {X}: {:?}",
+        seen.to_vec()
+    );
+    assert!(
+        linear.to_vec().iter().all(|&k| k == 1),
+        "linear: {:?}",
+        linear.to_vec()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn blocks_and_linear_loops_cover_random_ranges(
+        dims in 1usize..=3,
+        global in prop::array::uniform3(1usize..40),
+        local in prop::array::uniform3(1usize..20),
+        offset in prop::array::uniform3(0usize..5),
+    ) {
+        let (mut g, mut l, mut o) = ([1; 3], [1; 3], [0; 3]);
+        g[..dims].copy_from_slice(&global[..dims]);
+        l[..dims].copy_from_slice(&local[..dims]);
+        o[..dims].copy_from_slice(&offset[..dims]);
+        // Local sizes no larger than the range, in at most 256 work-items.
+        for d in 0..3 {
+            l[d] = l[d].min(g[d]);
+        }
+        while l.iter().product::<usize>() > 256 {
+            let d = (0..3).max_by_key(|&d| l[d]).expect("three dimensions");
+            l[d] /= 2;
+        }
+        let range = move || match dims {
+            1 => NdRange::new([g[0]]).local([l[0]]).offset([o[0]]),
+            2 => NdRange::new([g[0], g[1]]).local([l[0], l[1]]).offset([o[0], o[1]]),
+            _ => NdRange::new(g).local(l).offset(o),
+        };
+        let n = g.iter().product();
+        common::within(60, move || {
+            covers::<1>(range(), n);
+            covers::<3>(range(), n);
+            covers::<8>(range(), n);
+            covers::<16>(range(), n);
+        });
     }
 }
