@@ -146,8 +146,15 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
                 .filter(|p| is_buffer_ref(&p.ty) && only_view_methods(&p.name, &f.block))
                 .map(|p| &p.name)
                 .collect();
-            let names = viewed.iter().map(|n| n.to_string()).collect();
-            lift::lift(&wi, &f.block, names).map(|body| {
+            let lift_params = lift::Params {
+                buffers: viewed.iter().map(|n| n.to_string()).collect(),
+                slices: params
+                    .iter()
+                    .filter(|p| is_slice_ref(&p.ty))
+                    .map(|p| p.name.to_string())
+                    .collect(),
+            };
+            lift::lift(&wi, &f.block, lift_params).map(|body| {
                 let g = Ident::new("__clsync_g", Span::mixed_site());
                 quote! { #(let #viewed = #g.global(#viewed);)* #body }
             })
@@ -259,6 +266,11 @@ fn is_buffer_ref(ty: &syn::Type) -> bool {
     };
     matches!(&*r.elem, syn::Type::Path(p)
         if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Buffer"))
+}
+
+/// Whether `ty` is `&[…]`, a shared slice: constant global memory.
+fn is_slice_ref(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && matches!(&*r.elem, syn::Type::Slice(_)))
 }
 
 /// Whether every use of `name` in `body` is `name.get(…)`, `name.set(…)`,

@@ -86,12 +86,15 @@ pub fn reduce_lifted(rt: &Runtime, input: &[f32]) -> Run {
     })
 }
 
-/// The tiled SGEMM written per work-item, line for line as `kernels.cl`'s.
+/// The tiled SGEMM written per work-item, line for line as `kernels.cl`'s:
+/// its `global const float*` inputs are shared slices, which no one writes
+/// while the kernel borrows them, so their reads are plain loads (a
+/// buffer's are relaxed atomics) and vectorize.
 #[kernel(groups)]
 pub fn sgemm_item(
     wi: &WorkItem,
-    a: &Buffer<f32>,
-    b: &Buffer<f32>,
+    a: &[f32],
+    b: &[f32],
     c: &Buffer<f32>,
     n: usize,
     ta: LocalArg<f32>,
@@ -102,8 +105,8 @@ pub fn sgemm_item(
     let (col, row) = (wi.get_global_id(0), wi.get_global_id(1));
     let mut acc = 0.0f32;
     for t in 0..n / TILE {
-        ta.set(ty * TILE + tx, a.get(row * n + t * TILE + tx));
-        tb.set(ty * TILE + tx, b.get((t * TILE + ty) * n + col));
+        ta.set(ty * TILE + tx, a[row * n + t * TILE + tx]);
+        tb.set(ty * TILE + tx, b[(t * TILE + ty) * n + col]);
         wi.barrier(LOCAL);
         for k in 0..TILE {
             acc += ta.get(ty * TILE + k) * tb.get(k * TILE + tx);
@@ -115,7 +118,9 @@ pub fn sgemm_item(
 
 /// [`sgemm_item`] lifted by `#[kernel]`.
 pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
-    sgemm_with(a, b, n, |launch, ab, bb, c, ta, tb| {
-        sgemm_item_launch(rt, launch, ab, bb, c, n, ta, tb)
+    // A and B as the host's slices: the buffers `sgemm_with` makes hold
+    // the same values.
+    sgemm_with(a, b, n, |launch, _, _, c, ta, tb| {
+        sgemm_item_launch(rt, launch, a, b, c, n, ta, tb)
     })
 }

@@ -128,10 +128,13 @@ struct Rewrite<'a> {
 impl VisitMut for Rewrite<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         visit_mut::visit_expr_mut(self, e);
-        if let Expr::MethodCall(m) = e {
-            if let Some(unchecked) = self.unchecked(m) {
-                *e = unchecked;
-            }
+        let unchecked = match e {
+            Expr::MethodCall(m) => self.unchecked(m),
+            Expr::Index(i) => self.unchecked_index(i),
+            _ => None,
+        };
+        if let Some(unchecked) = unchecked {
+            *e = unchecked;
         }
     }
     // A closure's accesses stay checked: its parameters and where it runs
@@ -184,6 +187,30 @@ impl Rewrite<'_> {
         } else {
             syn::parse_quote!(unsafe { #view.#get(#index) })
         })
+    }
+
+    /// `i` (`a[index]`) as an unchecked read, with its test recorded, if
+    /// `a` is a `&[T]` parameter no `let` hides and the index grows with
+    /// the ids. A shared slice cannot be written while the kernel borrows
+    /// it, so `a[index]` is only ever a read.
+    fn unchecked_index(&mut self, i: &syn::ExprIndex) -> Option<Expr> {
+        let Expr::Path(p) = &*i.expr else {
+            return None;
+        };
+        let slice = p.path.get_ident()?;
+        let name = slice.to_string();
+        if p.qself.is_some()
+            || self.inner.contains(&name)
+            || self.lifter.binding(&name).is_some()
+            || !self.lifter.slices.contains(&name)
+        {
+            return None;
+        }
+        let index = &i.index;
+        let largest = self.largest(index)?;
+        self.tests.push(quote!((#largest) < #slice.len()));
+        // SAFETY (of the generated block): as for a view's access above.
+        Some(syn::parse_quote!((*unsafe { #slice.get_unchecked(#index) })))
     }
 
     /// The largest value `e` takes in the loop, as a `usize` expression
@@ -301,11 +328,16 @@ pub(super) fn range_name() -> Ident {
 mod tests {
     use syn::parse_quote;
 
-    /// The lifted form of a kernel body over `wi`, as text, and how many of
-    /// its accesses were made unchecked.
+    /// The lifted form of a kernel body over `wi` with a buffer parameter
+    /// `buf` and a slice parameter `src`, as text, and how many of its
+    /// accesses were made unchecked.
     fn unchecked(body: syn::Block) -> (usize, String) {
         let wi: syn::Ident = parse_quote!(wi);
-        let out = match crate::lift::lift(&wi, &body, ["buf".to_string()].into()) {
+        let params = crate::lift::Params {
+            buffers: ["buf".to_string()].into(),
+            slices: ["src".to_string()].into(),
+        };
+        let out = match crate::lift::lift(&wi, &body, params) {
             Ok(t) => t.to_string(),
             Err(f) => panic!("not lifted: {}", f.reason),
         };
@@ -378,6 +410,35 @@ mod tests {
         // their mode.
         assert_eq!(out.matches(". in_mode (buf)").count(), 2, "{out}");
         assert_eq!(out.matches(". in_mode (t)").count(), 2, "{out}");
+    }
+
+    /// A slice parameter's `src[i]` (`src`, the one the test lifts with) is
+    /// read unchecked where the largest index is in bounds; an index that
+    /// may shrink, a slice a `let` hides and a range stay as written.
+    #[test]
+    fn slice_parameters_are_checked_once() {
+        let (n, out) = unchecked(parse_quote!({
+            let t = wi.local(tile);
+            let (g, tx) = (wi.get_global_id(0), wi.get_local_id(0));
+            t.set(tx, src[g * 2 + 1] + src[g - 1]);
+            wi.barrier(LOCAL);
+            let other = {
+                let src = t;
+                src.get(0)
+            };
+            out.set(g, t.get(tx) + src[1..3][0] + other);
+        }));
+        assert_eq!(
+            out.matches("src . get_unchecked (g * 2 + 1)").count(),
+            1,
+            "{out}"
+        );
+        assert!(out.contains("< src . len ()"), "{out}");
+        // `src[g - 1]`, the hidden `src` and the range stay.
+        assert!(out.contains("src [g - 1]"), "{out}");
+        assert!(out.contains("src [1 .. 3]"), "{out}");
+        // `t.set`, `t.get` and `src[g * 2 + 1]`.
+        assert_eq!(n, 3, "{out}");
     }
 
     #[test]

@@ -40,10 +40,20 @@ impl Fail {
 
 type Lifted = Result<TokenStream, Fail>;
 
-/// The group-level body of a kernel whose work-item parameter is `wi`;
-/// `buffers` are the parameters the kernel reaches through the group's
-/// views of their buffers (`Group::global`).
-pub(crate) fn lift(wi: &Ident, body: &Block, buffers: HashSet<String>) -> Lifted {
+/// What the lifting knows of a kernel's parameters.
+#[derive(Default)]
+pub(crate) struct Params {
+    /// Those the kernel reaches through the group's views of their
+    /// buffers (`Group::global`).
+    pub(crate) buffers: HashSet<String>,
+    /// The `&[T]` ones: constant global memory (`__global const T*`), which
+    /// no one writes while the kernel borrows it, and whose `a[i]` `bounds`
+    /// may check once per loop.
+    pub(crate) slices: HashSet<String>,
+}
+
+/// The group-level body of a kernel whose work-item parameter is `wi`.
+pub(crate) fn lift(wi: &Ident, body: &Block, params: Params) -> Lifted {
     let mut l = Lifter {
         wi: wi.clone(),
         g: Ident::new("__clsync_g", Span::mixed_site()),
@@ -54,7 +64,8 @@ pub(crate) fn lift(wi: &Ident, body: &Block, buffers: HashSet<String>) -> Lifted
         locals: uniform::locals(body).into_iter().collect(),
         pending: HashSet::new(),
         loops: Vec::new(),
-        buffers,
+        buffers: params.buffers,
+        slices: params.slices,
     };
     let items: Vec<&Stmt> = body
         .stmts
@@ -124,6 +135,9 @@ struct Lifter {
     /// (`Group::global`), whose accesses `bounds` may check once per loop
     /// where no `let` hides them.
     buffers: HashSet<String>,
+    /// The `&[T]` parameters, whose `a[i]` `bounds` may check once per
+    /// loop where no `let` hides them.
+    slices: HashSet<String>,
     /// The group loops the lifting is inside, innermost last: where a
     /// `break` behind a per-work-item condition may be checked at run time
     /// (see `group::checked_break`).
