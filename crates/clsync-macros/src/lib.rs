@@ -12,11 +12,16 @@
 //!   written back after it;
 //! * a `for` with no barrier whose body assigns a per-work-item variable
 //!   declared before it, over a uniform range, is run by the group, each
-//!   iteration a loop over the work-items (`lift/interchange.rs`); a tuple
-//!   `let` is taken as one `let` per element (`pattern.rs`);
-//! * a local array's `get` and `set` at an index that only grows with the
-//!   local ids is checked once per loop, by the largest work-item's index,
-//!   and the loop then runs unchecked (`lift/bounds.rs`);
+//!   iteration a loop over the work-items (`lift/interchange.rs`), or, over
+//!   a range in an unchecked launch, in register blocks of a row's
+//!   work-items (`lift/blocked.rs`); a tuple `let` is taken as one `let` per
+//!   element (`pattern.rs`);
+//! * a stretch that names no id but the local linear one loops over that
+//!   id alone (`Group::for_each_linear`);
+//! * a local array's or a buffer's `get` and `set`, and a `&[T]`
+//!   parameter's `src[i]`, at an index that only grows with the ids is
+//!   checked once per loop, by the largest work-item's index, and the loop
+//!   then runs unchecked (`lift/bounds.rs`);
 //! * `for`, `while`, `loop`, `if` and blocks that contain a barrier are run
 //!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if

@@ -165,7 +165,13 @@ extern crate self as clsync;
 ///   (`tests/kernel_macro_interchange.rs`). When its iterator is a range
 ///   and its body a few assignments and calls, it is also unrolled and
 ///   jammed: four iterations of each work-item in one loop over the group,
-///   then the rest one at a time.
+///   then the rest one at a time. In an unchecked launch whose rows hold
+///   eight work-items or more, such a loop over a range runs in register
+///   blocks instead ([`Group::for_each_block`]): the whole loop for sixteen
+///   (or eight) work-items of a row at a time, their carried values in
+///   vector registers (`tests/kernel_macro_blocks.rs`).
+/// * A stretch between barriers that names no id but the local linear one
+///   loops over that id alone ([`Group::for_each_linear`]).
 /// * A local array's `get(i)` and `set(i, v)` through the group's view of it
 ///   (`let t = wi.local(tile)`), or a buffer parameter's, at an index that
 ///   only grows with the ids (`+`, `*` and `/` by a uniform value, of local
@@ -178,7 +184,10 @@ extern crate self as clsync;
 ///   atomics), so that it can vectorize; otherwise, and in checked
 ///   launches, it runs as written, and an index out of bounds is the same
 ///   panic or report, at the same line, for the same work-item
-///   (`tests/kernel_macro_bounds.rs`).
+///   (`tests/kernel_macro_bounds.rs`). The same holds for `src[i]` on a
+///   `&[T]` parameter, OpenCL C's `global const T*`: memory no one writes
+///   while the kernel borrows it, read with plain loads, which vectorize
+///   (`tests/kernel_macro_slices.rs`).
 /// * `let (l, n) = (wi.get_local_id(0), wi.get_local_size(0));` is taken as
 ///   two `let`s, so that the group holds `n` and each loop takes `l` from
 ///   its work-item (not where a value names what an earlier name of the

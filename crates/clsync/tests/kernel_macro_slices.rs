@@ -63,7 +63,9 @@ fn reads_of_a_shared_slice_give_the_sequential_result() {
     common::within(60, || {
         for (groups, local) in [(3, 16), (2, 5)] {
             let total = groups * local;
-            let src: Vec<u32> = (0..3 * total as u32).map(|i| i.wrapping_mul(2654435761) >> 9).collect();
+            let src: Vec<u32> = (0..3 * total as u32)
+                .map(|i| i.wrapping_mul(2654435761) >> 9)
+                .collect();
             let want = gather_reference(&src, total, local);
             common::both_forms_give(
                 "gather",
