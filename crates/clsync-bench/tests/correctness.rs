@@ -1,7 +1,8 @@
 //! Every benchmark kernel, at small sizes, gives the sequential reference's
 //! result in every engine: clsync's group-level kernels (unchecked and
 //! checked, which must report nothing), the kernels written per work-item
-//! and lifted by `#[kernel]`, the general engine for the barrier loop, plain Rust, and — with the `pocl` feature and a device — PoCL.
+//! and lifted by `#[kernel]` and the same source on the general engine,
+//! plain Rust, and — with the `pocl` feature and a device — PoCL.
 //! No test here measures a time.
 
 use clsync::Runtime;
@@ -32,7 +33,9 @@ fn clsync_kernels_match_the_references_checked_and_unchecked() {
             kernels::barrier_loop_lifted(&rt, &S),
             kernels::reduce(&rt, &reduce),
             kernels::reduce_lifted(&rt, &reduce),
+            kernels::reduce_general(&rt, &reduce),
             kernels::sgemm_lifted(&rt, &a, &b, S.sgemm),
+            kernels::sgemm_general(&rt, &a, &b, S.sgemm),
             kernels::scan(&rt, &scan),
             kernels::sgemm(&rt, &a, &b, S.sgemm),
             kernels::histogram(&rt, &bytes),

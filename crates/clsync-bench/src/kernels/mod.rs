@@ -18,9 +18,9 @@ mod per_item;
 
 pub use per_item::{
     barrier_loop_async, barrier_loop_general, barrier_loop_item, barrier_loop_item_form,
-    barrier_loop_item_groups, barrier_loop_item_launch, barrier_loop_lifted, reduce_item,
-    reduce_item_form, reduce_item_groups, reduce_item_launch, reduce_lifted, sgemm_item,
-    sgemm_item_form, sgemm_item_groups, sgemm_item_launch, sgemm_lifted,
+    barrier_loop_item_groups, barrier_loop_item_launch, barrier_loop_lifted, reduce_general,
+    reduce_item, reduce_item_form, reduce_item_groups, reduce_item_launch, reduce_lifted,
+    sgemm_general, sgemm_item, sgemm_item_form, sgemm_item_groups, sgemm_item_launch, sgemm_lifted,
 };
 
 use crate::reference::{self, compare};

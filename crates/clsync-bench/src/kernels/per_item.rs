@@ -86,6 +86,14 @@ pub fn reduce_lifted(rt: &Runtime, input: &[f32]) -> Run {
     })
 }
 
+/// [`reduce_item`] on the general engine: one coroutine per work-item (for
+/// the tests: the same source in every engine).
+pub fn reduce_general(rt: &Runtime, input: &[f32]) -> Run {
+    reduce_with(input, |launch, data, partial, scratch| {
+        rt.launch(launch, |wi| reduce_item(wi, data, partial, scratch))
+    })
+}
+
 /// The tiled SGEMM written per work-item, line for line as `kernels.cl`'s:
 /// its `global const float*` inputs are shared slices, which no one writes
 /// while the kernel borrows them, so their reads are plain loads (a
@@ -122,5 +130,13 @@ pub fn sgemm_lifted(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
     // the same values.
     sgemm_with(a, b, n, |launch, _, _, c, ta, tb| {
         sgemm_item_launch(rt, launch, a, b, c, n, ta, tb)
+    })
+}
+
+/// [`sgemm_item`] on the general engine: one coroutine per work-item (for
+/// the tests: the same source in every engine).
+pub fn sgemm_general(rt: &Runtime, a: &[f32], b: &[f32], n: usize) -> Run {
+    sgemm_with(a, b, n, |launch, _, _, c, ta, tb| {
+        rt.launch(launch, |wi| sgemm_item(wi, a, b, c, n, ta, tb))
     })
 }
