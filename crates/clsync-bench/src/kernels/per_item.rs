@@ -1,8 +1,10 @@
-//! The kernels written per work-item, line for line as `kernels.cl`'s, and
-//! how the suite runs them: lifted by `#[kernel]` into group-level loops
-//! (the `#[kernel]` rows), and the barrier loop on the general engines
-//! (coroutines and async).
+//! The kernels written per work-item, line for line as `kernels.cl`'s (its
+//! `global const float*` inputs as shared slices), and how the suite runs
+//! them: lifted by `#[kernel]` into group-level loops (the `#[kernel]`
+//! rows), the barrier loop on the general engines (coroutines and async),
+//! and, for the tests, the reduction and SGEMM on the coroutine engine.
 
+use clsync::memory::prefetch;
 use clsync::sync::LOCAL;
 use clsync::{kernel, Buffer, LocalArg, Runtime, WorkItem};
 
@@ -51,21 +53,18 @@ pub fn barrier_loop_async(rt: &Runtime, s: &Sizes) -> Run {
     })
 }
 
-/// The reduction written per work-item, line for line as `kernels.cl`'s.
+/// The reduction written per work-item, line for line as `kernels.cl`'s:
+/// its `global const float*` input is a shared slice, read with plain
+/// loads (see [`sgemm_item`]).
 #[kernel(groups)]
-pub fn reduce_item(
-    wi: &WorkItem,
-    data: &Buffer<f32>,
-    partial: &Buffer<f32>,
-    scratch: LocalArg<f32>,
-) {
+pub fn reduce_item(wi: &WorkItem, data: &[f32], partial: &Buffer<f32>, scratch: LocalArg<f32>) {
     let l = wi.get_local_id(0);
     let s = wi.local(scratch);
     let ahead = wi.get_group_id(0) + 2;
     if l == 0 {
-        data.prefetch(ahead * GROUP..(ahead + 1) * GROUP);
+        prefetch(data, ahead * GROUP..(ahead + 1) * GROUP);
     }
-    s.set(l, data.get(wi.get_global_id(0)));
+    s.set(l, data[wi.get_global_id(0)]);
     let mut h = GROUP / 2;
     while h > 0 {
         wi.barrier(LOCAL);
@@ -81,16 +80,18 @@ pub fn reduce_item(
 
 /// [`reduce_item`] lifted by `#[kernel]`.
 pub fn reduce_lifted(rt: &Runtime, input: &[f32]) -> Run {
-    reduce_with(input, |launch, data, partial, scratch| {
-        reduce_item_launch(rt, launch, data, partial, scratch)
+    // The input as the host's slice: the buffer `reduce_with` makes holds
+    // the same values.
+    reduce_with(input, |launch, _, partial, scratch| {
+        reduce_item_launch(rt, launch, input, partial, scratch)
     })
 }
 
 /// [`reduce_item`] on the general engine: one coroutine per work-item (for
 /// the tests: the same source in every engine).
 pub fn reduce_general(rt: &Runtime, input: &[f32]) -> Run {
-    reduce_with(input, |launch, data, partial, scratch| {
-        rt.launch(launch, |wi| reduce_item(wi, data, partial, scratch))
+    reduce_with(input, |launch, _, partial, scratch| {
+        rt.launch(launch, |wi| reduce_item(wi, input, partial, scratch))
     })
 }
 

@@ -261,6 +261,31 @@ impl<T: Element> fmt::Debug for Buffer<T> {
     }
 }
 
+/// OpenCL C's `prefetch` for constant global memory held as a shared slice
+/// (a `&[T]` kernel parameter, `global const T*`): a hint that elements
+/// `range` of `data` will be read soon, those past the end left out, as
+/// [`Buffer::prefetch`] is for a buffer.
+///
+/// ```
+/// use clsync::memory::prefetch;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// let data: Vec<u32> = (0..1024).collect();
+/// let firsts = Buffer::<u32>::new(4);
+/// let launch = Launch::new("firsts", NdRange::new([1024]).local([256]));
+/// Runtime::new().launch_groups(&launch, |g| {
+///     let group = g.get_group_id(0);
+///     // A hint for a later group's elements; past the end, ignored.
+///     prefetch(&data, (group + 2) * 256..(group + 3) * 256);
+///     firsts.set(group, data[group * 256]);
+/// }).unwrap();
+/// assert_eq!(firsts.to_vec(), vec![0, 256, 512, 768]);
+/// ```
+#[inline]
+pub fn prefetch<T>(data: &[T], range: std::ops::Range<usize>) {
+    prefetch_elements(data.as_ptr(), data.len(), range)
+}
+
 /// Prefetches elements `range` of the `len` elements from `base`, those past
 /// the end left out (a hint; nothing is read).
 #[inline]

@@ -36,7 +36,7 @@ mod private;
 mod scalar;
 mod view;
 
-pub use buffer::Buffer;
+pub use buffer::{prefetch, Buffer};
 pub use image::{Image2d, ImageSizeError, Pixel, MAX_IMAGE2D_SIZE};
 pub use local::{LocalArg, LocalSlice, MAX_LOCAL_MEM_SIZE};
 pub use private::Private;
