@@ -118,15 +118,11 @@ impl Lifter {
             Some(h) => (h.test, h.code, h.views),
             None => (quote!(true), code.clone(), Vec::new()),
         };
-        let (g, it, l, wi) = (&self.g, &self.it, &self.l, &self.wi);
+        let (g, it, l) = (&self.g, &self.it, &self.l);
         let pat = &f.pat;
         let b = Ident::new("__clsync_b", Span::mixed_site());
         let x = Ident::new("__clsync_x", Span::mixed_site());
-        let lane = if mentions(&code).contains(&wi.to_string()) {
-            quote! { let #wi = #g.lane(#it); }
-        } else {
-            quote!()
-        };
+        let lane = self.lane_let(&code);
         let id_lets = self.id_lets(&ids);
         let array = |n: &str| format_ident!("__clsync_block_{}", n, span = Span::mixed_site());
         let name = |n: &str| Ident::new(n, Span::call_site());

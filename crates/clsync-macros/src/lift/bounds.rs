@@ -332,15 +332,11 @@ mod tests {
     /// `buf` and a slice parameter `src`, as text, and how many of its
     /// accesses were made unchecked.
     fn unchecked(body: syn::Block) -> (usize, String) {
-        let wi: syn::Ident = parse_quote!(wi);
         let params = crate::lift::Params {
             buffers: ["buf".to_string()].into(),
             slices: ["src".to_string()].into(),
         };
-        let out = match crate::lift::lift(&wi, &body, params) {
-            Ok(t) => t.to_string(),
-            Err(f) => panic!("not lifted: {}", f.reason),
-        };
+        let out = crate::lift::lifted_text(&parse_quote!(wi), &body, params);
         (out.matches("_unchecked").count(), out)
     }
 

@@ -332,11 +332,7 @@ mod tests {
 
     /// The lifted form of the kernel body (over `wi`), as text.
     fn lifted(body: syn::Block) -> String {
-        let wi: syn::Ident = parse_quote!(wi);
-        match crate::lift::lift(&wi, &body, Default::default()) {
-            Ok(t) => t.to_string(),
-            Err(f) => panic!("not lifted: {}", f.reason),
-        }
+        crate::lift::lifted_text(&parse_quote!(wi), &body, Default::default())
     }
 
     /// How many loops of the kernel body run in register blocks, in its

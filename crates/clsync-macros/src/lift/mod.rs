@@ -362,7 +362,7 @@ impl Lifter {
         let r = bounds::range_name();
         // A loop that needs no id but the local linear one runs over that
         // alone (`Group::for_each_linear`).
-        let linear = ids.is_empty() && !mentions(&code).contains(&self.wi.to_string());
+        let linear = ids.is_empty() && !self.uses_lane(&code);
         let run = |body: &TokenStream, range: Option<&TokenStream>| match range {
             None if linear => quote! { #g.for_each_linear(move |#it| { #body }); },
             None => quote! { #g.for_each(move |#it| { #body }); },
@@ -437,13 +437,8 @@ impl Lifter {
         code: &TokenStream,
         tail: TokenStream,
     ) -> TokenStream {
-        let (it, l, wi) = (&self.it, &self.l, &self.wi);
-        let lane = if mentions(code).contains(&wi.to_string()) {
-            let g = &self.g;
-            quote! { let #wi = #g.lane(#it); }
-        } else {
-            quote!()
-        };
+        let (it, l) = (&self.it, &self.l);
+        let lane = self.lane_let(code);
         let ids = self.id_lets(ids);
         let reads = ins.iter().map(|(name, slot)| {
             let (name, ptr) = (Ident::new(name, Span::call_site()), self.slot(*slot));
@@ -471,9 +466,23 @@ impl Lifter {
             #tail
         }
     }
-}
 
-impl Lifter {
+    /// Whether `code` names the work-item (`wi`) itself: in a loop over the
+    /// work-items it is then a `Lane`.
+    fn uses_lane(&self, code: &TokenStream) -> bool {
+        mentions(code).contains(&self.wi.to_string())
+    }
+
+    /// `let wi = g.lane(it);` where `code` names `wi`, else nothing.
+    fn lane_let(&self, code: &TokenStream) -> TokenStream {
+        let (g, it, wi) = (&self.g, &self.it, &self.wi);
+        if self.uses_lane(code) {
+            quote! { let #wi = #g.lane(#it); }
+        } else {
+            quote!()
+        }
+    }
+
     /// The `let`s of a work-item's id variables `ids`, taken from the
     /// work-item in the loop.
     fn id_lets(&self, ids: &[(String, Id)]) -> TokenStream {
@@ -520,6 +529,16 @@ fn union(a: &HashSet<String>, b: &HashSet<String>) -> HashSet<String> {
     a.union(b).cloned().collect()
 }
 
+/// The lifted form of a kernel body over `wi`, as text, for the tests;
+/// a body the lifting refuses fails the test.
+#[cfg(test)]
+fn lifted_text(wi: &Ident, body: &Block, params: Params) -> String {
+    match lift(wi, body, params) {
+        Ok(t) => t.to_string(),
+        Err(f) => panic!("not lifted: {}", f.reason),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use syn::parse_quote;
@@ -538,10 +557,7 @@ mod tests {
             }
             out.set(wi.get_global_id(0), acc);
         });
-        let out = match super::lift(&wi, &body, Default::default()) {
-            Ok(t) => t.to_string(),
-            Err(f) => panic!("not lifted: {}", f.reason),
-        };
+        let out = super::lifted_text(&wi, &body, Default::default());
         // The first stretch and the last name ids; the loop's does not.
         assert_eq!(out.matches(". for_each_linear (").count(), 1, "{out}");
         assert_eq!(out.matches(". for_each (").count(), 2, "{out}");
