@@ -91,16 +91,29 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     // The typed forms below pass constants, so after inlining each of these
     // folds to the one instruction (global) or load/store pair (local).
 
-    // Each operation tests the gate itself, before it makes the closure the
-    // checker takes: a closure made first has its captures stored to the
+    // Each operation tests the gate itself, and with the gate raised calls
+    // its own slow side: a method out of line, which makes the closure the
+    // checker takes. A closure made first has its captures stored to the
     // stack on every call, for the slow path's sake (three stores per local
-    // `atomic_fetch_add` in a histogram).
+    // `atomic_fetch_add` in a histogram); and a slow side inlined beside the
+    // fast one ends in the same memory access, which the compiler then
+    // shares between the two, so the fast side computes the object's address
+    // into a register rather than folding it into the access: a local
+    // `atomic_inc` in a histogram's loop was then `lea` and `incl (reg)`
+    // rather than `incl (base, index, 4)`, six instructions per byte rather
+    // than five, and 2.1 GB/s rather than 2.25 (2-core VM, one thread).
 
     #[inline(always)]
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         if crate::gate::quiet() {
             return self.load_now(order);
         }
+        self.load_slow(order, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn load_slow(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
         let f = move || (self.load_now(order), Effect::Read);
         self.checked("atomic_load", OpKind::Load, order, None, scope, at, f)
     }
@@ -123,6 +136,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.store_now(v, order);
         }
+        self.store_slow(v, order, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn store_slow(&self, v: T, order: MemOrder, scope: MemScope, at: &'static Location<'static>) {
         let f = move || (self.store_now(v, order), Effect::STORE);
         self.checked("atomic_store", OpKind::Store, order, None, scope, at, f)
     }
@@ -149,6 +168,18 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.exchange_now(v, order);
         }
+        self.exchange_slow(v, order, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exchange_slow(
+        &self,
+        v: T,
+        order: MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
         let f = move || {
             let old = self.exchange_now(v, order);
             (old, Effect::rmw(old.to_raw(), v.to_raw()))
@@ -191,15 +222,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         let result = if crate::gate::quiet() {
             self.cas_raw(want, desired, success, failure, weak)
         } else {
-            let f = move || {
-                let r = self.cas_raw(want, desired, success, failure, weak);
-                let effect = match r {
-                    Ok(_) => Effect::rmw(want, desired.to_raw()),
-                    Err(_) => Effect::Read,
-                };
-                (r, effect)
-            };
-            self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, f)
+            self.cas_slow(op, want, desired, success, failure, weak, scope, at)
         };
         match result {
             Ok(_) => true,
@@ -208,6 +231,31 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
                 false
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn cas_slow(
+        &self,
+        op: &'static str,
+        want: <T::Raw as RawAtomic>::Value,
+        desired: T,
+        success: MemOrder,
+        failure: MemOrder,
+        weak: bool,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> Result<<T::Raw as RawAtomic>::Value, <T::Raw as RawAtomic>::Value> {
+        let f = move || {
+            let r = self.cas_raw(want, desired, success, failure, weak);
+            let effect = match r {
+                Ok(_) => Effect::rmw(want, desired.to_raw()),
+                Err(_) => Effect::Read,
+            };
+            (r, effect)
+        };
+        self.checked(op, OpKind::Rmw, success, Some(failure), scope, at, f)
     }
 
     #[inline(always)]
@@ -521,6 +569,19 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
         if crate::gate::quiet() {
             return self.rmw_now(op, v, order);
         }
+        self.rmw_slow(op, v, order, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn rmw_slow(
+        &self,
+        op: RmwOp,
+        v: T,
+        order: MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
         let f = move || {
             let old = self.rmw_now(op, v, order);
             let new = <T::Raw as RawAtomic>::apply(op, old.to_raw(), v.to_raw());
