@@ -98,10 +98,12 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     // `atomic_fetch_add` in a histogram); and a slow side inlined beside the
     // fast one ends in the same memory access, which the compiler then
     // shares between the two, so the fast side computes the object's address
-    // into a register rather than folding it into the access: a local
-    // `atomic_inc` in a histogram's loop was then `lea` and `incl (reg)`
-    // rather than `incl (base, index, 4)`, six instructions per byte rather
-    // than five, and 2.1 GB/s rather than 2.25 (2-core VM, one thread).
+    // into a register rather than folding it into the access. A local
+    // `atomic_inc` in a histogram's loop is `incl (base, index, 4)` so, five
+    // instructions per byte with the gate test and 2.2-2.3 GB/s (2-core VM,
+    // one thread); with the slow side inlined it was seven and 1.6-1.7, and
+    // with only the checker's call out of line (the closure made inline) six
+    // and 2.1.
 
     #[inline(always)]
     fn op_load(&self, order: MemOrder, scope: MemScope, at: &'static Location<'static>) -> T {
