@@ -19,9 +19,9 @@
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
-use super::super::space::Space;
-use super::super::Effect;
 use super::Atomic;
+use crate::atomics::space::Space;
+use crate::atomics::Effect;
 use crate::checker::OpKind;
 use crate::memory::{AtomicInteger, AtomicValue, RawAtomic, RmwOp};
 use crate::sync::{MemOrder, MemScope};
@@ -238,7 +238,7 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     ) -> R {
         // `perform` tests the gate again: on this path only, and the slow
         // side is all it adds.
-        super::super::perform(
+        crate::atomics::perform(
             self as *const Self as usize,
             S::LOCAL,
             op,
