@@ -78,14 +78,15 @@ pub(crate) fn perform<R>(
         failure,
         scope,
     };
-    slow(addr, local, access, at, f)
+    raised(addr, local, access, at, f)
 }
 
 /// `perform` with the gate raised: poll, trace, check, perform, and tell
-/// the watchdog of a change.
+/// the watchdog of a change. Also the slow side of the 2.0 atomics'
+/// operations, which test the gate themselves (`atomic/ops.rs`).
 #[cold]
 #[inline(never)]
-fn slow<R>(
+pub(crate) fn raised<R>(
     addr: usize,
     local: bool,
     a: AtomicAccess,

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use super::Atomic;
 use crate::atomics::space::Space;
 use crate::atomics::Effect;
-use crate::checker::OpKind;
+use crate::checker::{AtomicAccess, OpKind};
 use crate::memory::{AtomicInteger, AtomicValue, RawAtomic, RmwOp};
 use crate::sync::{MemOrder, MemScope};
 
@@ -223,7 +223,8 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
     }
 
     /// The slow side of an operation, after the operation found the gate
-    /// raised: cancellation poll, trace and checker (`atomics::perform`).
+    /// raised: cancellation poll, trace and checker
+    /// ([`raised`](crate::atomics::raised); the gate is not tested again).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn checked<R>(
@@ -236,19 +237,14 @@ impl<T: AtomicValue, S: Space> Atomic<T, S> {
         at: &'static Location<'static>,
         f: impl FnOnce() -> (R, Effect),
     ) -> R {
-        // `perform` tests the gate again: on this path only, and the slow
-        // side is all it adds.
-        crate::atomics::perform(
-            self as *const Self as usize,
-            S::LOCAL,
+        let access = AtomicAccess {
             op,
             kind,
             order,
             failure,
             scope,
-            at,
-            f,
-        )
+        };
+        crate::atomics::raised(self as *const Self as usize, S::LOCAL, access, at, f)
     }
 }
 
