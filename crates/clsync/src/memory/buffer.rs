@@ -129,6 +129,32 @@ impl<T: Element> Buffer<T> {
         prefetch_elements(base, len, range);
     }
 
+    /// The elements' memory as bytes: the address of the first element and
+    /// the length in bytes, for an engine that compiles kernels to native
+    /// code (`clsync-opencl`) and accesses buffers by address.
+    ///
+    /// Each element is stored as an atomic of its size, which has interior
+    /// mutability, so the memory may be read and written through the pointer
+    /// while the buffer is borrowed; accesses of other threads race as a
+    /// kernel's relaxed accesses do. The pointer is valid while the buffer
+    /// lives.
+    ///
+    /// ```
+    /// use clsync::Buffer;
+    /// let b = Buffer::from_slice(&[1u32, 2, 3]);
+    /// let (p, len) = b.raw_bytes();
+    /// assert_eq!(len, 12);
+    /// // SAFETY: byte 4 is the first byte of element 1, inside the buffer.
+    /// unsafe { p.add(4).write(7) };
+    /// assert_eq!(b.to_vec(), vec![1, 7, 3]);
+    /// ```
+    pub fn raw_bytes(&self) -> (*mut u8, usize) {
+        (
+            self.slots.as_ptr() as *mut u8,
+            self.len() * std::mem::size_of::<T::Slot>(),
+        )
+    }
+
     /// Its elements (the scratch one not included).
     pub(crate) fn raw_parts(&self) -> (*const T::Slot, usize) {
         (self.slots.as_ptr(), self.len())

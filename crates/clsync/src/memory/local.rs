@@ -59,6 +59,19 @@ impl<T: Element> LocalSlice<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The elements' memory as bytes: the address of the first element and
+    /// the length in bytes, for an engine that compiles kernels to native
+    /// code (`clsync-opencl`). As with
+    /// [`Buffer::raw_bytes`](crate::Buffer::raw_bytes), the elements have
+    /// interior mutability; the memory belongs to the group's thread, and
+    /// the pointer is valid while the group runs.
+    pub fn raw_bytes(&self) -> (*mut u8, usize) {
+        (
+            self.slots.as_ptr() as *mut u8,
+            self.len() * std::mem::size_of::<T::LocalSlot>(),
+        )
+    }
     /// Its name in reports.
     pub fn name(&self) -> &str {
         &self.name

@@ -1,0 +1,149 @@
+//! The work-item context: what compiled code reads and writes of its
+//! work-item, laid out as the code generator assumes (`#[repr(C)]`, offsets
+//! below).
+//!
+//! # Pointers
+//!
+//! A pointer in compiled code is 64 bits: the memory object's *slot* in the
+//! top 16 bits, the byte offset into it in the low 48. Every access looks
+//! its slot up in the work-item's slot table (base address and length) and
+//! checks the offset against the length, so an access out of bounds, of a
+//! null pointer (slot 0, length 0) or of a pointer that never pointed
+//! anywhere is a report that names the object, never a stray write.
+//! Pointer arithmetic is integer arithmetic on the offset; a pointer cast to
+//! an integer and back keeps its slot.
+
+use std::any::Any;
+
+use clsync::sync::Site;
+
+/// Bits of a pointer that hold the offset.
+pub const OFFSET_BITS: u64 = 48;
+/// Mask of the offset.
+pub const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// One memory object as compiled code sees it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Slot {
+    /// Its first byte.
+    pub base: *mut u8,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl Slot {
+    /// No memory: every access faults.
+    pub const NULL: Slot = Slot {
+        base: std::ptr::null_mut(),
+        len: 0,
+    };
+}
+
+/// Indices into [`ItemCtx::builtins`].
+pub mod builtin {
+    /// `get_global_id(0..3)`.
+    pub const GLOBAL_ID: usize = 0;
+    /// `get_local_id(0..3)`.
+    pub const LOCAL_ID: usize = 3;
+    /// `get_group_id(0..3)`.
+    pub const GROUP_ID: usize = 6;
+    /// `get_global_size(0..3)`.
+    pub const GLOBAL_SIZE: usize = 9;
+    /// `get_local_size(0..3)`.
+    pub const LOCAL_SIZE: usize = 12;
+    /// `get_enqueued_local_size(0..3)`.
+    pub const ENQUEUED_LOCAL_SIZE: usize = 15;
+    /// `get_num_groups(0..3)`.
+    pub const NUM_GROUPS: usize = 18;
+    /// `get_global_offset(0..3)`.
+    pub const GLOBAL_OFFSET: usize = 21;
+    /// `get_global_linear_id()`.
+    pub const GLOBAL_LINEAR_ID: usize = 24;
+    /// `get_local_linear_id()`.
+    pub const LOCAL_LINEAR_ID: usize = 25;
+    /// `get_work_dim()`.
+    pub const WORK_DIM: usize = 26;
+    /// `get_sub_group_size()`.
+    pub const SUB_GROUP_SIZE: usize = 27;
+    /// `get_max_sub_group_size()`.
+    pub const MAX_SUB_GROUP_SIZE: usize = 28;
+    /// `get_num_sub_groups()`.
+    pub const NUM_SUB_GROUPS: usize = 29;
+    /// `get_enqueued_num_sub_groups()`.
+    pub const ENQUEUED_NUM_SUB_GROUPS: usize = 30;
+    /// `get_sub_group_id()`.
+    pub const SUB_GROUP_ID: usize = 31;
+    /// `get_sub_group_local_id()`.
+    pub const SUB_GROUP_LOCAL_ID: usize = 32;
+    /// How many there are.
+    pub const COUNT: usize = 33;
+}
+
+/// Byte offset of [`ItemCtx::slots`].
+pub const CTX_SLOTS: i32 = 0;
+/// Byte offset of [`ItemCtx::nslots`].
+pub const CTX_NSLOTS: i32 = 8;
+/// Byte offset of [`ItemCtx::status`].
+pub const CTX_STATUS: i32 = 16;
+/// Byte offset of [`ItemCtx::builtins`].
+pub const CTX_BUILTINS: i32 = 24;
+
+/// Why compiled code stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// An invalid access or another error in the kernel: the message.
+    Fault(String),
+    /// A panic unwound out of a runtime call (a cancelled launch unwinding
+    /// a barrier): resumed once the compiled code has returned.
+    Unwind(Box<dyn Any + Send>),
+}
+
+/// One work-item's context.
+#[repr(C)]
+pub struct ItemCtx {
+    /// The slot table.
+    pub slots: *const Slot,
+    /// Its length.
+    pub nslots: u64,
+    /// Nonzero once the work-item must stop: compiled code tests it after
+    /// each call that can fail and returns.
+    pub status: u64,
+    /// The work-item functions' values.
+    pub builtins: [u64; builtin::COUNT],
+    /// The runtime side, for the calls compiled code makes.
+    pub host: *const HostSide<'static>,
+    /// Why it stopped.
+    pub stop: Option<Stop>,
+}
+
+/// What the runtime calls need besides the context.
+pub struct HostSide<'a> {
+    /// The work-item, for barriers.
+    pub wi: &'a clsync::WorkItem<'a>,
+    /// The program's source locations, by the index compiled code passes.
+    pub sites: &'a [Site],
+    /// What each slot is, for reports.
+    pub slot_names: &'a [SlotInfo],
+    /// The kernel's name.
+    pub kernel: &'a str,
+}
+
+/// What a slot holds, for reports.
+#[derive(Clone, Debug)]
+pub struct SlotInfo {
+    /// The address space, as Oclgrind's reports name it: `global`,
+    /// `constant`, `local` or `private`.
+    pub space: &'static str,
+    /// The object: an argument's or a variable's name.
+    pub name: String,
+}
+
+// Offsets the code generator relies on.
+const _: () = {
+    assert!(std::mem::offset_of!(ItemCtx, slots) == CTX_SLOTS as usize);
+    assert!(std::mem::offset_of!(ItemCtx, nslots) == CTX_NSLOTS as usize);
+    assert!(std::mem::offset_of!(ItemCtx, status) == CTX_STATUS as usize);
+    assert!(std::mem::offset_of!(ItemCtx, builtins) == CTX_BUILTINS as usize);
+    assert!(std::mem::size_of::<Slot>() == 16);
+};

@@ -1,0 +1,322 @@
+//! Running compiled kernels on clsync's runtime.
+//!
+//! A launch is a [`clsync::Launch`] on the coroutine engine: each work-item
+//! is a resumable task whose body calls the kernel's compiled entry with
+//! its own [`ItemCtx`]; a barrier in the kernel is a runtime call that
+//! suspends the task ([`clsync::WorkItem::barrier_dyn_at`]), so divergence
+//! detection, the watchdog and the scheduler are the same as for Rust
+//! kernels.
+
+pub mod ctx;
+pub mod helpers;
+pub mod printf;
+
+use std::panic::resume_unwind;
+
+use clsync::{Launch, LaunchError, NdRange, Runtime, WorkItem};
+
+use crate::program::{ArgKind, KernelInfo, Program};
+use crate::translate::EntryFn;
+use ctx::{builtin, HostSide, ItemCtx, Slot, SlotInfo, Stop, OFFSET_BITS};
+
+/// A kernel argument.
+pub enum Arg<'a> {
+    /// A buffer for a `global` or `constant` pointer: any clsync buffer.
+    Buffer(&'a dyn MemObject),
+    /// A null pointer.
+    Null,
+    /// `local` memory of this many bytes for a `local` pointer.
+    Local(usize),
+    /// A value passed by value (a scalar, vector or struct), as its bytes
+    /// in the kernel's layout.
+    Value(Vec<u8>),
+}
+
+impl Arg<'_> {
+    /// A scalar or vector passed by value, from its components.
+    ///
+    /// ```
+    /// use clsync_opencl::Arg;
+    /// let Arg::Value(bytes) = Arg::of(&[1.0f32, 2.0]) else { unreachable!() };
+    /// assert_eq!(bytes.len(), 8);
+    /// ```
+    pub fn of<T: ArgScalar>(v: &[T]) -> Arg<'static> {
+        Arg::Value(v.iter().flat_map(|x| x.le_bytes()).collect())
+    }
+}
+
+/// A number that can be a kernel argument's component.
+pub trait ArgScalar: Copy {
+    /// Its little-endian bytes.
+    fn le_bytes(self) -> Vec<u8>;
+}
+macro_rules! arg_scalar {
+    ($($t:ty)*) => {$( impl ArgScalar for $t { fn le_bytes(self) -> Vec<u8> { self.to_le_bytes().to_vec() } } )*};
+}
+arg_scalar!(i8 u8 i16 u16 i32 u32 i64 u64 f32 f64);
+
+/// Memory a kernel can reach through a pointer argument.
+pub trait MemObject: Sync {
+    /// The first byte and the length in bytes.
+    fn bytes(&self) -> (*mut u8, usize);
+    /// The name reports give it.
+    fn name(&self) -> &str;
+}
+
+impl<T: clsync::memory::Element> MemObject for clsync::Buffer<T> {
+    fn bytes(&self) -> (*mut u8, usize) {
+        self.raw_bytes()
+    }
+    fn name(&self) -> &str {
+        clsync::Buffer::name(self)
+    }
+}
+
+/// Why a kernel could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The arguments do not fit the kernel.
+    #[error("kernel `{kernel}`: {message}")]
+    Arguments {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong, naming the argument.
+        message: String,
+    },
+    /// The launch failed: divergence, a fault, a stall, an invalid range.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+}
+
+/// The words and slots one launch's arguments make.
+struct Bound {
+    /// Flattened argument words, one per leaf.
+    words: Vec<u64>,
+    /// The slot table's part that is the same for every work-item (null,
+    /// program variables, argument buffers); the group's and work-item's
+    /// parts are filled per work-item.
+    table: Vec<Slot>,
+    infos: Vec<SlotInfo>,
+    /// Local arguments: (slot, bytes, index into the launch's local args).
+    locals: Vec<(usize, usize, usize)>,
+    /// By-value struct arguments: (slot, offset in the private block,
+    /// bytes).
+    byval: Vec<(usize, usize, Vec<u8>)>,
+    private_bytes: usize,
+}
+
+struct SendPtr(*mut u8);
+// SAFETY: the pointers point into buffers that are `Sync` (their elements
+// are atomics) and outlive the launch.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SendPtr {}
+
+fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError> {
+    let err = |message: String| RunError::Arguments {
+        kernel: k.name.clone(),
+        message,
+    };
+    if args.len() != k.params.len() {
+        return Err(err(format!(
+            "takes {} arguments, {} given",
+            k.params.len(),
+            args.len()
+        )));
+    }
+    let plan = &p.compiled.plan;
+    let mut table = vec![Slot::NULL; plan.infos.len()];
+    for (id, slot) in &plan.program {
+        let (base, len) = p.program_memory(*id);
+        table[*slot as usize] = Slot {
+            base,
+            len: len as u64,
+        };
+    }
+    let mut infos = plan.infos.clone();
+    let mut words = Vec::new();
+    let mut locals = Vec::new();
+    let mut byval = Vec::new();
+    let mut private_bytes = plan.private_bytes as usize;
+    for (i, (param, arg)) in k.params.iter().zip(args).enumerate() {
+        let which = || format!("argument {i} (`{}`, {})", param.name, param.type_name);
+        let slot = table.len();
+        match (&param.kind, arg) {
+            (ArgKind::Global | ArgKind::Constant, Arg::Buffer(b)) => {
+                let (base, len) = b.bytes();
+                table.push(Slot {
+                    base,
+                    len: len as u64,
+                });
+                infos.push(SlotInfo {
+                    space: if param.kind == ArgKind::Global { "global" } else { "constant" },
+                    name: param.name.clone(),
+                });
+                words.push((slot as u64) << OFFSET_BITS);
+            }
+            (ArgKind::Global | ArgKind::Constant | ArgKind::Local, Arg::Null) => words.push(0),
+            (ArgKind::Local, Arg::Local(bytes)) => {
+                table.push(Slot::NULL);
+                infos.push(SlotInfo {
+                    space: "local",
+                    name: param.name.clone(),
+                });
+                locals.push((slot, *bytes, locals.len()));
+                words.push((slot as u64) << OFFSET_BITS);
+            }
+            (ArgKind::ByVal { size }, Arg::Value(v)) => {
+                if v.len() != *size {
+                    return Err(err(format!("{}: {} bytes given, the type has {size}", which(), v.len())));
+                }
+                table.push(Slot::NULL);
+                infos.push(SlotInfo {
+                    space: "private",
+                    name: param.name.clone(),
+                });
+                let off = private_bytes.next_multiple_of(16);
+                private_bytes = off + size;
+                byval.push((slot, off, v.clone()));
+                words.push((slot as u64) << OFFSET_BITS);
+            }
+            (ArgKind::Value { size, leaves }, Arg::Value(v)) => {
+                if v.len() != *size {
+                    return Err(err(format!("{}: {} bytes given, the type has {size}", which(), v.len())));
+                }
+                for (off, bytes) in leaves {
+                    let mut w = [0u8; 8];
+                    w[..*bytes].copy_from_slice(&v[*off..*off + *bytes]);
+                    words.push(u64::from_le_bytes(w));
+                }
+            }
+            (kind, _) => {
+                let given = match arg {
+                    Arg::Buffer(_) => "a buffer",
+                    Arg::Null => "a null pointer",
+                    Arg::Local(_) => "local memory",
+                    Arg::Value(_) => "a value",
+                };
+                return Err(err(format!("{}: {given} given, the kernel takes {}", which(), kind.describe())));
+            }
+        }
+    }
+    if table.len() as u64 >= 1 << (64 - OFFSET_BITS) {
+        return Err(err("too many memory objects".into()));
+    }
+    Ok(Bound {
+        words,
+        table,
+        infos,
+        locals,
+        byval,
+        private_bytes,
+    })
+}
+
+fn builtins(wi: &WorkItem<'_>) -> [u64; builtin::COUNT] {
+    let mut b = [0u64; builtin::COUNT];
+    for d in 0..3u32 {
+        let i = d as usize;
+        b[builtin::GLOBAL_ID + i] = wi.get_global_id(d) as u64;
+        b[builtin::LOCAL_ID + i] = wi.get_local_id(d) as u64;
+        b[builtin::GROUP_ID + i] = wi.get_group_id(d) as u64;
+        b[builtin::GLOBAL_SIZE + i] = wi.get_global_size(d) as u64;
+        b[builtin::LOCAL_SIZE + i] = wi.get_local_size(d) as u64;
+        b[builtin::ENQUEUED_LOCAL_SIZE + i] = wi.get_enqueued_local_size(d) as u64;
+        b[builtin::NUM_GROUPS + i] = wi.get_num_groups(d) as u64;
+        b[builtin::GLOBAL_OFFSET + i] = wi.get_global_offset(d) as u64;
+    }
+    b[builtin::GLOBAL_LINEAR_ID] = wi.get_global_linear_id() as u64;
+    b[builtin::LOCAL_LINEAR_ID] = wi.get_local_linear_id() as u64;
+    b[builtin::WORK_DIM] = wi.get_work_dim() as u64;
+    b[builtin::SUB_GROUP_SIZE] = wi.get_sub_group_size() as u64;
+    b[builtin::MAX_SUB_GROUP_SIZE] = wi.get_max_sub_group_size() as u64;
+    b[builtin::NUM_SUB_GROUPS] = wi.get_num_sub_groups() as u64;
+    b[builtin::ENQUEUED_NUM_SUB_GROUPS] = wi.get_enqueued_num_sub_groups() as u64;
+    b[builtin::SUB_GROUP_ID] = wi.get_sub_group_id() as u64;
+    b[builtin::SUB_GROUP_LOCAL_ID] = wi.get_sub_group_local_id() as u64;
+    b
+}
+
+/// Runs kernel `k` of `p` over `range` with `args`.
+pub(crate) fn run(
+    p: &Program,
+    k: &KernelInfo,
+    entry: EntryFn,
+    rt: &Runtime,
+    range: NdRange,
+    args: &[Arg<'_>],
+    configure: impl FnOnce(Launch) -> Launch,
+) -> Result<(), RunError> {
+    let bound = bind(p, k, args)?;
+    let plan = &p.compiled.plan;
+    let mut launch = configure(Launch::new(k.name.clone(), range));
+    let local_args: Vec<_> = bound
+        .locals
+        .iter()
+        .map(|(_, bytes, _)| launch.local::<u64>(bytes.div_ceil(8)))
+        .collect();
+    let workgroup = (plan.workgroup_bytes > 0).then(|| launch.local::<u64>(plan.workgroup_bytes.div_ceil(8) as usize));
+    let table = bound.table.iter().map(|s| (SendPtr(s.base), s.len)).collect::<Vec<_>>();
+    let sites = &p.compiled.sites;
+    let private_words = bound.private_bytes.div_ceil(8);
+    rt.launch(&launch, |wi| {
+        let mut slots: Vec<Slot> = table.iter().map(|(b, len)| Slot { base: b.0, len: *len }).collect();
+        if let Some(wg) = workgroup {
+            let (base, _) = wi.local(wg).raw_bytes();
+            for (id, slot, off) in &plan.workgroup {
+                let size = p.variable_size(*id);
+                // SAFETY: the group's block holds every workgroup variable
+                // at its planned offset (`plan_slots` summed their sizes).
+                slots[*slot as usize] = Slot { base: unsafe { base.add(*off as usize) }, len: size };
+            }
+        }
+        for ((slot, bytes, _), arg) in bound.locals.iter().zip(&local_args) {
+            let (base, _) = wi.local(*arg).raw_bytes();
+            slots[*slot] = Slot { base, len: *bytes as u64 };
+        }
+        let mut private = vec![0u64; private_words];
+        let pbase = private.as_mut_ptr() as *mut u8;
+        for (id, slot, off) in &plan.private {
+            let size = p.variable_size(*id);
+            // SAFETY: the private block holds every variable at its planned
+            // offset.
+            slots[*slot as usize] = Slot { base: unsafe { pbase.add(*off as usize) }, len: size };
+        }
+        for (slot, off, bytes) in &bound.byval {
+            // SAFETY: `bind` placed each by-value argument after the
+            // variables, inside `private_bytes`.
+            let dst = unsafe { pbase.add(*off) };
+            // SAFETY: `dst` has `bytes.len()` bytes of the block after it.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+            slots[*slot] = Slot { base: dst, len: bytes.len() as u64 };
+        }
+        let host = HostSide {
+            wi,
+            sites,
+            slot_names: &bound.infos,
+            kernel: &k.name,
+        };
+        let mut ctx = ItemCtx {
+            slots: slots.as_ptr(),
+            nslots: slots.len() as u64,
+            status: 0,
+            builtins: builtins(wi),
+            host: (&host as *const HostSide<'_>).cast(),
+            stop: None,
+        };
+        // SAFETY: `entry` was compiled for this program's module and takes
+        // its context and the flattened arguments `bind` made for this
+        // kernel; every slot points at memory that lives until the call
+        // returns (the buffers outlive the launch, local memory the group,
+        // `private` and `slots` this frame); the code checks every access
+        // against the slots and never unwinds.
+        unsafe { entry(&mut ctx, bound.words.as_ptr()) };
+        drop(private);
+        match ctx.stop.take() {
+            None => {}
+            Some(Stop::Unwind(payload)) => resume_unwind(payload),
+            Some(Stop::Fault(message)) => panic!("{message}"),
+        }
+    })?;
+    Ok(())
+}

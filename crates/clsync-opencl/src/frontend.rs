@@ -1,0 +1,288 @@
+//! The front end: OpenCL C to SPIR-V with Debian's `clang-15` and
+//! `llvm-spirv-15`.
+//!
+//! clang writes LLVM IR as text (`-S -emit-llvm`), from which the kernels'
+//! argument names and type names are read (`-cl-kernel-arg-info`
+//! metadata, which SPIR-V does not carry); `llvm-as-15` assembles it and
+//! `llvm-spirv-15` translates it. Line tables come from
+//! `-gline-tables-only`: full `-g` makes llvm-spirv-15 abort on some kernels
+//! at `-O2`, and the line table is all a report needs.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::BuildError;
+
+/// What clang needs to know of one kernel's parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgInfo {
+    /// Parameter names, in order.
+    pub names: Vec<String>,
+    /// Their OpenCL C type names (`uint*`, `float4`).
+    pub type_names: Vec<String>,
+    /// Their qualifiers (`const`, `restrict`, `volatile`), as clang gives
+    /// them.
+    pub type_quals: Vec<String>,
+}
+
+/// The front end's output.
+#[derive(Debug)]
+pub struct Translated {
+    /// The SPIR-V module.
+    pub spirv: Vec<u8>,
+    /// Per kernel, its parameters' names and types.
+    pub args: HashMap<String, ArgInfo>,
+    /// clang's warnings, as it printed them.
+    pub log: String,
+}
+
+/// The tools, by name; `CLSYNC_CLANG` and `CLSYNC_LLVM_SPIRV` override.
+fn tool(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_string())
+}
+
+/// Maps OpenCL build options to clang's: `-cl-std`, `-D`, `-I`, `-w`,
+/// `-Werror` and the `-cl-*` math options are clang's own; `-cl-opt-disable`
+/// is `-O0`; `-g` is already on (line tables).
+fn clang_options(options: &str) -> Result<(Vec<String>, bool, bool), BuildError> {
+    let words = shell_words(options)?;
+    let mut out = Vec::new();
+    let mut std_given = false;
+    let mut opt = true;
+    let mut it = words.into_iter().peekable();
+    while let Some(w) = it.next() {
+        match w.as_str() {
+            "-cl-opt-disable" => opt = false,
+            "-g" | "-cl-kernel-arg-info" => {}
+            "-D" | "-I" => {
+                let v = it.next().ok_or_else(|| BuildError::Options(format!("`{w}` needs a value")))?;
+                out.push(format!("{w}{v}"));
+            }
+            _ if w.starts_with("-cl-std=") => {
+                std_given = true;
+                out.push(w);
+            }
+            _ if w.starts_with("-D") || w.starts_with("-I") || w.starts_with("-W") || w == "-w" => out.push(w),
+            "-cl-fast-relaxed-math"
+            | "-cl-mad-enable"
+            | "-cl-no-signed-zeros"
+            | "-cl-finite-math-only"
+            | "-cl-unsafe-math-optimizations"
+            | "-cl-denorms-are-zero"
+            | "-cl-single-precision-constant"
+            | "-cl-fp32-correctly-rounded-divide-sqrt"
+            | "-cl-uniform-work-group-size"
+            | "-cl-no-subgroup-ifp" => out.push(w),
+            _ => {
+                return Err(BuildError::Options(format!(
+                    "unknown build option `{w}` (clsync takes the OpenCL C compiler options of the OpenCL specification's section 5.8.4)"
+                )))
+            }
+        }
+    }
+    Ok((out, std_given, opt))
+}
+
+/// Splits build options as a shell would (quotes, backslashes).
+fn shell_words(s: &str) -> Result<Vec<String>, BuildError> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut has = false;
+    let mut quote: Option<char> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), '\\') | (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                    has = true;
+                }
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                has = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                has = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(BuildError::Options(format!("unterminated quote in build options `{s}`")));
+    }
+    if has {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// A fresh scratch folder, removed on drop.
+struct Scratch(PathBuf);
+impl Scratch {
+    fn new() -> Result<Scratch, BuildError> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("clsync-build-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).map_err(|e| BuildError::Io(format!("{}: {e}", p.display())))?;
+        Ok(Scratch(p))
+    }
+}
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<(String, bool), BuildError> {
+    let out = cmd.output().map_err(|e| {
+        BuildError::Tool(format!(
+            "{what} could not be started ({e}); `bash scripts/setup-debian.sh` installs clang-15 and llvm-spirv-15"
+        ))
+    })?;
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    Ok((log, out.status.success()))
+}
+
+/// Compiles the OpenCL C file `path` with `options`.
+pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError> {
+    let (opts, std_given, opt) = clang_options(options)?;
+    let scratch = Scratch::new()?;
+    let ll = scratch.0.join("k.ll");
+    let bc = scratch.0.join("k.bc");
+    let spv = scratch.0.join("k.spv");
+    let mut clang = Command::new(tool("CLSYNC_CLANG", "clang-15"));
+    clang.args(["-target", "spir64", "-gline-tables-only", "-cl-kernel-arg-info"]);
+    clang.args(["-Xclang", "-finclude-default-header", "-emit-llvm", "-S"]);
+    clang.arg(if opt { "-O2" } else { "-O0" });
+    if !std_given {
+        // The specification's default: the highest OpenCL C 1.x version.
+        clang.arg("-cl-std=CL1.2");
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        clang.arg(format!("-I{}", dir.display()));
+    }
+    clang.args(&opts).arg("-o").arg(&ll).arg(path);
+    let (log, ok) = run(&mut clang, "clang-15")?;
+    if !ok {
+        return Err(BuildError::Compile { log });
+    }
+    let (alog, ok) = run(Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15")).arg(&ll).arg("-o").arg(&bc), "llvm-as-15")?;
+    if !ok {
+        return Err(BuildError::Tool(format!("llvm-as-15 failed:\n{alog}")));
+    }
+    let (slog, ok) = run(
+        Command::new(tool("CLSYNC_LLVM_SPIRV", "llvm-spirv-15"))
+            .arg("--spirv-ext=+all")
+            .arg(&bc)
+            .arg("-o")
+            .arg(&spv),
+        "llvm-spirv-15",
+    )?;
+    if !ok {
+        return Err(BuildError::Tool(format!("llvm-spirv-15 could not translate the kernel:\n{slog}")));
+    }
+    let text = std::fs::read_to_string(&ll).map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+    let spirv = std::fs::read(&spv).map_err(|e| BuildError::Io(format!("{}: {e}", spv.display())))?;
+    Ok(Translated {
+        spirv,
+        args: kernel_arg_info(&text),
+        log,
+    })
+}
+
+/// Compiles OpenCL C source held in memory; `name` is the file name its
+/// reports give.
+pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Translated, BuildError> {
+    let scratch = Scratch::new()?;
+    let file = scratch.0.join(Path::new(name).file_name().unwrap_or(std::ffi::OsStr::new("kernel.cl")));
+    std::fs::write(&file, source).map_err(|e| BuildError::Io(format!("{}: {e}", file.display())))?;
+    let mut t = compile_file(&file, options)?;
+    let prefix = format!("{}/", scratch.0.display());
+    t.log = t.log.replace(&prefix, "");
+    Ok(t)
+}
+
+/// Reads `-cl-kernel-arg-info` metadata from LLVM IR text: each `define
+/// ... spir_kernel ... @name(...)` line's `!kernel_arg_name !N` and
+/// `!kernel_arg_type !M`, and the `!N = !{!"a", !"b"}` lines they name.
+pub fn kernel_arg_info(ir: &str) -> HashMap<String, ArgInfo> {
+    let mut nodes: HashMap<&str, Vec<String>> = HashMap::new();
+    for line in ir.lines() {
+        let Some(rest) = line.strip_prefix('!') else { continue };
+        let Some((id, body)) = rest.split_once(" = !{") else { continue };
+        let body = body.trim_end_matches('}');
+        let items = body
+            .split(", ")
+            .filter_map(|x| x.strip_prefix("!\"").map(|s| s.trim_end_matches('"').to_string()))
+            .collect::<Vec<_>>();
+        if !items.is_empty() || body.is_empty() {
+            nodes.insert(id, items);
+        }
+    }
+    let mut out = HashMap::new();
+    for line in ir.lines() {
+        if !line.starts_with("define") || !line.contains("spir_kernel") {
+            continue;
+        }
+        let Some(at) = line.find('@') else { continue };
+        let name: String = line[at + 1..].chars().take_while(|c| *c != '(').collect();
+        let name = name.trim_matches('"').to_string();
+        let meta = |key: &str| -> Vec<String> {
+            let k = format!("!{key} !");
+            line.find(&k)
+                .map(|p| {
+                    let id: String = line[p + k.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                    nodes.get(id.as_str()).cloned().unwrap_or_default()
+                })
+                .unwrap_or_default()
+        };
+        out.insert(
+            name,
+            ArgInfo {
+                names: meta("kernel_arg_name"),
+                type_names: meta("kernel_arg_type"),
+                type_quals: meta("kernel_arg_type_qual"),
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_map_to_clang() {
+        let (o, std, opt) = clang_options("-cl-std=CL2.0 -D N=4 -DM=2 -I inc -cl-mad-enable").unwrap();
+        assert!(std && opt);
+        assert_eq!(o, vec!["-cl-std=CL2.0", "-DN=4", "-DM=2", "-Iinc", "-cl-mad-enable"]);
+        let (_, std, opt) = clang_options("-cl-opt-disable").unwrap();
+        assert!(!std && !opt);
+        let e = clang_options("-fno-such-thing").unwrap_err();
+        assert!(e.to_string().contains("-fno-such-thing"), "{e}");
+        assert!(clang_options("-D \"A=1").is_err());
+        assert!(clang_options("-D").is_err());
+    }
+
+    #[test]
+    fn arg_info_from_ir_metadata() {
+        let ir = "define dso_local spir_kernel void @k(i32 noundef %0, ptr addrspace(1) %1) #0 !kernel_arg_addr_space !4 !kernel_arg_type !6 !kernel_arg_type_qual !7 !kernel_arg_name !9 {\n\
+                  !6 = !{!\"uint\", !\"float*\"}\n!7 = !{!\"\", !\"const\"}\n!9 = !{!\"n\", !\"data\"}\n";
+        let a = &kernel_arg_info(ir)["k"];
+        assert_eq!(a.names, vec!["n", "data"]);
+        assert_eq!(a.type_names, vec!["uint", "float*"]);
+        assert_eq!(a.type_quals, vec!["", "const"]);
+    }
+}

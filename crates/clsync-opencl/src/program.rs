@@ -1,0 +1,408 @@
+//! Programs and kernels: what a build makes and what a launch takes.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use clsync::{Launch, NdRange, Runtime};
+use clsync_spirv::spirv::{Decoration, FunctionParameterAttribute, Op, StorageClass, Word};
+use clsync_spirv::{Constant, Module, Operand, Type};
+
+use crate::exec::ctx::OFFSET_BITS;
+use crate::exec::{self, Arg, RunError};
+use crate::frontend::{self, ArgInfo};
+use crate::translate::{self, Compiled, EntryFn};
+use crate::{BuildError, CompileError};
+
+/// How a kernel parameter is passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A `global` pointer: a buffer (or null).
+    Global,
+    /// A `constant` pointer: a buffer (or null).
+    Constant,
+    /// A `local` pointer: a size in bytes.
+    Local,
+    /// A value: its size, and each scalar's (offset, bytes).
+    Value {
+        /// Bytes of the type.
+        size: usize,
+        /// Its scalars' offsets and sizes.
+        leaves: Vec<(usize, usize)>,
+    },
+    /// A struct passed by value, which SPIR-V passes as a pointer to a
+    /// private copy.
+    ByVal {
+        /// Bytes of the struct.
+        size: usize,
+    },
+    /// Something clsync cannot pass yet (images, samplers, pipes, queues).
+    Unsupported(String),
+}
+
+impl ArgKind {
+    /// What the kernel takes, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            ArgKind::Global => "a global buffer".into(),
+            ArgKind::Constant => "a constant buffer".into(),
+            ArgKind::Local => "local memory (a size)".into(),
+            ArgKind::Value { size, .. } => format!("a value of {size} bytes"),
+            ArgKind::ByVal { size } => format!("a struct of {size} bytes by value"),
+            ArgKind::Unsupported(what) => format!("{what}, which clsync does not pass yet"),
+        }
+    }
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name in the source (`argN` where unknown).
+    pub name: String,
+    /// Its OpenCL C type name (`uint*`, `float4`), where known.
+    pub type_name: String,
+    /// How it is passed.
+    pub kind: ArgKind,
+    /// For pointers: the size of what it points to (the element size a
+    /// dump of it uses), else the value's size.
+    pub elem_size: usize,
+}
+
+/// A kernel's interface.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    /// Its name.
+    pub name: String,
+    /// Its parameters.
+    pub params: Vec<Param>,
+    /// `reqd_work_group_size`, if declared.
+    pub required_local_size: Option<[u32; 3]>,
+}
+
+/// A built program: its module, its compiled code, its program-scope
+/// variables' memory.
+pub struct Program {
+    pub(crate) module: Module,
+    pub(crate) compiled: Compiled,
+    kernels: Vec<KernelInfo>,
+    /// Program-scope variables' memory (global and constant), by id, as
+    /// buffers of words (8-byte aligned); and each variable's size.
+    memory: HashMap<Word, clsync::Buffer<u64>>,
+    sizes: HashMap<Word, u64>,
+    log: String,
+}
+
+/// One kernel of a program.
+pub struct Kernel<'p> {
+    program: &'p Program,
+    info: &'p KernelInfo,
+    entry: EntryFn,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("kernels", &self.kernels).finish_non_exhaustive()
+    }
+}
+
+impl Program {
+    /// Builds OpenCL C source; `name` is the file name reports give it.
+    /// `options` are OpenCL build options (`-cl-std=CL2.0 -D N=4`).
+    pub fn build(source: &str, name: &str, options: &str) -> Result<Program, BuildError> {
+        let t = frontend::compile_source(source, name, options)?;
+        Self::from_translated(t)
+    }
+
+    /// Builds an OpenCL C file.
+    pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
+        let t = frontend::compile_file(path, options)?;
+        Self::from_translated(t)
+    }
+
+    /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
+    pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
+        Self::new(bytes, &HashMap::new(), String::new())
+    }
+
+    fn from_translated(t: frontend::Translated) -> Result<Program, BuildError> {
+        Self::new(&t.spirv, &t.args, t.log)
+    }
+
+    fn new(bytes: &[u8], args: &HashMap<String, ArgInfo>, log: String) -> Result<Program, BuildError> {
+        let module = Module::from_bytes(bytes)?;
+        let compiled = translate::compile(&module).map_err(BuildError::Translate)?;
+        let mut kernels = Vec::new();
+        for e in &module.entry_points {
+            kernels.push(kernel_info(&module, e, args.get(&e.name)).map_err(BuildError::Translate)?);
+        }
+        let mut p = Program {
+            module,
+            compiled,
+            kernels,
+            memory: HashMap::new(),
+            sizes: HashMap::new(),
+            log,
+        };
+        p.allocate().map_err(BuildError::Translate)?;
+        Ok(p)
+    }
+
+    /// Sizes every variable; allocates and initializes the program-scope
+    /// ones.
+    fn allocate(&mut self) -> Result<(), CompileError> {
+        let m = &self.module;
+        let plan = &self.compiled.plan;
+        let ids = plan
+            .program
+            .iter()
+            .map(|(id, _)| *id)
+            .chain(plan.workgroup.iter().map(|(id, _, _)| *id))
+            .chain(plan.private.iter().map(|(id, _, _)| *id))
+            .collect::<Vec<_>>();
+        for id in ids {
+            let pointee = pointee_of(m, id, &self.compiled)?;
+            self.sizes.insert(id, m.layout(pointee)?.size);
+        }
+        for (id, _) in &plan.program {
+            let size = self.sizes[id] as usize;
+            let buf = clsync::Buffer::<u64>::new(size.div_ceil(8).max(1));
+            let g = m.globals.iter().find(|g| g.id == *id).expect("planned from the globals");
+            if let Some(init) = g.initializer {
+                let mut bytes = vec![0u8; size];
+                const_bytes(m, &self.compiled, init, &mut bytes)?;
+                let (p, _) = buf.raw_bytes();
+                // SAFETY: the buffer has at least `size` bytes and no kernel
+                // runs yet.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, size) };
+            }
+            self.memory.insert(*id, buf);
+        }
+        Ok(())
+    }
+
+    /// clang's warnings from the build.
+    pub fn build_log(&self) -> &str {
+        &self.log
+    }
+
+    /// The kernels, in the module's order.
+    pub fn kernels(&self) -> &[KernelInfo] {
+        &self.kernels
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, BuildError> {
+        let info = self.kernels.iter().find(|k| k.name == name).ok_or_else(|| BuildError::NoKernel {
+            name: name.to_string(),
+            available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+        })?;
+        let entry = *self
+            .compiled
+            .entries
+            .get(name)
+            .ok_or_else(|| BuildError::Translate(CompileError::Internal(format!("no entry for `{name}`"))))?;
+        Ok(Kernel {
+            program: self,
+            info,
+            entry,
+        })
+    }
+
+    /// A program-scope variable's memory.
+    pub(crate) fn program_memory(&self, id: Word) -> (*mut u8, usize) {
+        let b = &self.memory[&id];
+        (b.raw_bytes().0, self.sizes[&id] as usize)
+    }
+
+    /// The size of a variable.
+    pub(crate) fn variable_size(&self, id: Word) -> u64 {
+        self.sizes.get(&id).copied().unwrap_or(0)
+    }
+}
+
+impl Kernel<'_> {
+    /// The kernel's interface.
+    pub fn info(&self) -> &KernelInfo {
+        self.info
+    }
+
+    /// Runs the kernel over `range` with `args` on `rt`.
+    pub fn run(&self, rt: &Runtime, range: NdRange, args: &[Arg<'_>]) -> Result<(), RunError> {
+        self.run_with(rt, range, args, |l| l)
+    }
+
+    /// Runs the kernel, with `configure` setting up the launch (checked,
+    /// schedule, watchdog).
+    pub fn run_with(
+        &self,
+        rt: &Runtime,
+        range: NdRange,
+        args: &[Arg<'_>],
+        configure: impl FnOnce(Launch) -> Launch,
+    ) -> Result<(), RunError> {
+        exec::run(self.program, self.info, self.entry, rt, range, args, configure)
+    }
+}
+
+fn pointee_of(m: &Module, id: Word, _c: &Compiled) -> Result<Word, CompileError> {
+    if let Some(g) = m.globals.iter().find(|g| g.id == id) {
+        return Ok(g.pointee);
+    }
+    for f in &m.functions {
+        for b in &f.blocks {
+            for (i, _) in &b.instructions {
+                if i.result_id == Some(id) {
+                    if let Type::Pointer { pointee, .. } = m.ty(i.result_type.unwrap_or(0))? {
+                        return Ok(*pointee);
+                    }
+                }
+            }
+        }
+    }
+    Err(CompileError::Internal(format!("variable %{id} not found")))
+}
+
+fn kernel_info(m: &Module, e: &clsync_spirv::EntryPoint, args: Option<&ArgInfo>) -> Result<KernelInfo, CompileError> {
+    let f = m.function(e.function).ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
+    let spirv_types = m.kernel_arg_types.get(&e.name);
+    let mut params = Vec::new();
+    for (i, (id, ty)) in f.params.iter().enumerate() {
+        let name = args
+            .and_then(|a| a.names.get(i).cloned())
+            .or_else(|| m.names.get(id).cloned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| format!("arg{i}"));
+        let type_name = args
+            .and_then(|a| a.type_names.get(i).cloned())
+            .or_else(|| spirv_types.and_then(|t| t.get(i).cloned()))
+            .unwrap_or_default();
+        let byval = m.decorations.get(id).is_some_and(|d| {
+            d.list.iter().any(|(k, o)| {
+                *k == Decoration::FuncParamAttr
+                    && matches!(o.first(), Some(Operand::FunctionParameterAttribute(FunctionParameterAttribute::ByVal)))
+            })
+        });
+        let (kind, elem_size) = match m.ty(*ty)? {
+            Type::Pointer { storage, pointee } => {
+                let es = m.layout(*pointee).map(|l| l.size as usize).unwrap_or(1);
+                let kind = match storage {
+                    _ if byval => ArgKind::ByVal { size: es },
+                    StorageClass::CrossWorkgroup | StorageClass::Generic => ArgKind::Global,
+                    StorageClass::UniformConstant => ArgKind::Constant,
+                    StorageClass::Workgroup => ArgKind::Local,
+                    other => ArgKind::Unsupported(format!("a pointer to {other:?}")),
+                };
+                (kind, es)
+            }
+            Type::Opaque(what) => (ArgKind::Unsupported(format!("an {what}")), 8),
+            Type::Event => (ArgKind::Unsupported("an event".into()), 8),
+            _ => {
+                let size = m.layout(*ty)?.size as usize;
+                let leaves = m
+                    .leaves(*ty)?
+                    .iter()
+                    .map(|l| Ok((l.offset as usize, m.layout(l.ty)?.size as usize)))
+                    .collect::<Result<Vec<_>, CompileError>>()?;
+                (ArgKind::Value { size, leaves }, size)
+            }
+        };
+        params.push(Param {
+            name,
+            type_name,
+            kind,
+            elem_size,
+        });
+    }
+    Ok(KernelInfo {
+        name: e.name.clone(),
+        params,
+        required_local_size: e.required_local_size,
+    })
+}
+
+/// The bytes of constant `id`, written into `out` (which is zeroed).
+fn const_bytes(m: &Module, c: &Compiled, id: Word, out: &mut [u8]) -> Result<(), CompileError> {
+    if let Some(p) = const_pointer(m, c, id)? {
+        let n = out.len().min(8);
+        out[..n].copy_from_slice(&p.to_le_bytes()[..n]);
+        return Ok(());
+    }
+    match m.constants.get(&id) {
+        Some(Constant::Scalar { bits, .. }) | Some(Constant::Sampler { bits, .. }) => {
+            let n = out.len().min(8);
+            out[..n].copy_from_slice(&bits.to_le_bytes()[..n]);
+        }
+        Some(Constant::Null { .. }) => {}
+        Some(Constant::Composite { ty, parts }) => {
+            let offsets: Vec<u64> = match m.ty(*ty)? {
+                Type::Struct { .. } => m.member_offsets(*ty)?,
+                Type::Vector { elem, .. } | Type::Array { elem, .. } => {
+                    let s = m.layout(*elem)?.size;
+                    (0..parts.len() as u64).map(|k| k * s).collect()
+                }
+                t => return Err(CompileError::Invalid(format!("a composite constant of type {t:?}"))),
+            };
+            for (k, part) in parts.iter().enumerate() {
+                let pty = m.part_type(*ty, k as u64)?;
+                let size = m.layout(pty)?.size as usize;
+                let off = offsets[k] as usize;
+                const_bytes(m, c, *part, &mut out[off..off + size])?;
+            }
+        }
+        Some(Constant::Op { op, .. }) => {
+            return Err(CompileError::Unsupported(format!("the constant expression Op{op:?} in an initializer")))
+        }
+        None => return Err(CompileError::Invalid(format!("initializer %{id} is not a constant"))),
+    }
+    Ok(())
+}
+
+/// The pointer value of a constant address expression, if `id` is one.
+fn const_pointer(m: &Module, c: &Compiled, id: Word) -> Result<Option<u64>, CompileError> {
+    if let Some(slot) = c.plan.of.get(&id) {
+        return Ok(Some(slot << OFFSET_BITS));
+    }
+    let Some(Constant::Op { op, operands, .. }) = m.constants.get(&id) else {
+        return Ok(None);
+    };
+    let base = operands.first().copied().unwrap_or(0);
+    match op {
+        Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::Bitcast => const_pointer(m, c, base),
+        Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+            let Some(mut p) = const_pointer(m, c, base)? else {
+                return Ok(None);
+            };
+            let base_ty = match m.constants.get(&base) {
+                Some(k) => k.ty(),
+                None => m.globals.iter().find(|g| g.id == base).map(|g| g.ty).unwrap_or(0),
+            };
+            let Type::Pointer { mut pointee, .. } = m.ty(base_ty)?.clone() else {
+                return Err(CompileError::Invalid("an access chain on a non-pointer".into()));
+            };
+            let value = |w: Word| match m.constants.get(&w) {
+                Some(Constant::Scalar { bits, .. }) => Ok(*bits),
+                Some(Constant::Null { .. }) => Ok(0),
+                _ => Err(CompileError::Unsupported("a run-time index in a constant expression".into())),
+            };
+            let ptr_chain = matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain);
+            for (k, w) in operands[1..].iter().enumerate() {
+                let i = value(*w)?;
+                if ptr_chain && k == 0 {
+                    p = p.wrapping_add(i.wrapping_mul(m.layout(pointee)?.size));
+                    continue;
+                }
+                match m.ty(pointee)? {
+                    Type::Struct { .. } => {
+                        p += m.member_offsets(pointee)?[i as usize];
+                    }
+                    _ => {
+                        let e = m.part_type(pointee, i)?;
+                        p = p.wrapping_add(i.wrapping_mul(m.layout(e)?.size));
+                    }
+                }
+                pointee = m.part_type(pointee, i)?;
+            }
+            Ok(Some(p))
+        }
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,702 @@
+//! One function: its blocks in reverse postorder, phis as block
+//! parameters, and the dispatch of each instruction to the module that
+//! translates it (arithmetic in `arith`, memory in `memory`, OpenCL.std in
+//! `ext`).
+
+use std::collections::HashMap;
+
+use clsync_spirv::spirv::{Op, StorageClass, Word};
+use clsync_spirv::{Constant, Function, Instruction, Module, Operand, SourceLine, Type};
+use cranelift_codegen::ir::{
+    self, types, AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as ClType,
+    Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_jit::JITModule;
+use cranelift_module::Module as _;
+
+use super::{cl_type, flat_types, Shared};
+use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
+use crate::CompileError;
+
+/// The Cranelift signature of `f`: the context, then the flattened
+/// parameters; the flattened result.
+pub(crate) fn signature(m: &Module, f: &Function, cc: CallConv) -> Result<Signature, CompileError> {
+    let mut s = Signature::new(cc);
+    s.params.push(AbiParam::new(types::I64));
+    for (_, ty) in &f.params {
+        for t in flat_types(m, *ty)? {
+            s.params.push(AbiParam::new(t));
+        }
+    }
+    for t in flat_types(m, f.ret)? {
+        s.returns.push(AbiParam::new(t));
+    }
+    Ok(s)
+}
+
+/// A phi: its result, its type, and (value, predecessor) pairs.
+type Phi = (Word, Word, Vec<(Word, Word)>);
+
+/// The state of one function's translation.
+pub(crate) struct Fx<'a, 'm> {
+    pub s: &'a mut Shared<'m>,
+    pub jit: &'a mut JITModule,
+    pub b: FunctionBuilder<'a>,
+    pub m: &'m Module,
+    /// Flattened values by id.
+    pub vals: HashMap<Word, Vec<Value>>,
+    /// The type of each id with one.
+    pub types_of: HashMap<Word, Word>,
+    blocks: HashMap<Word, ir::Block>,
+    phis: HashMap<Word, Vec<Phi>>,
+    refs: HashMap<&'static str, FuncRef>,
+    /// The context, the slot table and its length.
+    pub ctx: Value,
+    pub slots: Value,
+    pub nslots: Value,
+    bail: Option<ir::Block>,
+    rets: Vec<ClType>,
+    /// The source line of the instruction being translated.
+    pub line: SourceLine,
+    /// The label of the block being translated.
+    current: Word,
+    /// The opcode being translated, for messages.
+    op: Op,
+    fname: String,
+}
+
+/// Flags of plain accesses: the slot table and checked objects are never
+/// at an address that traps.
+pub(crate) fn mem() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// A block's successors.
+fn successors(term: &Instruction) -> Vec<Word> {
+    let ids = |from: usize, step: usize| {
+        term.operands
+            .iter()
+            .skip(from)
+            .step_by(step)
+            .filter_map(|o| match o {
+                Operand::IdRef(w) => Some(*w),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    match term.class.opcode {
+        Op::Branch => ids(0, 1),
+        Op::BranchConditional => ids(1, 1).into_iter().take(2).collect(),
+        Op::Switch => {
+            let mut v = ids(1, 1);
+            v.dedup();
+            v
+        }
+        _ => vec![],
+    }
+}
+
+/// The reachable blocks of `f` in reverse postorder: every block after
+/// those that dominate it (llvm-spirv's own order does not always keep
+/// that).
+fn reverse_postorder(f: &Function) -> Vec<usize> {
+    let index: HashMap<Word, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.label, i)).collect();
+    let succ: Vec<Vec<usize>> = f
+        .blocks
+        .iter()
+        .map(|b| {
+            b.instructions
+                .last()
+                .map(|(t, _)| successors(t).iter().filter_map(|l| index.get(l).copied()).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut seen = vec![false; f.blocks.len()];
+    let mut post = Vec::with_capacity(f.blocks.len());
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some((n, i)) = stack.pop() {
+        if i < succ[n].len() {
+            stack.push((n, i + 1));
+            let s = succ[n][i];
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(n);
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Translates `f` into `func`.
+pub(crate) fn translate(
+    s: &mut Shared<'_>,
+    jit: &mut JITModule,
+    func: &mut ir::Function,
+    fbc: &mut FunctionBuilderContext,
+    f: &Function,
+) -> Result<(), CompileError> {
+    let m = s.m;
+    let b = FunctionBuilder::new(func, fbc);
+    let mut fx = Fx {
+        s,
+        jit,
+        b,
+        m,
+        vals: HashMap::new(),
+        types_of: HashMap::new(),
+        blocks: HashMap::new(),
+        phis: HashMap::new(),
+        refs: HashMap::new(),
+        ctx: Value::from_u32(0),
+        slots: Value::from_u32(0),
+        nslots: Value::from_u32(0),
+        bail: None,
+        rets: flat_types(m, f.ret)?,
+        line: SourceLine::default(),
+        current: 0,
+        op: Op::Nop,
+        fname: f.name.clone(),
+    };
+    fx.body(f)
+        .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
+    fx.b.seal_all_blocks();
+    let cfg = fx.jit.target_config();
+    fx.b.finalize(cfg);
+    Ok(())
+}
+
+/// The kernel's entry stub: reads the flattened arguments from the array,
+/// one 64-bit word each, and calls the kernel.
+pub(crate) fn entry_stub(
+    s: &mut Shared<'_>,
+    jit: &mut JITModule,
+    func: &mut ir::Function,
+    fbc: &mut FunctionBuilderContext,
+    f: &Function,
+) -> Result<(), CompileError> {
+    let mut b = FunctionBuilder::new(func, fbc);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let ctx = b.block_params(entry)[0];
+    let args = b.block_params(entry)[1];
+    let mut call_args = vec![ctx];
+    let mut k = 0i32;
+    for (_, ty) in &f.params {
+        for t in flat_types(s.m, *ty)? {
+            call_args.push(b.ins().load(t, mem(), args, k * 8));
+            k += 1;
+        }
+    }
+    let callee = jit.declare_func_in_func(s.funcs[&f.id], b.func);
+    b.ins().call(callee, &call_args);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(jit.target_config());
+    Ok(())
+}
+
+impl<'a, 'm> Fx<'a, 'm> {
+    fn body(&mut self, f: &Function) -> Result<(), CompileError> {
+        let order = reverse_postorder(f);
+        for &i in &order {
+            let blk = &f.blocks[i];
+            let cb = self.b.create_block();
+            self.blocks.insert(blk.label, cb);
+            let mut phis = Vec::new();
+            for (inst, _) in &blk.instructions {
+                if inst.class.opcode != Op::Phi {
+                    continue;
+                }
+                let ty = inst.result_type.unwrap_or(0);
+                let mut pairs = Vec::new();
+                for c in inst.operands.chunks(2) {
+                    if let [Operand::IdRef(v), Operand::IdRef(p)] = c {
+                        pairs.push((*v, *p));
+                    }
+                }
+                let mut params = Vec::new();
+                for t in flat_types(self.m, ty)? {
+                    params.push(self.b.append_block_param(cb, t));
+                }
+                let id = inst.result_id.unwrap_or(0);
+                self.vals.insert(id, params);
+                self.types_of.insert(id, ty);
+                phis.push((id, ty, pairs));
+            }
+            self.phis.insert(blk.label, phis);
+        }
+        let entry = self.blocks[&f.blocks[0].label];
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        self.ctx = params[0];
+        let mut k = 1;
+        for (id, ty) in &f.params {
+            let n = self.m.leaves(*ty)?.len();
+            self.vals.insert(*id, params[k..k + n].to_vec());
+            self.types_of.insert(*id, *ty);
+            k += n;
+        }
+        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
+        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
+        for (n, &i) in order.iter().enumerate() {
+            let blk = &f.blocks[i];
+            if n > 0 {
+                let cb = self.blocks[&blk.label];
+                self.b.switch_to_block(cb);
+            }
+            self.current = blk.label;
+            for (inst, line) in &blk.instructions {
+                self.line = *line;
+                self.op = inst.class.opcode;
+                self.instruction(inst)?;
+            }
+        }
+        if let Some(bail) = self.bail {
+            self.b.switch_to_block(bail);
+            let zeros: Vec<Value> = self.rets.clone().into_iter().map(|t| self.zero(t)).collect();
+            self.b.ins().return_(&zeros);
+        }
+        Ok(())
+    }
+
+    /// The block every early return goes through.
+    pub fn bail_block(&mut self) -> ir::Block {
+        if let Some(b) = self.bail {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.b.set_cold_block(b);
+        self.bail = Some(b);
+        b
+    }
+
+    /// Returns if the work-item was stopped by the call just made.
+    pub fn check_status(&mut self) {
+        let st = self.b.ins().load(types::I64, mem(), self.ctx, CTX_STATUS);
+        let cont = self.b.create_block();
+        let bail = self.bail_block();
+        self.b.ins().brif(st, bail, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// The site index of the current line.
+    pub fn site(&mut self) -> i64 {
+        self.s.sites.of(self.m, self.line) as i64
+    }
+
+    /// Calls a runtime helper.
+    pub fn helper(&mut self, name: &'static str, args: &[Value]) -> Vec<Value> {
+        let r = match self.refs.get(name) {
+            Some(r) => *r,
+            None => {
+                let r = self.jit.declare_func_in_func(self.s.helpers[name], self.b.func);
+                self.refs.insert(name, r);
+                r
+            }
+        };
+        let call = self.b.ins().call(r, args);
+        self.b.inst_results(call).to_vec()
+    }
+
+    /// A zero of type `t`.
+    pub fn zero(&mut self, t: ClType) -> Value {
+        match t {
+            types::F32 => self.b.ins().f32const(0.0),
+            types::F64 => self.b.ins().f64const(0.0),
+            t => self.b.ins().iconst(t, 0),
+        }
+    }
+
+    /// The type of an id.
+    pub fn type_of(&self, id: Word) -> Result<Word, CompileError> {
+        if let Some(t) = self.types_of.get(&id) {
+            return Ok(*t);
+        }
+        if let Some(c) = self.m.constants.get(&id) {
+            return Ok(c.ty());
+        }
+        if let Some(g) = self.m.globals.iter().find(|g| g.id == id) {
+            return Ok(g.ty);
+        }
+        Err(CompileError::Invalid(format!("%{id} has no type")))
+    }
+
+    /// The flattened value of `id`: defined earlier, or a constant or a
+    /// module-scope variable's address made here.
+    pub fn get(&mut self, id: Word) -> Result<Vec<Value>, CompileError> {
+        if let Some(v) = self.vals.get(&id) {
+            return Ok(v.clone());
+        }
+        if let Some(slot) = self.s.plan.of.get(&id).copied() {
+            if self.m.globals.iter().any(|g| g.id == id) {
+                return Ok(vec![self.b.ins().iconst(types::I64, (slot << OFFSET_BITS) as i64)]);
+            }
+        }
+        if let Some(c) = self.m.constants.get(&id).cloned() {
+            return self.constant(&c);
+        }
+        if self.m.globals.iter().any(|g| g.id == id && g.storage == StorageClass::Input) {
+            return Err(CompileError::Unsupported(format!(
+                "a built-in variable (%{id}) used other than by a load"
+            )));
+        }
+        Err(CompileError::Invalid(format!("%{id} is used before it is defined")))
+    }
+
+    /// One scalar operand.
+    pub fn get1(&mut self, id: Word) -> Result<Value, CompileError> {
+        let v = self.get(id)?;
+        v.first()
+            .copied()
+            .ok_or_else(|| CompileError::Invalid(format!("%{id} has no value")))
+    }
+
+    fn constant(&mut self, c: &Constant) -> Result<Vec<Value>, CompileError> {
+        Ok(match c {
+            Constant::Scalar { ty, bits } => {
+                let t = cl_type(self.m, *ty)?;
+                vec![match t {
+                    types::F32 => self.b.ins().f32const(f32::from_bits(*bits as u32)),
+                    types::F64 => self.b.ins().f64const(f64::from_bits(*bits)),
+                    t => self.b.ins().iconst(t, *bits as i64),
+                }]
+            }
+            Constant::Sampler { bits, .. } => vec![self.b.ins().iconst(types::I64, *bits as i64)],
+            Constant::Composite { parts, .. } => {
+                let mut out = Vec::new();
+                for p in parts {
+                    out.extend(self.get(*p)?);
+                }
+                out
+            }
+            Constant::Null { ty } => {
+                let ts = flat_types(self.m, *ty)?;
+                ts.into_iter().map(|t| self.zero(t)).collect()
+            }
+            Constant::Op { ty, op, operands } => {
+                let ops: Vec<Operand> = operands.iter().map(|w| Operand::IdRef(*w)).collect();
+                let inst = Instruction::new(*op, Some(*ty), Some(0), ops);
+                return self.value_of(&inst);
+            }
+        })
+    }
+
+    /// Translates an instruction that computes a value into that value
+    /// (for constant expressions).
+    fn value_of(&mut self, inst: &Instruction) -> Result<Vec<Value>, CompileError> {
+        self.instruction(inst)?;
+        self.vals
+            .remove(&0)
+            .ok_or_else(|| CompileError::Unsupported(format!("constant expression Op{:?}", inst.class.opcode)))
+    }
+
+    /// An id operand.
+    pub fn id(&self, inst: &Instruction, i: usize) -> Result<Word, CompileError> {
+        match inst.operands.get(i) {
+            Some(Operand::IdRef(w)) | Some(Operand::IdScope(w)) | Some(Operand::IdMemorySemantics(w)) => Ok(*w),
+            o => Err(CompileError::Invalid(format!(
+                "Op{:?}: operand {i} is {o:?}, not an id",
+                inst.class.opcode
+            ))),
+        }
+    }
+
+    /// A literal operand.
+    pub fn lit(&self, inst: &Instruction, i: usize) -> Result<u64, CompileError> {
+        match inst.operands.get(i) {
+            Some(Operand::LiteralBit32(w)) => Ok(*w as u64),
+            Some(Operand::LiteralBit64(w)) => Ok(*w),
+            Some(Operand::LiteralExtInstInteger(w)) => Ok(*w as u64),
+            o => Err(CompileError::Invalid(format!(
+                "Op{:?}: operand {i} is {o:?}, not a literal",
+                inst.class.opcode
+            ))),
+        }
+    }
+
+    /// The value of a constant id operand (scopes, semantics, struct
+    /// indices).
+    pub fn const_u64(&self, id: Word) -> Result<u64, CompileError> {
+        match self.m.constants.get(&id) {
+            Some(Constant::Scalar { bits, .. }) => Ok(*bits),
+            Some(Constant::Null { .. }) => Ok(0),
+            _ => Err(CompileError::Unsupported(format!(
+                "%{id} must be a constant here (a run-time scope, order or struct index)"
+            ))),
+        }
+    }
+
+    /// Defines the result of `inst`.
+    pub fn def(&mut self, inst: &Instruction, v: Vec<Value>) {
+        let id = inst.result_id.unwrap_or(0);
+        if let Some(t) = inst.result_type {
+            self.types_of.insert(id, t);
+        }
+        self.vals.insert(id, v);
+    }
+
+    /// The block arguments of the edge from the current block to `to`.
+    fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
+        let phis = self.phis.get(&to).cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        for (id, _, pairs) in phis {
+            let (v, _) = pairs
+                .iter()
+                .find(|(_, p)| *p == self.current)
+                .ok_or_else(|| {
+                    CompileError::Invalid(format!("phi %{id} has no value for the edge from %{}", self.current))
+                })?;
+            out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
+        }
+        Ok(out)
+    }
+
+    fn target(&self, label: Word) -> Result<ir::Block, CompileError> {
+        self.blocks
+            .get(&label)
+            .copied()
+            .ok_or_else(|| CompileError::Invalid(format!("a branch to %{label}, which is not a block")))
+    }
+
+    /// A block that jumps to `label` with the current edge's arguments
+    /// (for switch targets, which take none).
+    fn edge_block(&mut self, label: Word) -> Result<ir::Block, CompileError> {
+        let args = self.edge_args(label)?;
+        let to = self.target(label)?;
+        if args.is_empty() {
+            return Ok(to);
+        }
+        let here = self.b.current_block();
+        let eb = self.b.create_block();
+        self.b.switch_to_block(eb);
+        // The values were made in (or dominate) the current block, which
+        // is this block's only predecessor.
+        self.b.ins().jump(to, &args);
+        if let Some(h) = here {
+            self.b.switch_to_block(h);
+        }
+        Ok(eb)
+    }
+
+    fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        let op = inst.class.opcode;
+        match op {
+            Op::Phi | Op::SelectionMerge | Op::LoopMerge | Op::Nop => {}
+            Op::Branch => {
+                let to = self.id(inst, 0)?;
+                let args = self.edge_args(to)?;
+                let t = self.target(to)?;
+                self.b.ins().jump(t, &args);
+            }
+            Op::BranchConditional => {
+                let c = self.get1(self.id(inst, 0)?)?;
+                let (t, e) = (self.id(inst, 1)?, self.id(inst, 2)?);
+                let (ta, ea) = (self.edge_args(t)?, self.edge_args(e)?);
+                let (tb, eb) = (self.target(t)?, self.target(e)?);
+                self.b.ins().brif(c, tb, &ta, eb, &ea);
+            }
+            Op::Switch => {
+                let sel = self.get1(self.id(inst, 0)?)?;
+                let default = self.id(inst, 1)?;
+                let mut sw = Switch::new();
+                let mut k = 2;
+                let mut seen = std::collections::HashSet::new();
+                while k + 1 < inst.operands.len() + 1 && k < inst.operands.len() {
+                    let v = self.lit(inst, k)?;
+                    let to = self.id(inst, k + 1)?;
+                    if seen.insert(v) {
+                        let eb = self.edge_block(to)?;
+                        sw.set_entry(v as u128, eb);
+                    }
+                    k += 2;
+                }
+                let db = self.edge_block(default)?;
+                sw.emit(&mut self.b, sel, db);
+            }
+            Op::Return => {
+                self.b.ins().return_(&[]);
+            }
+            Op::ReturnValue => {
+                let v = self.get(self.id(inst, 0)?)?;
+                self.b.ins().return_(&v);
+            }
+            Op::Unreachable => {
+                let site = self.site();
+                let args = [
+                    self.ctx,
+                    self.b.ins().iconst(types::I64, 0),
+                    self.b.ins().iconst(types::I64, 0),
+                    self.b.ins().iconst(types::I32, 3),
+                    self.b.ins().iconst(types::I32, site),
+                ];
+                self.helper("clsync_fault", &args);
+                let bail = self.bail_block();
+                self.b.ins().jump(bail, &[]);
+            }
+            Op::FunctionCall => self.call(inst)?,
+            Op::Undef => {
+                let ts = flat_types(self.m, inst.result_type.unwrap_or(0))?;
+                let z = ts.into_iter().map(|t| self.zero(t)).collect();
+                self.def(inst, z);
+            }
+            Op::CopyObject => {
+                let v = self.get(self.id(inst, 0)?)?;
+                self.def(inst, v);
+            }
+            Op::ExtInst => self.ext_inst(inst)?,
+            Op::ControlBarrier => {
+                let exec = self.const_u64(self.id(inst, 0)?)?;
+                let memscope = self.const_u64(self.id(inst, 1)?)?;
+                let sem = self.const_u64(self.id(inst, 2)?)?;
+                let site = self.site();
+                let args = [
+                    self.ctx,
+                    self.b.ins().iconst(types::I32, exec as i64),
+                    self.b.ins().iconst(types::I32, memscope as i64),
+                    self.b.ins().iconst(types::I32, sem as i64),
+                    self.b.ins().iconst(types::I32, site),
+                ];
+                self.helper("clsync_barrier", &args);
+                self.check_status();
+            }
+            Op::MemoryBarrier => {
+                let scope = self.const_u64(self.id(inst, 0)?)?;
+                // A work-group's work-items run on one thread and switch
+                // only inside runtime calls, which the code generator does
+                // not move accesses across: a fence narrower than the
+                // device orders nothing more. Device and wider pair with
+                // other groups' and the host's fences and atomics.
+                if scope <= 1 {
+                    self.b.ins().fence();
+                }
+            }
+            _ => {
+                if self.composite(inst)? || self.arith(inst)? || self.memory(inst)? {
+                    return Ok(());
+                }
+                return Err(CompileError::Unsupported(format!("the instruction Op{op:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        let callee = self.id(inst, 0)?;
+        let Some(fid) = self.s.funcs.get(&callee).copied() else {
+            let name = self.m.imports.get(&callee).cloned().unwrap_or_else(|| format!("%{callee}"));
+            return Err(CompileError::Unsupported(format!(
+                "a call to `{name}`, which the program does not define (a built-in clsync does not have yet, or an undefined function)"
+            )));
+        };
+        let mut args = vec![self.ctx];
+        for k in 1..inst.operands.len() {
+            args.extend(self.get(self.id(inst, k)?)?);
+        }
+        let r = self.jit.declare_func_in_func(fid, self.b.func);
+        let call = self.b.ins().call(r, &args);
+        let results = self.b.inst_results(call).to_vec();
+        self.def(inst, results);
+        self.check_status();
+        Ok(())
+    }
+
+    /// Vectors, structs and arrays as flattened values.
+    fn composite(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        match inst.class.opcode {
+            Op::CompositeConstruct => {
+                let mut out = Vec::new();
+                for k in 0..inst.operands.len() {
+                    out.extend(self.get(self.id(inst, k)?)?);
+                }
+                self.def(inst, out);
+            }
+            Op::CompositeExtract => {
+                let src = self.id(inst, 0)?;
+                let v = self.get(src)?;
+                let (start, n) = self.leaf_range(self.type_of(src)?, inst, 1)?;
+                self.def(inst, v[start..start + n].to_vec());
+            }
+            Op::CompositeInsert => {
+                let obj = self.get(self.id(inst, 0)?)?;
+                let comp = self.id(inst, 1)?;
+                let mut v = self.get(comp)?;
+                let (start, n) = self.leaf_range(self.type_of(comp)?, inst, 2)?;
+                v[start..start + n].copy_from_slice(&obj);
+                self.def(inst, v);
+            }
+            Op::VectorShuffle => {
+                let mut all = self.get(self.id(inst, 0)?)?;
+                all.extend(self.get(self.id(inst, 1)?)?);
+                let elem = match self.m.ty(inst.result_type.unwrap_or(0))? {
+                    Type::Vector { elem, .. } => *elem,
+                    _ => return Err(CompileError::Invalid("OpVectorShuffle of a non-vector".into())),
+                };
+                let et = cl_type(self.m, elem)?;
+                let mut out = Vec::new();
+                for k in 2..inst.operands.len() {
+                    let c = self.lit(inst, k)?;
+                    out.push(match all.get(c as usize) {
+                        Some(v) => *v,
+                        None => self.zero(et),
+                    });
+                }
+                self.def(inst, out);
+            }
+            Op::VectorExtractDynamic => {
+                let v = self.get(self.id(inst, 0)?)?;
+                let idx = self.get1(self.id(inst, 1)?)?;
+                let mut r = v[0];
+                for (k, lane) in v.iter().enumerate().skip(1) {
+                    let is = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
+                    r = self.b.ins().select(is, *lane, r);
+                }
+                self.def(inst, vec![r]);
+            }
+            Op::VectorInsertDynamic => {
+                let v = self.get(self.id(inst, 0)?)?;
+                let c = self.get1(self.id(inst, 1)?)?;
+                let idx = self.get1(self.id(inst, 2)?)?;
+                let mut out = Vec::new();
+                for (k, lane) in v.iter().enumerate() {
+                    let is = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
+                    out.push(self.b.ins().select(is, c, *lane));
+                }
+                self.def(inst, out);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The leaves that literal indices from operand `from` select in a
+    /// value of type `ty`.
+    fn leaf_range(&self, mut ty: Word, inst: &Instruction, from: usize) -> Result<(usize, usize), CompileError> {
+        let mut start = 0usize;
+        for k in from..inst.operands.len() {
+            let idx = self.lit(inst, k)?;
+            let counts = self.m.part_leaf_counts(ty)?;
+            if idx as usize >= counts.len() {
+                return Err(CompileError::Invalid(format!(
+                    "index {idx} into a composite of {} parts",
+                    counts.len()
+                )));
+            }
+            start += counts[..idx as usize].iter().sum::<usize>();
+            ty = self.m.part_type(ty, idx)?;
+        }
+        Ok((start, self.m.leaves(ty)?.len()))
+    }
+
+    /// The function's name, for messages.
+    pub fn name(&self) -> &str {
+        &self.fname
+    }
+}

@@ -1,0 +1,381 @@
+//! Memory: checked accesses through the slot table, address arithmetic,
+//! variables, copies, atomics and the work-item built-ins.
+
+use clsync_spirv::spirv::{BuiltIn, Decoration, Op, StorageClass, Word};
+use clsync_spirv::{Instruction, Operand, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+
+use super::cl_type;
+use super::function::{mem, Fx};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, OFFSET_BITS, OFFSET_MASK};
+use crate::exec::helpers::AccessKind;
+use crate::CompileError;
+
+impl Fx<'_, '_> {
+    /// The native address of an access of `size` bytes at `ptr`, after the
+    /// checks: the slot exists and the bytes are inside it. A failed check
+    /// calls the fault handler and returns from the function.
+    pub fn address(&mut self, ptr: Value, size: u64, kind: AccessKind) -> Value {
+        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
+        let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
+        let fault = self.b.create_block();
+        self.b.set_cold_block(fault);
+        let known = self.b.create_block();
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, slot, self.nslots);
+        self.b.ins().brif(inb, known, &[], fault, &[]);
+        self.b.switch_to_block(known);
+        let idx = self.b.ins().ishl_imm_s(slot, 4);
+        let entry = self.b.ins().iadd(self.slots, idx);
+        let base = self.b.ins().load(types::I64, mem(), entry, 0);
+        let len = self.b.ins().load(types::I64, mem(), entry, 8);
+        let end = self.b.ins().iadd_imm_s(off, size as i64);
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let good = self.b.create_block();
+        self.b.ins().brif(ok, good, &[], fault, &[]);
+        self.b.switch_to_block(fault);
+        let site = self.site();
+        let args = [
+            self.ctx,
+            ptr,
+            self.b.ins().iconst(types::I64, size as i64),
+            self.b.ins().iconst(types::I32, kind as i64),
+            self.b.ins().iconst(types::I32, site),
+        ];
+        self.helper("clsync_fault", &args);
+        let bail = self.bail_block();
+        self.b.ins().jump(bail, &[]);
+        self.b.switch_to_block(good);
+        self.b.ins().iadd(base, off)
+    }
+
+    /// The pointee type of a pointer-typed id.
+    fn pointee(&self, ptr: Word) -> Result<(Word, StorageClass), CompileError> {
+        match self.m.ty(self.type_of(ptr)?)? {
+            Type::Pointer { pointee, storage } => Ok((*pointee, *storage)),
+            t => Err(CompileError::Invalid(format!("%{ptr} is a {t:?}, not a pointer"))),
+        }
+    }
+
+    fn builtin_of(&self, id: Word) -> Option<BuiltIn> {
+        let d = self.m.decorations.get(&id)?.get(Decoration::BuiltIn)?;
+        match d.first() {
+            Some(Operand::BuiltIn(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// A load of a work-item built-in variable.
+    fn load_builtin(&mut self, inst: &Instruction, b: BuiltIn) -> Result<Vec<Value>, CompileError> {
+        use builtin::*;
+        let (first, n) = match b {
+            BuiltIn::GlobalInvocationId => (GLOBAL_ID, 3),
+            BuiltIn::LocalInvocationId => (LOCAL_ID, 3),
+            BuiltIn::WorkgroupId => (GROUP_ID, 3),
+            BuiltIn::GlobalSize => (GLOBAL_SIZE, 3),
+            BuiltIn::WorkgroupSize => (LOCAL_SIZE, 3),
+            BuiltIn::EnqueuedWorkgroupSize => (ENQUEUED_LOCAL_SIZE, 3),
+            BuiltIn::NumWorkgroups => (NUM_GROUPS, 3),
+            BuiltIn::GlobalOffset => (GLOBAL_OFFSET, 3),
+            BuiltIn::GlobalLinearId => (GLOBAL_LINEAR_ID, 1),
+            BuiltIn::LocalInvocationIndex => (LOCAL_LINEAR_ID, 1),
+            BuiltIn::WorkDim => (WORK_DIM, 1),
+            BuiltIn::SubgroupSize => (SUB_GROUP_SIZE, 1),
+            BuiltIn::SubgroupMaxSize => (MAX_SUB_GROUP_SIZE, 1),
+            BuiltIn::NumSubgroups => (NUM_SUB_GROUPS, 1),
+            BuiltIn::NumEnqueuedSubgroups => (ENQUEUED_NUM_SUB_GROUPS, 1),
+            BuiltIn::SubgroupId => (SUB_GROUP_ID, 1),
+            BuiltIn::SubgroupLocalInvocationId => (SUB_GROUP_LOCAL_ID, 1),
+            other => return Err(CompileError::Unsupported(format!("the built-in variable {other:?}"))),
+        };
+        let ts = self.result_types(inst)?;
+        let mut out = Vec::new();
+        for (k, t) in ts.iter().enumerate().take(n) {
+            let v = self
+                .b
+                .ins()
+                .load(types::I64, mem(), self.ctx, CTX_BUILTINS + 8 * (first + k) as i32);
+            out.push(if *t == types::I64 { v } else { self.b.ins().ireduce(*t, v) });
+        }
+        Ok(out)
+    }
+
+    /// `base` advanced by the indices of an access chain from operand
+    /// `from`, starting at type `ty` (for `Ptr` chains the first index
+    /// steps over whole `ty`s).
+    fn chain(&mut self, mut ptr: Value, mut ty: Word, inst: &Instruction, from: usize, ptr_chain: bool) -> Result<Value, CompileError> {
+        for k in from..inst.operands.len() {
+            let idx_id = self.id(inst, k)?;
+            if ptr_chain && k == from {
+                let size = self.m.layout(ty)?.size;
+                ptr = self.advance(ptr, idx_id, size)?;
+                continue;
+            }
+            match self.m.ty(ty)?.clone() {
+                Type::Struct { .. } => {
+                    let i = self.const_u64(idx_id)?;
+                    let offs = self.m.member_offsets(ty)?;
+                    let off = *offs.get(i as usize).ok_or_else(|| {
+                        CompileError::Invalid(format!("member {i} of a struct of {}", offs.len()))
+                    })?;
+                    ptr = self.b.ins().iadd_imm_s(ptr, off as i64);
+                    ty = self.m.part_type(ty, i)?;
+                }
+                Type::Array { elem, .. } | Type::Vector { elem, .. } => {
+                    let size = self.m.layout(elem)?.size;
+                    ptr = self.advance(ptr, idx_id, size)?;
+                    ty = elem;
+                }
+                t => return Err(CompileError::Invalid(format!("an access chain into a {t:?}"))),
+            }
+        }
+        Ok(ptr)
+    }
+
+    /// `ptr + index * size`, the index sign-extended.
+    fn advance(&mut self, ptr: Value, index: Word, size: u64) -> Result<Value, CompileError> {
+        if let Ok(c) = self.const_u64(index) {
+            let bits = match self.m.ty(self.type_of(index)?)? {
+                Type::Int(w) => *w,
+                _ => 64,
+            };
+            let c = if bits < 64 { ((c << (64 - bits)) as i64) >> (64 - bits) } else { c as i64 };
+            return Ok(self.b.ins().iadd_imm_s(ptr, c.wrapping_mul(size as i64)));
+        }
+        let i = self.get1(index)?;
+        let i = if self.b.func.dfg.value_type(i) == types::I64 {
+            i
+        } else {
+            self.b.ins().sextend(types::I64, i)
+        };
+        let scaled = self.b.ins().imul_imm_s(i, size as i64);
+        Ok(self.b.ins().iadd(ptr, scaled))
+    }
+
+    /// Loads a value of type `ty` at `ptr`.
+    pub fn load_value(&mut self, ptr: Value, ty: Word, kind: AccessKind) -> Result<Vec<Value>, CompileError> {
+        let size = self.m.layout(ty)?.size;
+        let addr = self.address(ptr, size, kind);
+        let mut out = Vec::new();
+        for leaf in self.m.leaves(ty)? {
+            let t = cl_type(self.m, leaf.ty)?;
+            out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
+        }
+        Ok(out)
+    }
+
+    /// Stores `v`, a value of type `ty`, at `ptr`.
+    pub fn store_value(&mut self, ptr: Value, ty: Word, v: &[Value]) -> Result<(), CompileError> {
+        let size = self.m.layout(ty)?.size;
+        let addr = self.address(ptr, size, AccessKind::Write);
+        for (leaf, x) in self.m.leaves(ty)?.iter().zip(v) {
+            self.b.ins().store(mem(), *x, addr, leaf.offset as i32);
+        }
+        Ok(())
+    }
+
+    /// Translates `inst` if it is a memory instruction; false if not.
+    pub fn memory(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        match op {
+            Op::Load => {
+                let p = self.id(inst, 0)?;
+                if let Some(b) = self.builtin_of(p) {
+                    let v = self.load_builtin(inst, b)?;
+                    self.def(inst, v);
+                    return Ok(true);
+                }
+                let ptr = self.get1(p)?;
+                let v = self.load_value(ptr, inst.result_type.unwrap_or(0), AccessKind::Read)?;
+                self.def(inst, v);
+            }
+            Op::Store => {
+                let p = self.id(inst, 0)?;
+                let (ty, _) = self.pointee(p)?;
+                let ptr = self.get1(p)?;
+                let v = self.get(self.id(inst, 1)?)?;
+                self.store_value(ptr, ty, &v)?;
+            }
+            Op::Variable => {
+                let id = inst.result_id.unwrap_or(0);
+                let slot = *self.s.plan.of.get(&id).ok_or_else(|| {
+                    CompileError::Internal(format!("variable %{id} has no slot"))
+                })?;
+                let p = self.b.ins().iconst(types::I64, (slot << OFFSET_BITS) as i64);
+                self.def(inst, vec![p]);
+                if inst.operands.len() > 1 {
+                    let init = self.get(self.id(inst, 1)?)?;
+                    let (ty, _) = self.pointee(id)?;
+                    self.store_value(p, ty, &init)?;
+                }
+            }
+            Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+                let base = self.id(inst, 0)?;
+                let (ty, _) = self.pointee(base)?;
+                let p = self.get1(base)?;
+                let ptr_chain = matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain);
+                let r = self.chain(p, ty, inst, 1, ptr_chain)?;
+                self.def(inst, vec![r]);
+            }
+            Op::CopyMemory | Op::CopyMemorySized => {
+                let dst = self.id(inst, 0)?;
+                let src = self.id(inst, 1)?;
+                let size = if op == Op::CopyMemory {
+                    let (ty, _) = self.pointee(dst)?;
+                    let s = self.m.layout(ty)?.size;
+                    self.b.ins().iconst(types::I64, s as i64)
+                } else {
+                    let s = self.get1(self.id(inst, 2)?)?;
+                    if self.b.func.dfg.value_type(s) == types::I64 {
+                        s
+                    } else {
+                        self.b.ins().uextend(types::I64, s)
+                    }
+                };
+                let (d, s) = (self.get1(dst)?, self.get1(src)?);
+                let site = self.site();
+                let site = self.b.ins().iconst(types::I32, site);
+                let ctx = self.ctx;
+                self.helper("clsync_memcpy", &[ctx, d, s, size, site]);
+                self.check_status();
+            }
+            Op::LifetimeStart | Op::LifetimeStop => {}
+            _ => return self.atomic(inst),
+        }
+        Ok(true)
+    }
+
+    /// The atomics. The code generator's atomics are sequentially
+    /// consistent, at least as strong as any order and scope a kernel
+    /// names, so each pairs with every other atomic, fence and barrier of
+    /// the launch and with the host's.
+    fn atomic(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        let rmw = match op {
+            Op::AtomicExchange => Some(AtomicRmwOp::Xchg),
+            Op::AtomicIAdd | Op::AtomicIIncrement => Some(AtomicRmwOp::Add),
+            Op::AtomicISub | Op::AtomicIDecrement => Some(AtomicRmwOp::Sub),
+            Op::AtomicSMin => Some(AtomicRmwOp::Smin),
+            Op::AtomicUMin => Some(AtomicRmwOp::Umin),
+            Op::AtomicSMax => Some(AtomicRmwOp::Smax),
+            Op::AtomicUMax => Some(AtomicRmwOp::Umax),
+            Op::AtomicAnd => Some(AtomicRmwOp::And),
+            Op::AtomicOr => Some(AtomicRmwOp::Or),
+            Op::AtomicXor => Some(AtomicRmwOp::Xor),
+            Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear
+            | Op::AtomicFAddEXT => None,
+            _ => return Ok(false),
+        };
+        let p = self.id(inst, 0)?;
+        let (ty, _) = self.pointee(p)?;
+        let ptr = self.get1(p)?;
+        let t = cl_type(self.m, ty)?;
+        let size = self.m.layout(ty)?.size;
+        let flags = MemFlagsData::trusted();
+        let is_float = t == types::F32 || t == types::F64;
+        let it = if t == types::F32 {
+            types::I32
+        } else if t == types::F64 {
+            types::I64
+        } else {
+            t
+        };
+        let to_int = |fx: &mut Self, v: Value| {
+            if is_float {
+                fx.b.ins().bitcast(it, MemFlagsData::new(), v)
+            } else {
+                v
+            }
+        };
+        let from_int = |fx: &mut Self, v: Value| {
+            if is_float {
+                fx.b.ins().bitcast(t, MemFlagsData::new(), v)
+            } else {
+                v
+            }
+        };
+        if let Some(rop) = rmw {
+            let val = match op {
+                Op::AtomicIIncrement | Op::AtomicIDecrement => self.b.ins().iconst(it, 1),
+                _ => {
+                    let v = self.get1(self.id(inst, 3)?)?;
+                    to_int(self, v)
+                }
+            };
+            let addr = self.address(ptr, size, AccessKind::Atomic);
+            let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
+            let old = from_int(self, old);
+            self.def(inst, vec![old]);
+            return Ok(true);
+        }
+        match op {
+            Op::AtomicLoad => {
+                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let v = self.b.ins().atomic_load(it, flags, addr);
+                let v = from_int(self, v);
+                self.def(inst, vec![v]);
+            }
+            Op::AtomicStore => {
+                let v = self.get1(self.id(inst, 3)?)?;
+                let v = to_int(self, v);
+                let addr = self.address(ptr, size, AccessKind::Atomic);
+                self.b.ins().atomic_store(flags, v, addr);
+            }
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                let v = self.get1(self.id(inst, 4)?)?;
+                let c = self.get1(self.id(inst, 5)?)?;
+                let (v, c) = (to_int(self, v), to_int(self, c));
+                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let old = self.b.ins().atomic_cas(flags, addr, c, v);
+                let old = from_int(self, old);
+                self.def(inst, vec![old]);
+            }
+            Op::AtomicFlagTestAndSet => {
+                let addr = self.address(ptr, 4, AccessKind::Atomic);
+                let one = self.b.ins().iconst(types::I32, 1);
+                let old = self.b.ins().atomic_rmw(types::I32, flags, AtomicRmwOp::Xchg, addr, one);
+                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
+                self.def(inst, vec![set]);
+            }
+            Op::AtomicFlagClear => {
+                let addr = self.address(ptr, 4, AccessKind::Atomic);
+                let zero = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().atomic_store(flags, zero, addr);
+            }
+            Op::AtomicFAddEXT => {
+                // A compare-and-swap loop: read, add, swap if unchanged.
+                let v = self.get1(self.id(inst, 3)?)?;
+                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let first = self.b.ins().atomic_load(it, flags, addr);
+                let looph = self.b.create_block();
+                let done = self.b.create_block();
+                let cur = self.b.append_block_param(looph, it);
+                let old = self.b.append_block_param(done, it);
+                self.b.ins().jump(looph, &[cranelift_codegen::ir::BlockArg::Value(first)]);
+                self.b.switch_to_block(looph);
+                let f = self.b.ins().bitcast(t, MemFlagsData::new(), cur);
+                let sum = self.b.ins().fadd(f, v);
+                let si = self.b.ins().bitcast(it, MemFlagsData::new(), sum);
+                let seen = self.b.ins().atomic_cas(flags, addr, cur, si);
+                let same = self.b.ins().icmp(IntCC::Equal, seen, cur);
+                self.b.ins().brif(
+                    same,
+                    done,
+                    &[cranelift_codegen::ir::BlockArg::Value(seen)],
+                    looph,
+                    &[cranelift_codegen::ir::BlockArg::Value(seen)],
+                );
+                self.b.switch_to_block(done);
+                let r = self.b.ins().bitcast(t, MemFlagsData::new(), old);
+                self.def(inst, vec![r]);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}

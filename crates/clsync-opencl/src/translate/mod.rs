@@ -1,0 +1,355 @@
+//! SPIR-V to native code through Cranelift.
+//!
+//! Every function of the module becomes one Cranelift function whose first
+//! parameter is the work-item's [`ItemCtx`](crate::exec::ItemCtx) and whose
+//! other parameters and results are the SPIR-V values *flattened*: a vector,
+//! struct or array value is its scalars in order ([`Module::leaves`]), each
+//! a Cranelift value, so that vector arithmetic is lane-wise scalar code and
+//! aggregates need no memory. Each kernel also gets an entry stub,
+//! `extern "C" fn(*mut ItemCtx, *const u64)`, which reads the flattened
+//! arguments, one 64-bit word each, and calls the kernel's function.
+//!
+//! Memory accesses go through the slot table (see [`crate::exec::ctx`]);
+//! barriers, copies, faults and most of the math library are calls into
+//! [`crate::exec::helpers`]. After each call that can stop the work-item
+//! the code tests [`ItemCtx::status`](crate::exec::ItemCtx::status) and
+//! returns.
+
+mod arith;
+mod ext;
+mod function;
+mod memory;
+
+use std::collections::HashMap;
+
+use clsync::sync::Site;
+use clsync_spirv::spirv::{StorageClass, Word};
+use clsync_spirv::{Module, SourceLine, Type};
+use cranelift_codegen::ir::{types, AbiParam, Signature, Type as ClType};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module as _};
+
+use crate::exec::ctx::{SlotInfo, OFFSET_BITS};
+use crate::exec::helpers;
+use crate::CompileError;
+
+/// The entry stub's type.
+pub type EntryFn = unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64);
+
+/// Where each module-scope and function-scope variable lives.
+#[derive(Debug, Default, Clone)]
+pub struct SlotPlan {
+    /// Program-scope variables in global or constant memory: (id, slot).
+    pub program: Vec<(Word, u64)>,
+    /// `local` variables declared in kernels: (id, slot, byte offset in
+    /// the group's block of them).
+    pub workgroup: Vec<(Word, u64, u64)>,
+    /// Bytes of the group's block of `local` variables.
+    pub workgroup_bytes: u64,
+    /// Function-scope variables: (id, slot, byte offset in the work-item's
+    /// private block).
+    pub private: Vec<(Word, u64, u64)>,
+    /// Bytes of the private block.
+    pub private_bytes: u64,
+    /// Every static slot's description; kernel arguments' slots follow.
+    pub infos: Vec<SlotInfo>,
+    /// Slot of each variable id.
+    pub of: HashMap<Word, u64>,
+}
+
+/// A compiled module.
+pub struct Compiled {
+    /// Keeps the code alive.
+    _jit: JITModule,
+    /// Each kernel's entry stub.
+    pub entries: HashMap<String, EntryFn>,
+    /// Source locations by the index the code passes.
+    pub sites: Vec<Site>,
+    /// The variables' slots.
+    pub plan: SlotPlan,
+}
+
+// SAFETY: the JIT module is only kept alive, never touched after
+// finalization; the code it owns is immutable and may run on any thread.
+unsafe impl Send for Compiled {}
+// SAFETY: as for Send: nothing mutates it after construction.
+unsafe impl Sync for Compiled {}
+
+/// The Cranelift type of a scalar SPIR-V type.
+pub(crate) fn cl_type(m: &Module, ty: Word) -> Result<ClType, CompileError> {
+    Ok(match m.ty(ty)? {
+        Type::Bool => types::I8,
+        Type::Int(8) => types::I8,
+        Type::Int(16) => types::I16,
+        Type::Int(32) => types::I32,
+        Type::Int(64) => types::I64,
+        Type::Float(32) => types::F32,
+        Type::Float(64) => types::F64,
+        Type::Float(16) => types::I16,
+        Type::Pointer { .. } | Type::Event | Type::Opaque(_) => types::I64,
+        other => {
+            return Err(CompileError::Unsupported(format!(
+                "a value of type {other:?} (%{ty})"
+            )))
+        }
+    })
+}
+
+/// The flattened Cranelift types of a SPIR-V type.
+pub(crate) fn flat_types(m: &Module, ty: Word) -> Result<Vec<ClType>, CompileError> {
+    m.leaves(ty)?
+        .iter()
+        .map(|l| cl_type(m, l.ty))
+        .collect::<Result<_, _>>()
+}
+
+/// Interned source file names (a [`Site`] holds a `&'static str`): each
+/// distinct name is leaked once per process.
+fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = set.get(name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.to_string().into_boxed_str());
+    set.insert(s);
+    s
+}
+
+/// The program's source locations, shared by the functions as they are
+/// translated.
+#[derive(Default)]
+pub(crate) struct Sites {
+    list: Vec<Site>,
+    index: HashMap<(Word, u32, u32), u32>,
+}
+
+impl Sites {
+    /// The index of `line`'s site.
+    pub(crate) fn of(&mut self, m: &Module, line: SourceLine) -> u32 {
+        let key = (line.file, line.line, line.column);
+        if let Some(i) = self.index.get(&key) {
+            return *i;
+        }
+        let file = m.file_name(line);
+        let file = file.rsplit('/').next().unwrap_or(file);
+        let i = self.list.len() as u32;
+        self.list.push(Site {
+            file: intern(file),
+            line: line.line,
+            column: line.column.max(1),
+        });
+        self.index.insert(key, i);
+        i
+    }
+}
+
+/// Assigns slots to the module's variables.
+fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
+    let mut p = SlotPlan {
+        infos: vec![SlotInfo {
+            space: "null",
+            name: "NULL".into(),
+        }],
+        ..Default::default()
+    };
+    for g in &m.globals {
+        let space = match g.storage {
+            StorageClass::CrossWorkgroup => "global",
+            StorageClass::UniformConstant => "constant",
+            StorageClass::Workgroup => "local",
+            StorageClass::Input => continue,
+            other => {
+                return Err(CompileError::Unsupported(format!(
+                    "a module-scope variable `{}` in storage class {other:?}",
+                    g.name
+                )))
+            }
+        };
+        let slot = p.infos.len() as u64;
+        let name = if g.name.is_empty() {
+            format!("variable %{}", g.id)
+        } else {
+            g.name.clone()
+        };
+        p.infos.push(SlotInfo { space, name });
+        p.of.insert(g.id, slot);
+        if g.storage == StorageClass::Workgroup {
+            let l = m.layout(g.pointee)?;
+            let off = p.workgroup_bytes.next_multiple_of(l.align.max(16));
+            p.workgroup.push((g.id, slot, off));
+            p.workgroup_bytes = off + l.size;
+        } else {
+            p.program.push((g.id, slot));
+        }
+    }
+    for f in &m.functions {
+        for b in &f.blocks {
+            for (i, _) in &b.instructions {
+                if i.class.opcode != clsync_spirv::spirv::Op::Variable {
+                    continue;
+                }
+                let id = i.result_id.unwrap_or(0);
+                let ty = i.result_type.unwrap_or(0);
+                let Type::Pointer { pointee, .. } = m.ty(ty)? else {
+                    return Err(CompileError::Invalid(format!("variable %{id} is not a pointer")));
+                };
+                let l = m.layout(*pointee)?;
+                let slot = p.infos.len() as u64;
+                let name = m.names.get(&id).cloned().unwrap_or_else(|| {
+                    format!("a private variable of `{}`", f.name)
+                });
+                p.infos.push(SlotInfo {
+                    space: "private",
+                    name,
+                });
+                p.of.insert(id, slot);
+                let off = p.private_bytes.next_multiple_of(l.align.max(8));
+                p.private.push((id, slot, off));
+                p.private_bytes = off + l.size;
+            }
+        }
+    }
+    if p.infos.len() as u64 >= (1 << (64 - OFFSET_BITS)) / 2 {
+        return Err(CompileError::Unsupported(format!(
+            "{} variables; clsync addresses at most 32768 memory objects",
+            p.infos.len()
+        )));
+    }
+    Ok(p)
+}
+
+/// The runtime calls the code may make: name, address, parameters,
+/// results.
+fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> {
+    use types::{F32, F64, I32, I64};
+    vec![
+        ("clsync_fault", helpers::clsync_fault as *const u8, vec![I64, I64, I64, I32, I32], vec![]),
+        ("clsync_barrier", helpers::clsync_barrier as *const u8, vec![I64, I32, I32, I32, I32], vec![]),
+        ("clsync_memcpy", helpers::clsync_memcpy as *const u8, vec![I64, I64, I64, I64, I32], vec![]),
+        ("clsync_cast_space", helpers::clsync_cast_space as *const u8, vec![I64, I64, I32], vec![I64]),
+        ("clsync_f32_1", helpers::clsync_f32_1 as *const u8, vec![I32, F32], vec![F32]),
+        ("clsync_f32_2", helpers::clsync_f32_2 as *const u8, vec![I32, F32, F32], vec![F32]),
+        ("clsync_f32_3", helpers::clsync_f32_3 as *const u8, vec![I32, F32, F32, F32], vec![F32]),
+        ("clsync_f64_1", helpers::clsync_f64_1 as *const u8, vec![I32, F64], vec![F64]),
+        ("clsync_f64_2", helpers::clsync_f64_2 as *const u8, vec![I32, F64, F64], vec![F64]),
+        ("clsync_f64_3", helpers::clsync_f64_3 as *const u8, vec![I32, F64, F64, F64], vec![F64]),
+        ("clsync_f64_int", helpers::clsync_f64_int as *const u8, vec![I32, F64, I32], vec![F64]),
+        ("clsync_printf", crate::exec::printf::clsync_printf as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
+    ]
+}
+
+fn sig(call_conv: CallConv, params: &[ClType], rets: &[ClType]) -> Signature {
+    let mut s = Signature::new(call_conv);
+    s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+    s.returns.extend(rets.iter().map(|t| AbiParam::new(*t)));
+    s
+}
+
+/// What every function translation shares.
+pub(crate) struct Shared<'m> {
+    pub m: &'m Module,
+    pub plan: &'m SlotPlan,
+    pub funcs: HashMap<Word, FuncId>,
+    pub helpers: HashMap<&'static str, FuncId>,
+    pub sites: Sites,
+    pub call_conv: CallConv,
+}
+
+/// Compiles every function and kernel of `m`.
+pub fn compile(m: &Module) -> Result<Compiled, CompileError> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| {
+        f.set(k, v)
+            .map_err(|e| CompileError::Internal(format!("cranelift setting {k}: {e}")))
+    };
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| CompileError::Internal(format!("this machine: {e}")))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| CompileError::Internal(format!("code generator: {e}")))?;
+    let call_conv = isa.default_call_conv();
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    let hs = helper_symbols();
+    for (name, addr, _, _) in &hs {
+        jb.symbol(*name, *addr);
+    }
+    let mut jit = JITModule::new(jb);
+    let plan = plan_slots(m)?;
+    let mut shared = Shared {
+        m,
+        plan: &plan,
+        funcs: HashMap::new(),
+        helpers: HashMap::new(),
+        sites: Sites::default(),
+        call_conv,
+    };
+    let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
+    for (name, _, params, rets) in &hs {
+        let id = jit
+            .declare_function(name, Linkage::Import, &sig(call_conv, params, rets))
+            .map_err(jerr)?;
+        shared.helpers.insert(*name, id);
+    }
+    for f in &m.functions {
+        let s = function::signature(m, f, call_conv)?;
+        let id = jit
+            .declare_function(&format!("f{}", f.id), Linkage::Local, &s)
+            .map_err(jerr)?;
+        shared.funcs.insert(f.id, id);
+    }
+    let mut ctx = jit.make_context();
+    let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
+    for f in &m.functions {
+        ctx.func.signature = function::signature(m, f, call_conv)?;
+        function::translate(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
+        let id = shared.funcs[&f.id];
+        jit.define_function(id, &mut ctx).map_err(|e| {
+            CompileError::Internal(format!(
+                "code generation of `{}`: {e:?}",
+                if f.name.is_empty() { "?" } else { &f.name }
+            ))
+        })?;
+        jit.clear_context(&mut ctx);
+    }
+    let mut entry_ids = Vec::new();
+    for e in &m.entry_points {
+        let f = m
+            .function(e.function)
+            .ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
+        ctx.func.signature = sig(call_conv, &[types::I64, types::I64], &[]);
+        function::entry_stub(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
+        let id = jit
+            .declare_function(&format!("kernel_{}", e.name), Linkage::Local, &ctx.func.signature)
+            .map_err(jerr)?;
+        jit.define_function(id, &mut ctx).map_err(jerr)?;
+        jit.clear_context(&mut ctx);
+        entry_ids.push((e.name.clone(), id));
+    }
+    jit.finalize_definitions().map_err(jerr)?;
+    let mut entries = HashMap::new();
+    for (name, id) in entry_ids {
+        let p = jit.get_finalized_function(id);
+        // SAFETY: the stub was generated with exactly `EntryFn`'s signature
+        // (two 64-bit parameters, no result) in the platform's calling
+        // convention, which is the C one.
+        let f: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(p) };
+        entries.insert(name, f);
+    }
+    let sites = std::mem::take(&mut shared.sites.list);
+    Ok(Compiled {
+        _jit: jit,
+        entries,
+        sites,
+        plan,
+    })
+}
