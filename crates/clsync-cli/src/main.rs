@@ -3,9 +3,11 @@
 //! With no arguments it runs the bundled sample kernels at full size, checks
 //! each against its sequential reference, and prints a table; `--check`
 //! runs them under the checker. `clsync litmus PATH…` explores litmus tests
-//! under the OpenCL memory model.
+//! under the OpenCL memory model. `clsync run k.sim` runs an OpenCL C
+//! kernel as `oclgrind-kernel` does.
 
 mod litmus;
+mod run;
 
 use std::process::ExitCode;
 
@@ -32,6 +34,9 @@ enum Command {
     /// Explore litmus tests: every outcome the OpenCL memory model allows,
     /// whether the final condition is reachable, and data races.
     Litmus(litmus::LitmusArgs),
+    /// Run an OpenCL C kernel from an Oclgrind `.sim` file or a `.cl` file,
+    /// compiled to native code; `--check` checks it.
+    Run(run::RunArgs),
 }
 
 #[derive(clap::Args, Default)]
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
     {
         Command::Samples(args) => samples(&args),
         Command::Litmus(args) => litmus::main(&args),
+        Command::Run(args) => run::main(&args),
     }
 }
 

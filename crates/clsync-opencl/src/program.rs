@@ -225,21 +225,24 @@ impl Kernel<'_> {
         self.info
     }
 
-    /// Runs the kernel over `range` with `args` on `rt`.
+    /// Runs the kernel over `range` with `args` on `rt`. An invalid
+    /// access stops the work-item and fails the launch, naming it.
     pub fn run(&self, rt: &Runtime, range: NdRange, args: &[Arg<'_>]) -> Result<(), RunError> {
-        self.run_with(rt, range, args, |l| l)
+        self.run_with(rt, range, args, |l| l, false).map(drop)
     }
 
-    /// Runs the kernel, with `configure` setting up the launch (checked,
-    /// schedule, watchdog).
+    /// Runs the kernel with `configure` setting up the launch (schedule,
+    /// watchdog). `checked`: an invalid access is reported and skipped,
+    /// as Oclgrind does, and the launch goes on; the reports are returned.
     pub fn run_with(
         &self,
         rt: &Runtime,
         range: NdRange,
         args: &[Arg<'_>],
         configure: impl FnOnce(Launch) -> Launch,
-    ) -> Result<(), RunError> {
-        exec::run(self.program, self.info, self.entry, rt, range, args, configure)
+        checked: bool,
+    ) -> Result<Vec<exec::report::Diagnostic>, RunError> {
+        exec::run(self.program, self.info, self.entry, rt, range, args, configure, checked)
     }
 }
 

@@ -1,1 +1,556 @@
-//! .sim files (placeholder)
+//! Oclgrind's `.sim` files: a kernel, its ND-range and its arguments, run
+//! and the marked buffers dumped in `oclgrind-kernel`'s format, so that its
+//! users keep their files.
+//!
+//! ```text
+//! # comment
+//! reduce.cl                       the kernel's file, beside the .sim
+//! reduce                          the kernel
+//! 64 1 1                          global size
+//! 4 1 1                           local size
+//! <size=4>                        an argument: options in <...>,
+//! 256                             then values where no fill, range or file
+//! <size=1024 range=0:1:255>       a buffer of uint (the kernel's type)
+//! <size=64 fill=0 dump>           dumped after the run
+//! <size=16>                       local memory, for a local pointer
+//! ```
+//!
+//! Options: `size=N` (bytes), a type (`char` `uchar` `short` `ushort`
+//! `int` `uint` `long` `ulong` `float` `double`; the default is the
+//! kernel's), `fill=V`, `range=START:STEP:END`, `file=PATH` (raw bytes),
+//! `noinit`, `dump`, `hex` (values in hexadecimal), `ro`, `wo`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::exec::{Arg, MemObject};
+use crate::program::{ArgKind, KernelInfo};
+
+/// A `.sim` file that does not parse, with the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct SimError {
+    /// The `.sim` file.
+    pub file: String,
+    /// The line, from 1.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A token of the argument section: `<...>` or a value, with its line.
+#[derive(Clone, Debug)]
+struct Token {
+    text: String,
+    line: usize,
+}
+
+/// A parsed `.sim` file.
+#[derive(Clone, Debug)]
+pub struct Sim {
+    /// The `.sim` file's path, for messages.
+    pub path: PathBuf,
+    /// The kernel's source file.
+    pub kernel_file: PathBuf,
+    /// The kernel's name.
+    pub kernel: String,
+    /// Global size.
+    pub global: [usize; 3],
+    /// Local size; `None` when all zero (the runtime chooses).
+    pub local: Option<[usize; 3]>,
+    tokens: Vec<Token>,
+    last_line: usize,
+}
+
+/// The scalar type of a buffer's elements, for parsing and dumping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// `char`.
+    I8,
+    /// `uchar`.
+    U8,
+    /// `short`.
+    I16,
+    /// `ushort`.
+    U16,
+    /// `int`.
+    I32,
+    /// `uint`.
+    U32,
+    /// `long`.
+    I64,
+    /// `ulong`.
+    U64,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl Elem {
+    /// By its OpenCL C name (vector widths and pointers stripped).
+    pub fn from_name(name: &str) -> Option<Elem> {
+        let base = name
+            .trim_end_matches('*')
+            .trim()
+            .trim_start_matches("const ")
+            .trim_start_matches("unsigned ")
+            .trim_end_matches(|c: char| c.is_ascii_digit());
+        let unsigned = name.contains("unsigned ");
+        Some(match base {
+            "char" if unsigned => Elem::U8,
+            "char" => Elem::I8,
+            "uchar" | "bool" => Elem::U8,
+            "short" if unsigned => Elem::U16,
+            "short" => Elem::I16,
+            "ushort" | "half" => Elem::U16,
+            "int" if unsigned => Elem::U32,
+            "int" => Elem::I32,
+            "uint" => Elem::U32,
+            "long" if unsigned => Elem::U64,
+            "long" => Elem::I64,
+            "ulong" | "size_t" | "uintptr_t" => Elem::U64,
+            "ptrdiff_t" | "intptr_t" => Elem::I64,
+            "float" => Elem::F32,
+            "double" => Elem::F64,
+            _ => return None,
+        })
+    }
+
+    /// Bytes of one element.
+    pub fn size(self) -> usize {
+        match self {
+            Elem::I8 | Elem::U8 => 1,
+            Elem::I16 | Elem::U16 => 2,
+            Elem::I32 | Elem::U32 | Elem::F32 => 4,
+            Elem::I64 | Elem::U64 | Elem::F64 => 8,
+        }
+    }
+
+    /// Parses one value (decimal, `0x` hexadecimal, or hexadecimal where
+    /// `hex`) into its little-endian bytes.
+    fn parse(self, text: &str, hex: bool) -> Option<Vec<u8>> {
+        let int = |t: &str| -> Option<i128> {
+            let (neg, t) = match t.strip_prefix('-') {
+                Some(r) => (true, r),
+                None => (false, t),
+            };
+            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                i128::from_str_radix(h, 16).ok()?
+            } else if hex {
+                i128::from_str_radix(t, 16).ok()?
+            } else {
+                t.parse::<i128>().ok()?
+            };
+            Some(if neg { -v } else { v })
+        };
+        let n = self.size();
+        Some(match self {
+            Elem::F32 => (text.parse::<f64>().ok()? as f32).to_le_bytes().to_vec(),
+            Elem::F64 => text.parse::<f64>().ok()?.to_le_bytes().to_vec(),
+            _ => {
+                let v = int(text)?;
+                let (lo, hi) = match self {
+                    Elem::I8 => (i8::MIN as i128, u8::MAX as i128),
+                    Elem::U8 => (i8::MIN as i128, u8::MAX as i128),
+                    Elem::I16 | Elem::U16 => (i16::MIN as i128, u16::MAX as i128),
+                    Elem::I32 | Elem::U32 => (i32::MIN as i128, u32::MAX as i128),
+                    _ => (i64::MIN as i128, u64::MAX as i128),
+                };
+                if v < lo || v > hi {
+                    return None;
+                }
+                (v as u64).to_le_bytes()[..n].to_vec()
+            }
+        })
+    }
+
+    /// Formats element `bytes` as `oclgrind-kernel` dumps it.
+    fn format(self, b: &[u8], hex: bool) -> String {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        let u = u64::from_le_bytes(w);
+        if hex && !matches!(self, Elem::F32 | Elem::F64) {
+            return format!("0x{:0width$x}", u, width = 2 * self.size());
+        }
+        match self {
+            Elem::I8 => (u as u8 as i8).to_string(),
+            Elem::U8 => (u as u8).to_string(),
+            Elem::I16 => (u as u16 as i16).to_string(),
+            Elem::U16 => (u as u16).to_string(),
+            Elem::I32 => (u as u32 as i32).to_string(),
+            Elem::U32 => (u as u32).to_string(),
+            Elem::I64 => (u as i64).to_string(),
+            Elem::U64 => u.to_string(),
+            Elem::F32 => general(f32::from_bits(u as u32) as f64),
+            Elem::F64 => general(f64::from_bits(u)),
+        }
+    }
+}
+
+/// C++ streams' default float format: `%g` with six significant digits.
+fn general(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let exp = v.abs().log10().floor() as i32;
+    let e = format!("{:.5e}", v);
+    let (m, ex) = e.split_once('e').unwrap_or((&e, "0"));
+    let ex: i32 = ex.parse().unwrap_or(exp);
+    if !(-4..6).contains(&ex) {
+        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+        return format!("{m}e{}{:02}", if ex < 0 { '-' } else { '+' }, ex.abs());
+    }
+    let s = format!("{:.*}", (5 - ex).max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A buffer a `.sim` file makes: clsync words, `size` bytes of them used.
+pub struct SimBuffer {
+    words: clsync::Buffer<u64>,
+    size: usize,
+    name: String,
+}
+
+impl SimBuffer {
+    fn new(bytes: &[u8], name: &str) -> SimBuffer {
+        let words = clsync::Buffer::<u64>::new(bytes.len().div_ceil(8).max(1));
+        let (p, _) = words.raw_bytes();
+        // SAFETY: the buffer has at least `bytes.len()` bytes, and nothing
+        // else uses it yet.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        SimBuffer {
+            words,
+            size: bytes.len(),
+            name: name.to_string(),
+        }
+    }
+
+    /// Its bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.words.to_vec().iter().flat_map(|w| w.to_le_bytes()).take(self.size).collect()
+    }
+}
+
+impl MemObject for SimBuffer {
+    fn bytes(&self) -> (*mut u8, usize) {
+        (self.words.raw_bytes().0, self.size)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One argument as the `.sim` file gives it.
+pub enum SimArg {
+    /// A buffer, with how to dump it.
+    Buffer {
+        /// Its memory.
+        buffer: SimBuffer,
+        /// Whether to dump it, and as what.
+        dump: Option<(Elem, bool)>,
+    },
+    /// A null pointer.
+    Null,
+    /// Local memory of this many bytes.
+    Local(usize),
+    /// A value's bytes.
+    Value(Vec<u8>),
+}
+
+impl SimArg {
+    /// The kernel argument it is.
+    pub fn arg(&self) -> Arg<'_> {
+        match self {
+            SimArg::Buffer { buffer, .. } => Arg::Buffer(buffer),
+            SimArg::Null => Arg::Null,
+            SimArg::Local(n) => Arg::Local(*n),
+            SimArg::Value(v) => Arg::Value(v.clone()),
+        }
+    }
+}
+
+impl Sim {
+    /// Reads a `.sim` file.
+    pub fn load(path: &Path) -> Result<Sim, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SimError {
+            file: path.display().to_string(),
+            line: 0,
+            message: format!("cannot read it: {e}"),
+        })?;
+        Sim::parse(&text, path)
+    }
+
+    /// Parses `.sim` text; `path` names it in errors and locates the
+    /// kernel's file.
+    pub fn parse(text: &str, path: &Path) -> Result<Sim, SimError> {
+        let err = |line: usize, message: String| SimError {
+            file: path.display().to_string(),
+            line,
+            message,
+        };
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim()))
+            .filter(|(_, l)| !l.is_empty());
+        let mut next = |what: &str| {
+            lines
+                .next()
+                .ok_or_else(|| err(text.lines().count(), format!("the file ends before the {what}")))
+        };
+        let (_, file) = next("kernel file")?;
+        let (_, kernel) = next("kernel name")?;
+        let sizes = |(line, l): (usize, &str), what: &str| -> Result<[usize; 3], SimError> {
+            let v = l
+                .split_whitespace()
+                .map(|w| w.parse::<usize>().map_err(|_| err(line, format!("{what}: `{w}` is not a size"))))
+                .collect::<Result<Vec<_>, _>>()?;
+            if v.is_empty() || v.len() > 3 {
+                return Err(err(line, format!("{what}: {} numbers, not 1 to 3", v.len())));
+            }
+            Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
+        };
+        let global = sizes(next("global size")?, "global size")?;
+        let local = sizes(next("local size")?, "local size")?;
+        let mut tokens = Vec::new();
+        let mut last_line = 0;
+        let mut open: Option<(usize, String)> = None;
+        for (line, l) in lines {
+            last_line = line;
+            for w in l.split_whitespace() {
+                if let Some((start, acc)) = open.as_mut() {
+                    acc.push(' ');
+                    acc.push_str(w);
+                    if w.ends_with('>') {
+                        tokens.push(Token { text: std::mem::take(acc), line: *start });
+                        open = None;
+                    }
+                } else if w.starts_with('<') && !w.ends_with('>') {
+                    open = Some((line, w.to_string()));
+                } else {
+                    tokens.push(Token { text: w.to_string(), line });
+                }
+            }
+        }
+        if let Some((line, _)) = open {
+            return Err(err(line, "an argument's `<` has no `>`".into()));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Ok(Sim {
+            path: path.to_path_buf(),
+            kernel_file: dir.join(file),
+            kernel: kernel.to_string(),
+            global,
+            local: if local == [0, 0, 0] { None } else { Some(local) },
+            tokens,
+            last_line,
+        })
+    }
+
+    /// The arguments for kernel `k`, read from the file's argument section.
+    pub fn arguments(&self, k: &KernelInfo) -> Result<Vec<SimArg>, SimError> {
+        let mut pos = 0usize;
+        let mut out = Vec::new();
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        for (i, p) in k.params.iter().enumerate() {
+            let err = |line: usize, message: String| SimError {
+                file: self.path.display().to_string(),
+                line,
+                message: format!("argument {i} (`{}`): {message}", p.name),
+            };
+            let Some(first) = self.tokens.get(pos) else {
+                return Err(err(self.last_line, format!("missing; the kernel takes {} arguments", k.params.len())));
+            };
+            let line = first.line;
+            let mut opts = Options::default();
+            if first.text.starts_with('<') {
+                opts = Options::parse(&first.text).map_err(|m| err(line, m))?;
+                pos += 1;
+            }
+            let elem = opts
+                .elem
+                .or_else(|| Elem::from_name(&p.type_name))
+                .unwrap_or(Elem::U8);
+            let arg = match &p.kind {
+                ArgKind::Local => SimArg::Local(opts.size.ok_or_else(|| err(line, "local memory needs <size=N>".into()))?),
+                ArgKind::Unsupported(what) => return Err(err(line, format!("{what} cannot be given in a .sim file yet"))),
+                kind => {
+                    let size = match kind {
+                        ArgKind::Value { size, .. } | ArgKind::ByVal { size } => opts.size.unwrap_or(*size),
+                        _ => opts.size.ok_or_else(|| err(line, "a buffer needs <size=N>".into()))?,
+                    };
+                    if size == 0 && matches!(kind, ArgKind::Global | ArgKind::Constant) {
+                        SimArg::Null
+                    } else {
+                        let bytes = self.data(&opts, elem, size, &mut pos, &dir).map_err(|(l, m)| err(l.unwrap_or(line), m))?;
+                        match kind {
+                            ArgKind::Global | ArgKind::Constant => SimArg::Buffer {
+                                buffer: SimBuffer::new(&bytes, &p.name),
+                                dump: opts.dump.then_some((elem, opts.hex)),
+                            },
+                            _ => SimArg::Value(bytes),
+                        }
+                    }
+                }
+            };
+            out.push(arg);
+        }
+        if let Some(t) = self.tokens.get(pos) {
+            return Err(SimError {
+                file: self.path.display().to_string(),
+                line: t.line,
+                message: format!("`{}` after the kernel's {} arguments", t.text, k.params.len()),
+            });
+        }
+        Ok(out)
+    }
+
+    /// An argument's initial bytes.
+    fn data(&self, o: &Options, elem: Elem, size: usize, pos: &mut usize, dir: &Path) -> Result<Vec<u8>, (Option<usize>, String)> {
+        let es = elem.size();
+        let mut bytes = vec![0u8; size];
+        if let Some(f) = &o.file {
+            let d = std::fs::read(dir.join(f)).map_err(|e| (None, format!("file={f}: {e}")))?;
+            if d.len() < size {
+                return Err((None, format!("file={f} has {} bytes, {size} needed", d.len())));
+            }
+            bytes.copy_from_slice(&d[..size]);
+        } else if let Some(v) = &o.fill {
+            let b = elem.parse(v, o.hex).ok_or_else(|| (None, format!("fill={v} is not a {elem:?}")))?;
+            for c in bytes.chunks_mut(es) {
+                let n = c.len();
+                c.copy_from_slice(&b[..n]);
+            }
+        } else if let Some((a, s, e)) = &o.range {
+            let parse = |t: &str| t.parse::<f64>().map_err(|_| (None, format!("range: `{t}` is not a number")));
+            let (a, s, e) = (parse(a)?, parse(s)?, parse(e)?);
+            if s == 0.0 {
+                return Err((None, "range: the step is zero".into()));
+            }
+            let mut v = a;
+            for c in bytes.chunks_mut(es) {
+                if (s > 0.0 && v > e) || (s < 0.0 && v < e) {
+                    break;
+                }
+                let t = if matches!(elem, Elem::F32 | Elem::F64) { v.to_string() } else { (v as i64).to_string() };
+                let b = elem.parse(&t, false).ok_or_else(|| (None, format!("range value {t} is not a {elem:?}")))?;
+                let n = c.len();
+                c.copy_from_slice(&b[..n]);
+                v += s;
+            }
+        } else if !o.noinit {
+            let n = size / es;
+            for k in 0..n {
+                let t = self.tokens.get(*pos).ok_or_else(|| (Some(self.last_line), format!("{n} values needed, {k} given")))?;
+                if t.text.starts_with('<') {
+                    return Err((Some(t.line), format!("{n} values needed, {k} given before `{}`", t.text)));
+                }
+                let b = elem.parse(&t.text, o.hex).ok_or_else(|| (Some(t.line), format!("`{}` is not a {elem:?}", t.text)))?;
+                bytes[k * es..(k + 1) * es].copy_from_slice(&b);
+                *pos += 1;
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+/// The options of one `<...>`.
+#[derive(Default)]
+struct Options {
+    size: Option<usize>,
+    elem: Option<Elem>,
+    fill: Option<String>,
+    range: Option<(String, String, String)>,
+    file: Option<String>,
+    dump: bool,
+    hex: bool,
+    noinit: bool,
+}
+
+impl Options {
+    fn parse(t: &str) -> Result<Options, String> {
+        let mut o = Options::default();
+        for w in t.trim_start_matches('<').trim_end_matches('>').split_whitespace() {
+            let (k, v) = w.split_once('=').map(|(k, v)| (k, Some(v))).unwrap_or((w, None));
+            match (k, v) {
+                ("size", Some(v)) => o.size = Some(v.parse().map_err(|_| format!("size={v} is not a size"))?),
+                ("fill", Some(v)) => o.fill = Some(v.to_string()),
+                ("file", Some(v)) => o.file = Some(v.to_string()),
+                ("range", Some(v)) => {
+                    let p: Vec<&str> = v.split(':').collect();
+                    if p.len() != 3 {
+                        return Err(format!("range={v}: START:STEP:END"));
+                    }
+                    o.range = Some((p[0].into(), p[1].into(), p[2].into()));
+                }
+                ("dump", None) => o.dump = true,
+                ("hex", None) => o.hex = true,
+                ("noinit", None) => o.noinit = true,
+                ("ro" | "wo", None) => {}
+                (name, None) if Elem::from_name(name).is_some() && !name.contains('*') => o.elem = Elem::from_name(name),
+                _ => return Err(format!("unknown option `{w}`")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// The dumps of the marked buffers, in `oclgrind-kernel`'s format.
+pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
+    let mut out = String::new();
+    for (p, a) in k.params.iter().zip(args) {
+        let SimArg::Buffer { buffer, dump: Some((elem, hex)) } = a else { continue };
+        let bytes = buffer.to_bytes();
+        let _ = writeln!(out, "\nArgument '{}': {} bytes", p.name, bytes.len());
+        for (i, c) in bytes.chunks(elem.size()).enumerate() {
+            if c.len() == elem.size() {
+                let _ = writeln!(out, "  {}[{i}] = {}", p.name, elem.format(c, *hex));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn general_format_matches_cpp_streams() {
+        for (v, s) in [(42.24f64, "42.24"), (1.0, "1"), (0.1, "0.1"), (1e-5, "1e-05"), (123456.0, "123456"), (1234567.0, "1.23457e+06"), (-3.5, "-3.5"), (1.0 / 3.0, "0.333333")] {
+            assert_eq!(general(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn values_parse_with_their_type() {
+        assert_eq!(Elem::I32.parse("-2", false), Some((-2i32).to_le_bytes().to_vec()));
+        assert_eq!(Elem::U8.parse("0x02", true), Some(vec![2]));
+        assert_eq!(Elem::U8.parse("300", false), None);
+        assert_eq!(Elem::F32.parse("1.5", false), Some(1.5f32.to_le_bytes().to_vec()));
+        assert_eq!(Elem::from_name("uint4*"), Some(Elem::U32));
+        assert_eq!(Elem::from_name("unsigned char*"), Some(Elem::U8));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = Sim::parse("k.cl\nk\n4 x 1\n1 1 1\n", Path::new("t.sim")).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("`x`"), "{e}");
+        let e = Sim::parse("k.cl\nk\n4 1 1\n1 1 1\n<size=4 fill=0\n", Path::new("t.sim")).unwrap_err();
+        assert_eq!(e.line, 5);
+        let e = Sim::parse("k.cl\nk\n", Path::new("t.sim")).unwrap_err();
+        assert!(e.message.contains("global size"), "{e}");
+    }
+}

@@ -88,6 +88,11 @@ pub const CTX_NSLOTS: i32 = 8;
 pub const CTX_STATUS: i32 = 16;
 /// Byte offset of [`ItemCtx::builtins`].
 pub const CTX_BUILTINS: i32 = 24;
+/// Byte offset of [`ItemCtx::scratch`].
+pub const CTX_SCRATCH: i32 = 24 + 8 * builtin::COUNT as i32;
+/// Bytes of [`ItemCtx::scratch`]: the largest access that a checked launch
+/// skips rather than stops at (a `double16` is 128).
+pub const SCRATCH_BYTES: usize = 256;
 
 /// Why compiled code stopped early.
 #[derive(Debug)]
@@ -111,6 +116,10 @@ pub struct ItemCtx {
     pub status: u64,
     /// The work-item functions' values.
     pub builtins: [u64; builtin::COUNT],
+    /// Where a checked launch's invalid accesses go once reported, as
+    /// Oclgrind skips them: loads read what is here (zero unless an
+    /// invalid store wrote it), stores write here.
+    pub scratch: [u64; SCRATCH_BYTES / 8],
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,
     /// Why it stopped.
@@ -127,6 +136,11 @@ pub struct HostSide<'a> {
     pub slot_names: &'a [SlotInfo],
     /// The kernel's name.
     pub kernel: &'a str,
+    /// Whether the launch is checked: invalid accesses are reported and
+    /// skipped rather than stopping the work-item.
+    pub checked: bool,
+    /// The reports of a checked launch.
+    pub reports: &'a std::sync::Mutex<crate::exec::report::Reports>,
 }
 
 /// What a slot holds, for reports.
@@ -145,5 +159,6 @@ const _: () = {
     assert!(std::mem::offset_of!(ItemCtx, nslots) == CTX_NSLOTS as usize);
     assert!(std::mem::offset_of!(ItemCtx, status) == CTX_STATUS as usize);
     assert!(std::mem::offset_of!(ItemCtx, builtins) == CTX_BUILTINS as usize);
+    assert!(std::mem::offset_of!(ItemCtx, scratch) == CTX_SCRATCH as usize);
     assert!(std::mem::size_of::<Slot>() == 16);
 };

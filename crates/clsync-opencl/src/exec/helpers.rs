@@ -80,6 +80,9 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
         _ => "read",
     };
     let at = site_text(ctx, site);
+    if kind == 3 {
+        return format!("Unreachable code reached\n\tKernel: {}\n\tat {at}", host.kernel);
+    }
     match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
         Some(info) => {
             // SAFETY: slot < nslots, the table's length.
@@ -98,12 +101,60 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
 }
 
 /// An access out of its object's bounds, or through an invalid pointer.
-pub extern "C" fn clsync_fault(ctx: *mut ItemCtx, ptr: u64, size: u64, kind: u32, site: u32) {
+/// Returns 1 when the work-item must stop (an unchecked launch, or an
+/// access too large to skip), 0 when a checked launch has reported it and
+/// the access goes to the scratch area.
+pub extern "C" fn clsync_fault(ctx: *mut ItemCtx, ptr: u64, size: u64, kind: u32, site: u32) -> u32 {
     // SAFETY: compiled code passes its own context, which lives in the
     // work-item's Rust frame for the whole call.
     let ctx = unsafe { &mut *ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    if host.checked && kind != 3 && size as usize <= super::ctx::SCRATCH_BYTES {
+        let headline = headline(ctx, ptr, size, kind);
+        let details = fault_details(ctx, ptr);
+        let at = host.sites.get(site as usize).copied();
+        super::report::add(host, headline, details, at);
+        return 0;
+    }
     let msg = fault_message(ctx, ptr, size, kind, site);
     stop(ctx, Stop::Fault(msg));
+    1
+}
+
+/// Oclgrind's headline for an invalid access.
+fn headline(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32) -> String {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    let write = kind == 1;
+    match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
+        Some(info) => format!(
+            "Invalid {} of size {size} at {} memory address {ptr:#x}",
+            if write { "write" } else { "read" },
+            info.space
+        ),
+        None => format!(
+            "Invalid memory {} of size {size} at address {ptr:#x} (a null or invalid pointer)",
+            if write { "store" } else { "load" }
+        ),
+    }
+}
+
+/// The object and offset of an invalid access, for a report's details.
+fn fault_details(ctx: &ItemCtx, ptr: u64) -> String {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    let off = ptr & OFFSET_MASK;
+    match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
+        Some(info) => {
+            // SAFETY: slot < nslots, the table's length.
+            let len = unsafe { (*ctx.slots.add(slot)).len };
+            format!("{} `{}` is {len} bytes; the access is at byte {off}", info.space, info.name)
+        }
+        None => "the pointer points at no memory object".into(),
+    }
 }
 
 /// `OpControlBarrier`.

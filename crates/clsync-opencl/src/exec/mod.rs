@@ -10,6 +10,7 @@
 pub mod ctx;
 pub mod helpers;
 pub mod printf;
+pub mod report;
 
 use std::panic::resume_unwind;
 
@@ -246,8 +247,10 @@ pub(crate) fn run(
     range: NdRange,
     args: &[Arg<'_>],
     configure: impl FnOnce(Launch) -> Launch,
-) -> Result<(), RunError> {
+    checked: bool,
+) -> Result<Vec<report::Diagnostic>, RunError> {
     let bound = bind(p, k, args)?;
+    let reports = std::sync::Mutex::new(report::Reports::default());
     let plan = &p.compiled.plan;
     let mut launch = configure(Launch::new(k.name.clone(), range));
     let local_args: Vec<_> = bound
@@ -295,12 +298,15 @@ pub(crate) fn run(
             sites,
             slot_names: &bound.infos,
             kernel: &k.name,
+            checked,
+            reports: &reports,
         };
         let mut ctx = ItemCtx {
             slots: slots.as_ptr(),
             nslots: slots.len() as u64,
             status: 0,
             builtins: builtins(wi),
+            scratch: [0; ctx::SCRATCH_BYTES / 8],
             host: (&host as *const HostSide<'_>).cast(),
             stop: None,
         };
@@ -318,5 +324,5 @@ pub(crate) fn run(
             Some(Stop::Fault(message)) => panic!("{message}"),
         }
     })?;
-    Ok(())
+    Ok(reports.into_inner().unwrap_or_else(|e| e.into_inner()).into_vec())
 }

@@ -4,11 +4,11 @@
 use clsync_spirv::spirv::{BuiltIn, Decoration, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::cl_type;
 use super::function::{mem, Fx};
-use crate::exec::ctx::{builtin, CTX_BUILTINS, OFFSET_BITS, OFFSET_MASK};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_SCRATCH, OFFSET_BITS, OFFSET_MASK};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -32,7 +32,9 @@ impl Fx<'_, '_> {
         let end = self.b.ins().iadd_imm_s(off, size as i64);
         let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
         let good = self.b.create_block();
-        self.b.ins().brif(ok, good, &[], fault, &[]);
+        let addr = self.b.append_block_param(good, types::I64);
+        let native = self.b.ins().iadd(base, off);
+        self.b.ins().brif(ok, good, &[BlockArg::Value(native)], fault, &[]);
         self.b.switch_to_block(fault);
         let site = self.site();
         let args = [
@@ -42,11 +44,14 @@ impl Fx<'_, '_> {
             self.b.ins().iconst(types::I32, kind as i64),
             self.b.ins().iconst(types::I32, site),
         ];
-        self.helper("clsync_fault", &args);
+        let stop = self.helper("clsync_fault", &args)[0];
+        // Reported and skipped (a checked launch): the access goes to the
+        // context's scratch area.
+        let scratch = self.b.ins().iadd_imm_s(self.ctx, CTX_SCRATCH as i64);
         let bail = self.bail_block();
-        self.b.ins().jump(bail, &[]);
+        self.b.ins().brif(stop, bail, &[], good, &[BlockArg::Value(scratch)]);
         self.b.switch_to_block(good);
-        self.b.ins().iadd(base, off)
+        addr
     }
 
     /// The pointee type of a pointer-typed id.

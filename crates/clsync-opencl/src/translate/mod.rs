@@ -231,7 +231,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
 fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> {
     use types::{F32, F64, I32, I64};
     vec![
-        ("clsync_fault", helpers::clsync_fault as *const u8, vec![I64, I64, I64, I32, I32], vec![]),
+        ("clsync_fault", helpers::clsync_fault as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
         ("clsync_barrier", helpers::clsync_barrier as *const u8, vec![I64, I32, I32, I32, I32], vec![]),
         ("clsync_memcpy", helpers::clsync_memcpy as *const u8, vec![I64, I64, I64, I64, I32], vec![]),
         ("clsync_cast_space", helpers::clsync_cast_space as *const u8, vec![I64, I64, I32], vec![I64]),

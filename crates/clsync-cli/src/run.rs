@@ -1,0 +1,188 @@
+//! `clsync run`: an OpenCL C kernel from an Oclgrind `.sim` file, or from a
+//! `.cl` file with its range and arguments on the command line, compiled,
+//! run on clsync's runtime, and (with `--check`) checked.
+//!
+//! Oclgrind's habits carry over: `clsync run --check k.sim` takes the same
+//! files and options as `oclgrind-kernel`, prints each diagnostic with
+//! `error:` and Oclgrind's headline first, and dumps the marked buffers in
+//! its format. As with `oclgrind-kernel`, diagnostics alone leave the exit
+//! status 0; `--error-exitcode N` makes them fail the run, as in valgrind.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clsync::{LaunchError, NdRange, Runtime};
+use clsync_opencl::sim::{self, Sim, SimArg};
+use clsync_opencl::{BuildError, Program, RunError};
+
+/// `clsync run`'s arguments.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// An Oclgrind `.sim` file, or an OpenCL C `.cl` file (then give
+    /// --kernel, --global and the arguments).
+    file: PathBuf,
+    /// Check the run: invalid accesses are reported and skipped, barrier
+    /// divergence is reported.
+    #[arg(long)]
+    check: bool,
+    /// OpenCL build options (`-cl-std=CL2.0 -D N=4`).
+    #[arg(long, allow_hyphen_values = true, default_value = "")]
+    build_options: String,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_parser = crate::at_least_one)]
+    threads: Option<usize>,
+    /// Exit with this status when a diagnostic was printed (default: 0, as
+    /// oclgrind-kernel).
+    #[arg(long, default_value_t = 0)]
+    error_exitcode: u8,
+    /// With a `.cl` file: the kernel.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// With a `.cl` file: the global size, `X[,Y[,Z]]`.
+    #[arg(long)]
+    global: Option<String>,
+    /// With a `.cl` file: the local size, `X[,Y[,Z]]`.
+    #[arg(long)]
+    local: Option<String>,
+    /// With a `.cl` file: one argument, as a `.sim` line gives it
+    /// (`"<size=64 fill=0 dump>"`, `256`); repeat for each, in order.
+    #[arg(long = "arg", allow_hyphen_values = true)]
+    args: Vec<String>,
+    /// Oclgrind options that clsync takes and needs not (its checks are
+    /// always on with --check): `--data-races`, `--uninitialized`, `-q`.
+    #[arg(long, hide = true)]
+    data_races: bool,
+    /// See `--data-races`.
+    #[arg(long, hide = true)]
+    uninitialized: bool,
+}
+
+fn sizes(s: &str, what: &str) -> Result<String, String> {
+    let v: Vec<&str> = s.split([',', 'x', ' ']).filter(|w| !w.is_empty()).collect();
+    if v.is_empty() || v.len() > 3 || v.iter().any(|w| w.parse::<usize>().is_err()) {
+        return Err(format!("--{what} {s}: one to three sizes, `X[,Y[,Z]]`"));
+    }
+    Ok(v.join(" "))
+}
+
+/// The `.sim` text the command line describes for a `.cl` file.
+fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
+    let kernel = a.kernel.as_deref().ok_or("with a .cl file, --kernel NAME is needed")?;
+    let global = sizes(a.global.as_deref().ok_or("with a .cl file, --global X[,Y[,Z]] is needed")?, "global")?;
+    let local = match &a.local {
+        Some(l) => sizes(l, "local")?,
+        None => "0 0 0".to_string(),
+    };
+    let name = a.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut text = format!("{name}\n{kernel}\n{global}\n{local}\n");
+    for arg in &a.args {
+        text.push_str(arg);
+        text.push('\n');
+    }
+    let virtual_path = a.file.with_extension("sim");
+    Sim::parse(&text, &virtual_path).map_err(|e| e.to_string())
+}
+
+/// Prints a launch error as a diagnostic.
+fn print_launch_error(e: &RunError) {
+    match e {
+        RunError::Launch(LaunchError::Divergence(d)) => {
+            eprintln!("error: Work-group divergence detected (barrier)\n\t{d}");
+        }
+        RunError::Launch(LaunchError::Reported(r)) => {
+            for rep in &r.reports {
+                let text = rep.to_string();
+                if text.contains("barrier divergence") || text.contains("divergen") {
+                    eprintln!("error: Work-group divergence detected (barrier)\n\t{text}");
+                } else {
+                    eprintln!("error: {text}");
+                }
+            }
+        }
+        RunError::Launch(LaunchError::Panic(p)) => {
+            let text = p.to_string();
+            match text.find("Invalid ").or_else(|| text.find("Unreachable")) {
+                Some(i) => eprintln!("error: {}\n\t{}", &text[i..], &text[..i].trim_end_matches([':', ' '])),
+                None => eprintln!("error: {text}"),
+            }
+        }
+        other => eprintln!("error: {other}"),
+    }
+}
+
+pub fn main(a: &RunArgs) -> ExitCode {
+    let is_cl = a.file.extension().is_some_and(|e| e == "cl");
+    let sim = if is_cl {
+        sim_of_command_line(a)
+    } else {
+        Sim::load(&a.file).map_err(|e| e.to_string())
+    };
+    let sim = match sim {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let program = match Program::build_file(&sim.kernel_file, &a.build_options) {
+        Ok(p) => p,
+        Err(BuildError::Compile { log }) => {
+            eprint!("{log}");
+            eprintln!("error: {} did not compile", sim.kernel_file.display());
+            return ExitCode::from(1);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if !program.build_log().is_empty() {
+        eprint!("{}", program.build_log());
+    }
+    let kernel = match program.kernel(&sim.kernel) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {}: {e}", sim.path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let args = match sim.arguments(kernel.info()) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match a.threads {
+        Some(n) => Runtime::with_threads(n),
+        None => Runtime::new(),
+    }
+    .with_checking(a.check);
+    let mut range = NdRange::new(sim.global);
+    if let Some(l) = sim.local {
+        range = range.local(l);
+    }
+    let bound: Vec<_> = args.iter().map(SimArg::arg).collect();
+    let mut diagnostics = 0usize;
+    match kernel.run_with(&rt, range, &bound, |l| l, a.check) {
+        Ok(reports) => {
+            for r in &reports {
+                eprintln!("{r}");
+            }
+            diagnostics += reports.len();
+        }
+        Err(RunError::Arguments { kernel, message }) => {
+            eprintln!("error: {}: kernel `{kernel}`: {message}", sim.path.display());
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            print_launch_error(&e);
+            diagnostics += 1;
+        }
+    }
+    print!("{}", sim::dumps(kernel.info(), &args));
+    if diagnostics > 0 && a.error_exitcode != 0 {
+        return ExitCode::from(a.error_exitcode);
+    }
+    ExitCode::SUCCESS
+}

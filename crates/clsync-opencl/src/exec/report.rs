@@ -1,0 +1,94 @@
+//! The reports of a checked launch of compiled code: what went wrong,
+//! where, and for which work-item, as Oclgrind words it.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use clsync::sync::Site;
+
+use super::ctx::HostSide;
+
+/// One report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Oclgrind's headline (`Invalid read of size 4 at global memory
+    /// address 0x...`), for the first work-item that hit it.
+    pub headline: String,
+    /// The kernel.
+    pub kernel: String,
+    /// The first work-item: global, local and group ids.
+    pub global: [usize; 3],
+    /// Its local id.
+    pub local: [usize; 3],
+    /// Its group.
+    pub group: [usize; 3],
+    /// The object and offset.
+    pub details: String,
+    /// Where in the source.
+    pub site: Option<Site>,
+    /// How many times it happened (the same kind at the same place).
+    pub count: usize,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids = |v: [usize; 3]| format!("({},{},{})", v[0], v[1], v[2]);
+        writeln!(f, "error: {}", self.headline)?;
+        writeln!(f, "\tKernel: {}", self.kernel)?;
+        writeln!(
+            f,
+            "\tEntity: Global{} Local{} Group{}",
+            ids(self.global),
+            ids(self.local),
+            ids(self.group)
+        )?;
+        writeln!(f, "\t{}", self.details)?;
+        match self.site {
+            Some(s) => write!(f, "\tAt {s}")?,
+            None => write!(f, "\tAt an unknown line")?,
+        }
+        if self.count > 1 {
+            write!(f, "\n\t({} times at this place)", self.count)?;
+        }
+        Ok(())
+    }
+}
+
+/// A launch's reports, one per kind and place, in the order first seen.
+#[derive(Debug, Default)]
+pub struct Reports {
+    list: Vec<Diagnostic>,
+    index: HashMap<(String, Option<Site>), usize>,
+}
+
+impl Reports {
+    /// The reports.
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.list
+    }
+}
+
+/// Adds a report for the work-item of `host`.
+pub(crate) fn add(host: &HostSide<'_>, headline: String, details: String, site: Option<Site>) {
+    let kind = headline.split(" address ").next().unwrap_or(&headline).to_string();
+    let mut r = host.reports.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = r.index.get(&(kind.clone(), site)).copied() {
+        r.list[i].count += 1;
+        return;
+    }
+    let wi = host.wi;
+    let d3 = |f: &dyn Fn(u32) -> usize| [f(0), f(1), f(2)];
+    let d = Diagnostic {
+        headline,
+        kernel: host.kernel.to_string(),
+        global: d3(&|d| wi.get_global_id(d)),
+        local: d3(&|d| wi.get_local_id(d)),
+        group: d3(&|d| wi.get_group_id(d)),
+        details,
+        site,
+        count: 1,
+    };
+    let i = r.list.len();
+    r.list.push(d);
+    r.index.insert((kind, site), i);
+}
