@@ -91,12 +91,7 @@ fn print_launch_error(e: &RunError) {
         }
         RunError::Launch(LaunchError::Reported(r)) => {
             for rep in &r.reports {
-                let text = rep.to_string();
-                if text.contains("barrier divergence") || text.contains("divergen") {
-                    eprintln!("error: Work-group divergence detected (barrier)\n\t{text}");
-                } else {
-                    eprintln!("error: {text}");
-                }
+                eprintln!("{}", clsync_opencl::exec::report::render(rep));
             }
         }
         RunError::Launch(LaunchError::Panic(p)) => {

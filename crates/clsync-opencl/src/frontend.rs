@@ -36,6 +36,27 @@ pub struct Translated {
     pub args: HashMap<String, ArgInfo>,
     /// clang's warnings, as it printed them.
     pub log: String,
+    /// Whether the source calls an OpenCL 1.x atomic function (see
+    /// [`calls_legacy_atomics`]).
+    pub legacy_atomics: bool,
+}
+
+/// Whether LLVM IR calls an OpenCL 1.x atomic function (`atomic_add`,
+/// `atom_inc`, ...; mangled `_Z10atomic_addPU3AS1Vii`). llvm-spirv writes
+/// them as SPIR-V atomics of work-group scope with relaxed semantics, the
+/// same as a 2.0 `memory_scope_work_group` relaxed atomic; the 1.x
+/// functions are atomic for every work-item that reaches the memory (the
+/// device for global memory), so a program that uses them gets that
+/// reading of the encoding.
+pub fn calls_legacy_atomics(ir: &str) -> bool {
+    const OPS: [&str; 11] = ["add", "sub", "xchg", "inc", "dec", "cmpxchg", "min", "max", "and", "or", "xor"];
+    ir.lines().filter(|l| l.contains("call") || l.starts_with("declare")).any(|l| {
+        OPS.iter().any(|op| {
+            let a = format!("atomic_{op}P");
+            let b = format!("atom_{op}P");
+            l.contains(&format!("{}{a}", a.len() - 1)) || l.contains(&format!("{}{b}", b.len() - 1))
+        })
+    })
 }
 
 /// The tools, by name; `CLSYNC_CLANG` and `CLSYNC_LLVM_SPIRV` override.
@@ -197,6 +218,7 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     Ok(Translated {
         spirv,
         args: kernel_arg_info(&text),
+        legacy_atomics: calls_legacy_atomics(&text),
         log,
     })
 }
@@ -274,6 +296,13 @@ mod tests {
         assert!(e.to_string().contains("-fno-such-thing"), "{e}");
         assert!(clang_options("-D \"A=1").is_err());
         assert!(clang_options("-D").is_err());
+    }
+
+    #[test]
+    fn legacy_atomic_calls_are_found_by_their_mangled_names() {
+        assert!(calls_legacy_atomics("  %3 = call spir_func i32 @_Z10atomic_incPU3AS1Vi(ptr addrspace(1) %0)"));
+        assert!(calls_legacy_atomics("declare spir_func i64 @_Z8atom_addPU3AS1Vmm(ptr, i64)"));
+        assert!(!calls_legacy_atomics("  %3 = call spir_func i32 @_Z25atomic_fetch_add_explicitPU3AS4VU7_Atomicii12memory_order12memory_scope(ptr %0, i32 1, i32 0, i32 1)"));
     }
 
     #[test]

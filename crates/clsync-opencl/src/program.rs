@@ -83,12 +83,17 @@ pub struct KernelInfo {
 pub struct Program {
     pub(crate) module: Module,
     pub(crate) compiled: Compiled,
+    /// The checked build, made on the first checked launch.
+    checked: std::sync::OnceLock<Result<Compiled, CompileError>>,
     kernels: Vec<KernelInfo>,
     /// Program-scope variables' memory (global and constant), by id, as
     /// buffers of words (8-byte aligned); and each variable's size.
-    memory: HashMap<Word, clsync::Buffer<u64>>,
+    memory: HashMap<Word, clsync::Buffer<u8>>,
     sizes: HashMap<Word, u64>,
     log: String,
+    /// Whether work-group-scope relaxed atomics are OpenCL 1.x atomics
+    /// (see [`frontend::calls_legacy_atomics`]).
+    pub(crate) legacy_atomics: bool,
 }
 
 /// One kernel of a program.
@@ -119,17 +124,21 @@ impl Program {
     }
 
     /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
+    ///
+    /// Without the source, a work-group-scope relaxed atomic on global
+    /// memory is taken for an OpenCL 1.x atomic (device scope), the
+    /// encoding llvm-spirv gives those.
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        Self::new(bytes, &HashMap::new(), String::new())
+        Self::new(bytes, &HashMap::new(), String::new(), true)
     }
 
     fn from_translated(t: frontend::Translated) -> Result<Program, BuildError> {
-        Self::new(&t.spirv, &t.args, t.log)
+        Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics)
     }
 
-    fn new(bytes: &[u8], args: &HashMap<String, ArgInfo>, log: String) -> Result<Program, BuildError> {
+    fn new(bytes: &[u8], args: &HashMap<String, ArgInfo>, log: String, legacy_atomics: bool) -> Result<Program, BuildError> {
         let module = Module::from_bytes(bytes)?;
-        let compiled = translate::compile(&module).map_err(BuildError::Translate)?;
+        let compiled = translate::compile(&module, false).map_err(BuildError::Translate)?;
         let mut kernels = Vec::new();
         for e in &module.entry_points {
             kernels.push(kernel_info(&module, e, args.get(&e.name)).map_err(BuildError::Translate)?);
@@ -137,10 +146,12 @@ impl Program {
         let mut p = Program {
             module,
             compiled,
+            checked: std::sync::OnceLock::new(),
             kernels,
             memory: HashMap::new(),
             sizes: HashMap::new(),
             log,
+            legacy_atomics,
         };
         p.allocate().map_err(BuildError::Translate)?;
         Ok(p)
@@ -164,14 +175,15 @@ impl Program {
         }
         for (id, _) in &plan.program {
             let size = self.sizes[id] as usize;
-            let buf = clsync::Buffer::<u64>::new(size.div_ceil(8).max(1));
+            let name = m.globals.iter().find(|g| g.id == *id).map(|g| g.name.clone()).unwrap_or_default();
+            let buf = clsync::Buffer::<u8>::new(size + exec::ALIGN).named(name);
             let g = m.globals.iter().find(|g| g.id == *id).expect("planned from the globals");
             if let Some(init) = g.initializer {
                 let mut bytes = vec![0u8; size];
                 const_bytes(m, &self.compiled, init, &mut bytes)?;
-                let (p, _) = buf.raw_bytes();
-                // SAFETY: the buffer has at least `size` bytes and no kernel
-                // runs yet.
+                let p = exec::aligned(buf.raw_bytes().0);
+                // SAFETY: the buffer has `size` bytes after its aligned
+                // start, and no kernel runs yet.
                 unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, size) };
             }
             self.memory.insert(*id, buf);
@@ -207,10 +219,21 @@ impl Program {
         })
     }
 
+    /// The build for a checked (`true`) or unchecked launch.
+    pub(crate) fn build_for(&self, checked: bool) -> Result<&Compiled, CompileError> {
+        if !checked {
+            return Ok(&self.compiled);
+        }
+        self.checked
+            .get_or_init(|| translate::compile(&self.module, true))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// A program-scope variable's memory.
     pub(crate) fn program_memory(&self, id: Word) -> (*mut u8, usize) {
         let b = &self.memory[&id];
-        (b.raw_bytes().0, self.sizes[&id] as usize)
+        (exec::aligned(b.raw_bytes().0), self.sizes[&id] as usize)
     }
 
     /// The size of a variable.
@@ -242,7 +265,12 @@ impl Kernel<'_> {
         configure: impl FnOnce(Launch) -> Launch,
         checked: bool,
     ) -> Result<Vec<exec::report::Diagnostic>, RunError> {
-        exec::run(self.program, self.info, self.entry, rt, range, args, configure, checked)
+        let build = self.program.build_for(checked).map_err(|e| RunError::Arguments {
+            kernel: self.info.name.clone(),
+            message: format!("the checked build failed: {e}"),
+        })?;
+        let entry = if checked { build.entries[&self.info.name] } else { self.entry };
+        exec::run(self.program, build, self.info, entry, rt, range, args, configure, checked)
     }
 }
 

@@ -215,36 +215,40 @@ fn general(v: f64) -> String {
     }
 }
 
-/// A buffer a `.sim` file makes: clsync words, `size` bytes of them used.
+/// A buffer a `.sim` file makes: a clsync buffer of bytes (the checker's
+/// shadow is then per byte), the kernel's memory starting aligned in it.
 pub struct SimBuffer {
-    words: clsync::Buffer<u64>,
+    bytes: clsync::Buffer<u8>,
+    offset: usize,
     size: usize,
     name: String,
 }
 
 impl SimBuffer {
-    fn new(bytes: &[u8], name: &str) -> SimBuffer {
-        let words = clsync::Buffer::<u64>::new(bytes.len().div_ceil(8).max(1));
-        let (p, _) = words.raw_bytes();
-        // SAFETY: the buffer has at least `bytes.len()` bytes, and nothing
-        // else uses it yet.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+    fn new(data: &[u8], name: &str) -> SimBuffer {
+        let bytes = clsync::Buffer::<u8>::new(data.len() + crate::exec::ALIGN).named(name);
+        let base = bytes.raw_bytes().0;
+        let offset = crate::exec::aligned(base) as usize - base as usize;
+        let mut init = bytes.to_vec();
+        init[offset..offset + data.len()].copy_from_slice(data);
+        bytes.copy_from_slice(&init);
         SimBuffer {
-            words,
-            size: bytes.len(),
+            bytes,
+            offset,
+            size: data.len(),
             name: name.to_string(),
         }
     }
 
     /// Its bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.words.to_vec().iter().flat_map(|w| w.to_le_bytes()).take(self.size).collect()
+        self.bytes.to_vec()[self.offset..self.offset + self.size].to_vec()
     }
 }
 
 impl MemObject for SimBuffer {
     fn bytes(&self) -> (*mut u8, usize) {
-        (self.words.raw_bytes().0, self.size)
+        (self.bytes.raw_bytes().0.wrapping_add(self.offset), self.size)
     }
     fn name(&self) -> &str {
         &self.name

@@ -141,6 +141,8 @@ pub struct HostSide<'a> {
     pub checked: bool,
     /// The reports of a checked launch.
     pub reports: &'a std::sync::Mutex<crate::exec::report::Reports>,
+    /// Whether work-group-scope relaxed atomics are OpenCL 1.x atomics.
+    pub legacy_atomics: bool,
 }
 
 /// What a slot holds, for reports.

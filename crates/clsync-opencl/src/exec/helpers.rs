@@ -392,3 +392,224 @@ pub extern "C" fn clsync_f64_int(op: u32, x: f64, n: i32) -> f64 {
         _ => f64::NAN,
     }
 }
+
+/// The address space a tagged pointer's object is in, as the checker
+/// knows them: `Some(true)` local, `Some(false)` global, `None` for
+/// private and constant memory (one work-item's, or never written) and
+/// invalid pointers.
+fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    if slot == 0 || slot as u64 >= ctx.nslots {
+        return None;
+    }
+    match host.slot_names.get(slot)?.space {
+        "local" => Some(true),
+        "global" => Some(false),
+        _ => None,
+    }
+}
+
+fn site_at(ctx: &ItemCtx, site: u32) -> clsync::sync::Site {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    host.sites.get(site as usize).copied().unwrap_or(clsync::sync::Site {
+        file: "<unknown>",
+        line: 0,
+        column: 0,
+    })
+}
+
+/// A plain access of the checked build, reported to the checker: `ptr` is
+/// the tagged pointer (which names the object's space), `addr` the native
+/// address.
+pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, write: u32, site: u32) {
+    // SAFETY: as in `clsync_fault`.
+    let ctx = unsafe { &*ctx };
+    let Some(local) = checked_space(ctx, ptr) else {
+        return;
+    };
+    let space = if local {
+        clsync::checker::Space::Local
+    } else {
+        clsync::checker::Space::Global
+    };
+    clsync::checker::engine::plain(addr as usize, space, write != 0, site_at(ctx, site));
+}
+
+/// SPIR-V memory semantics' order bits as a memory order.
+fn order(semantics: u32) -> clsync::sync::MemOrder {
+    use clsync::sync::MemOrder;
+    if semantics & 0x10 != 0 {
+        MemOrder::SeqCst
+    } else if semantics & 0x8 != 0 || semantics & 0x6 == 0x6 {
+        MemOrder::AcqRel
+    } else if semantics & 0x4 != 0 {
+        MemOrder::Release
+    } else if semantics & 0x2 != 0 {
+        MemOrder::Acquire
+    } else {
+        MemOrder::Relaxed
+    }
+}
+
+/// An atomic operation of the checked build, performed here under the
+/// checker. `op` is the SPIR-V opcode; `width` the bytes (4 or 8), plus
+/// 0x100 for a float; the result is the old value's bits.
+///
+/// # Memory ordering
+///
+/// Every operation is `SeqCst` on the hardware, at least as strong as the
+/// order the kernel names: it pairs with every other atomic, fence and
+/// barrier of the launch and the host's. The checker judges the kernel by
+/// the order and scope it named.
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn clsync_atomic(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    addr: u64,
+    op: u32,
+    width: u32,
+    value: u64,
+    cmp: u64,
+    semantics: u32,
+    fail_semantics: u32,
+    scope_id: u32,
+    site: u32,
+) -> u64 {
+    use clsync::checker::engine::{self, AtomicKind};
+    use rspirv::spirv::Op;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+    // SAFETY: as in `clsync_fault`.
+    let ctx_ref = unsafe { &*ctx };
+    let float = width & 0x100 != 0;
+    let bytes = width & 0xff;
+    let opcode = Op::from_u32(op).unwrap_or(Op::Nop);
+    let (name, kind) = match opcode {
+        Op::AtomicLoad => ("atomic_load", AtomicKind::Load),
+        Op::AtomicStore => ("atomic_store", AtomicKind::Store),
+        Op::AtomicFlagClear => ("atomic_flag_clear", AtomicKind::Store),
+        Op::AtomicFlagTestAndSet => ("atomic_flag_test_and_set", AtomicKind::ReadModifyWrite),
+        Op::AtomicExchange => ("atomic_exchange", AtomicKind::ReadModifyWrite),
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+            ("atomic_compare_exchange", AtomicKind::ReadModifyWrite)
+        }
+        _ => ("atomic_fetch_op", AtomicKind::ReadModifyWrite),
+    };
+    // One step of the operation on the old value: (new value, wrote).
+    let step = move |old: u64| -> (u64, bool) {
+        let f = |bits: u64| if bytes == 4 { f32::from_bits(bits as u32) as f64 } else { f64::from_bits(bits) };
+        let unf = |v: f64| if bytes == 4 { (v as f32).to_bits() as u64 } else { v.to_bits() };
+        let sx = |v: u64| if bytes == 4 { v as u32 as i32 as i64 } else { v as i64 };
+        match opcode {
+            Op::AtomicLoad => (old, false),
+            Op::AtomicStore | Op::AtomicExchange => (value, true),
+            Op::AtomicFlagClear => (0, true),
+            Op::AtomicFlagTestAndSet => (1, true),
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                if old == cmp {
+                    (value, true)
+                } else {
+                    (old, false)
+                }
+            }
+            Op::AtomicIIncrement => (old.wrapping_add(1), true),
+            Op::AtomicIDecrement => (old.wrapping_sub(1), true),
+            Op::AtomicIAdd => (old.wrapping_add(value), true),
+            Op::AtomicISub => (old.wrapping_sub(value), true),
+            Op::AtomicAnd => (old & value, true),
+            Op::AtomicOr => (old | value, true),
+            Op::AtomicXor => (old ^ value, true),
+            Op::AtomicUMin => (old.min(value), true),
+            Op::AtomicUMax => (old.max(value), true),
+            Op::AtomicSMin => (if sx(value) < sx(old) { value } else { old }, true),
+            Op::AtomicSMax => (if sx(value) > sx(old) { value } else { old }, true),
+            Op::AtomicFAddEXT if float => (unf(f(old) + f(value)), true),
+            _ => (old, false),
+        }
+    };
+    let perform = || -> (u64, bool) {
+        // A compare-and-swap loop performs every operation: read, compute,
+        // swap if unchanged. SeqCst on both sides; see the doc above.
+        if bytes == 4 {
+            // SAFETY: the code checked that `addr` has 4 bytes inside a
+            // live object; objects are at least 4-byte aligned for 4-byte
+            // atomics (buffers and local memory are allocated aligned).
+            let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            let mut old = a.load(SeqCst);
+            loop {
+                let (new, wrote) = step(old as u64);
+                if !wrote {
+                    return (old as u64, false);
+                }
+                match a.compare_exchange(old, new as u32, SeqCst, SeqCst) {
+                    Ok(_) => return (old as u64, true),
+                    Err(now) => old = now,
+                }
+            }
+        } else {
+            // SAFETY: as above, for 8 bytes.
+            let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+            let mut old = a.load(SeqCst);
+            loop {
+                let (new, wrote) = step(old);
+                if !wrote {
+                    return (old, false);
+                }
+                match a.compare_exchange(old, new, SeqCst, SeqCst) {
+                    Ok(_) => return (old, true),
+                    Err(now) => old = now,
+                }
+            }
+        }
+    };
+    let Some(local) = checked_space(ctx_ref, ptr) else {
+        // Private memory, or the scratch area of a skipped invalid access.
+        return perform().0;
+    };
+    let fail = matches!(opcode, Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak).then(|| order(fail_semantics));
+    let site = site_at(ctx_ref, site);
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx_ref.host };
+    let legacy = host.legacy_atomics && scope_id == 2 && semantics & 0x1e == 0;
+    // An OpenCL 1.x atomic is atomic for every work-item that reaches its
+    // memory: the device, for global memory (see
+    // `frontend::calls_legacy_atomics`).
+    let scope_id = if legacy && !local { 1 } else { scope_id };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        engine::atomic(addr as usize, local, name, kind, order(semantics), fail, scope(scope_id), site, perform)
+    }));
+    match r {
+        Ok(v) => v,
+        Err(payload) => {
+            // SAFETY: as in `clsync_fault`.
+            stop(unsafe { &mut *ctx }, Stop::Unwind(payload));
+            0
+        }
+    }
+}
+
+/// `OpMemoryBarrier` in the checked build: the fence, seen by the checker.
+pub extern "C" fn clsync_fence(ctx: *mut ItemCtx, scope_id: u32, semantics: u32, site: u32) {
+    // SAFETY: as in `clsync_fault`.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let flags = fence_flags(semantics);
+    if flags == 0 {
+        return;
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let _at = clsync::checker::SiteScope::enter(site_at(ctx, site));
+        host.wi.atomic_work_item_fence_dyn(flags, order(semantics), scope(scope_id))
+    }));
+    match r {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            let at = site_text(ctx, site);
+            stop(ctx, Stop::Fault(format!("{e}\n\tat {at}")));
+        }
+        Err(payload) => stop(ctx, Stop::Unwind(payload)),
+    }
+}

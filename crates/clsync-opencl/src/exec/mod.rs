@@ -56,6 +56,15 @@ macro_rules! arg_scalar {
 }
 arg_scalar!(i8 u8 i16 u16 i32 u32 i64 u64 f32 f64);
 
+/// The alignment compiled code's memory objects start at: a `long16`'s.
+pub const ALIGN: usize = 128;
+
+/// `p` rounded up to [`ALIGN`]; objects are allocated `ALIGN` bytes larger
+/// than they are, so that their memory starts there.
+pub fn aligned(p: *mut u8) -> *mut u8 {
+    p.wrapping_add(p.align_offset(ALIGN))
+}
+
 /// Memory a kernel can reach through a pointer argument.
 pub trait MemObject: Sync {
     /// The first byte and the length in bytes.
@@ -239,8 +248,10 @@ fn builtins(wi: &WorkItem<'_>) -> [u64; builtin::COUNT] {
 }
 
 /// Runs kernel `k` of `p` over `range` with `args`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     p: &Program,
+    build: &crate::translate::Compiled,
     k: &KernelInfo,
     entry: EntryFn,
     rt: &Runtime,
@@ -251,21 +262,27 @@ pub(crate) fn run(
 ) -> Result<Vec<report::Diagnostic>, RunError> {
     let bound = bind(p, k, args)?;
     let reports = std::sync::Mutex::new(report::Reports::default());
-    let plan = &p.compiled.plan;
-    let mut launch = configure(Launch::new(k.name.clone(), range));
+    let plan = &build.plan;
+    let mut launch = configure(Launch::new(k.name.clone(), range)).checked(checked);
+    // Local memory as bytes: a checked launch keeps its shadow per
+    // element, and a byte is the one element size that never puts two
+    // scalars of a kernel in one shadow cell. ALIGN spare bytes let the
+    // kernel's memory start aligned (`aligned`).
     let local_args: Vec<_> = bound
         .locals
         .iter()
-        .map(|(_, bytes, _)| launch.local::<u64>(bytes.div_ceil(8)))
+        .zip(&k.params.iter().filter(|p| p.kind == ArgKind::Local).collect::<Vec<_>>())
+        .map(|((_, bytes, _), p)| launch.local_named::<u8>(p.name.clone(), bytes + ALIGN))
         .collect();
-    let workgroup = (plan.workgroup_bytes > 0).then(|| launch.local::<u64>(plan.workgroup_bytes.div_ceil(8) as usize));
+    let workgroup = (plan.workgroup_bytes > 0)
+        .then(|| launch.local_named::<u8>("local variables", plan.workgroup_bytes as usize + ALIGN));
     let table = bound.table.iter().map(|s| (SendPtr(s.base), s.len)).collect::<Vec<_>>();
-    let sites = &p.compiled.sites;
+    let sites = &build.sites;
     let private_words = bound.private_bytes.div_ceil(8);
     rt.launch(&launch, |wi| {
         let mut slots: Vec<Slot> = table.iter().map(|(b, len)| Slot { base: b.0, len: *len }).collect();
         if let Some(wg) = workgroup {
-            let (base, _) = wi.local(wg).raw_bytes();
+            let base = aligned(wi.local(wg).raw_bytes().0);
             for (id, slot, off) in &plan.workgroup {
                 let size = p.variable_size(*id);
                 // SAFETY: the group's block holds every workgroup variable
@@ -274,7 +291,7 @@ pub(crate) fn run(
             }
         }
         for ((slot, bytes, _), arg) in bound.locals.iter().zip(&local_args) {
-            let (base, _) = wi.local(*arg).raw_bytes();
+            let base = aligned(wi.local(*arg).raw_bytes().0);
             slots[*slot] = Slot { base, len: *bytes as u64 };
         }
         let mut private = vec![0u64; private_words];
@@ -300,6 +317,7 @@ pub(crate) fn run(
             kernel: &k.name,
             checked,
             reports: &reports,
+            legacy_atomics: p.legacy_atomics,
         };
         let mut ctx = ItemCtx {
             slots: slots.as_ptr(),

@@ -92,3 +92,46 @@ pub(crate) fn add(host: &HostSide<'_>, headline: String, details: String, site: 
     r.list.push(d);
     r.index.insert((kind, site), i);
 }
+
+/// Oclgrind's headline for a report of the runtime's checker: what its
+/// users search their logs for.
+pub fn headline(r: &clsync::checker::Report) -> String {
+    use clsync::checker::{AccessOp, ReportKind};
+    let writes = |a: &Option<clsync::checker::Access>| {
+        a.as_ref().is_some_and(|a| match a.op {
+            AccessOp::Write => true,
+            AccessOp::Atomic { writes, .. } => writes,
+            _ => false,
+        })
+    };
+    let space = r.memory.as_ref().map(|m| m.space.name()).unwrap_or("global");
+    let at = r
+        .memory
+        .as_ref()
+        .map(|m| format!(" address `{}`[{}]", m.name, m.index))
+        .unwrap_or_default();
+    match r.kind {
+        ReportKind::DataRace | ReportKind::MixedAccess => {
+            let both = writes(&r.first) && writes(&r.second);
+            format!(
+                "{} data race at {space} memory{at}",
+                if both { "Write-write" } else { "Read-write" }
+            )
+        }
+        ReportKind::BarrierDivergence => "Work-group divergence detected (barrier)".into(),
+        ReportKind::UninitializedLocal => {
+            format!("Uninitialized value: a read of local memory that no work-item wrote{at}")
+        }
+        ReportKind::ScopeTooNarrow => format!("Atomic scope too narrow at {space} memory{at}"),
+        ReportKind::OutOfBounds => format!("Invalid access at {space} memory{at}"),
+        ReportKind::ImageFence => format!("Image read without an image fence{at}"),
+        ReportKind::InvalidArgument => "Invalid argument to a synchronization function".into(),
+    }
+}
+
+/// A report of the runtime's checker as `clsync run` prints it: `error:`
+/// and the headline, then the runtime's account, indented.
+pub fn render(r: &clsync::checker::Report) -> String {
+    let body = r.to_string().replace('\n', "\n\t");
+    format!("error: {}\n\t{body}", headline(r))
+}

@@ -567,6 +567,19 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.helper("clsync_barrier", &args);
                 self.check_status();
             }
+            Op::MemoryBarrier if self.s.checked => {
+                let scope = self.const_u64(self.id(inst, 0)?)?;
+                let sem = self.const_u64(self.id(inst, 1)?)?;
+                let site = self.site();
+                let args = [
+                    self.ctx,
+                    self.b.ins().iconst(types::I32, scope as i64),
+                    self.b.ins().iconst(types::I32, sem as i64),
+                    self.b.ins().iconst(types::I32, site),
+                ];
+                self.helper("clsync_fence", &args);
+                self.check_status();
+            }
             Op::MemoryBarrier => {
                 let scope = self.const_u64(self.id(inst, 0)?)?;
                 // A work-group's work-items run on one thread and switch

@@ -157,6 +157,21 @@ impl Fx<'_, '_> {
         Ok(self.b.ins().iadd(ptr, scaled))
     }
 
+    /// In the checked build, reports the access of one scalar at `offset`
+    /// from `ptr` (native address `addr`) to the checker.
+    pub fn note_access(&mut self, ptr: Value, addr: Value, offset: u64, write: bool) {
+        if !self.s.checked {
+            return;
+        }
+        let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
+        let a = self.b.ins().iadd_imm_s(addr, offset as i64);
+        let w = self.b.ins().iconst(types::I32, write as i64);
+        let site = self.site();
+        let site = self.b.ins().iconst(types::I32, site);
+        let ctx = self.ctx;
+        self.helper("clsync_check_access", &[ctx, p, a, w, site]);
+    }
+
     /// Loads a value of type `ty` at `ptr`.
     pub fn load_value(&mut self, ptr: Value, ty: Word, kind: AccessKind) -> Result<Vec<Value>, CompileError> {
         let size = self.m.layout(ty)?.size;
@@ -164,6 +179,7 @@ impl Fx<'_, '_> {
         let mut out = Vec::new();
         for leaf in self.m.leaves(ty)? {
             let t = cl_type(self.m, leaf.ty)?;
+            self.note_access(ptr, addr, leaf.offset, false);
             out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
         }
         Ok(out)
@@ -174,6 +190,7 @@ impl Fx<'_, '_> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, AccessKind::Write);
         for (leaf, x) in self.m.leaves(ty)?.iter().zip(v) {
+            self.note_access(ptr, addr, leaf.offset, true);
             self.b.ins().store(mem(), *x, addr, leaf.offset as i32);
         }
         Ok(())
@@ -304,6 +321,9 @@ impl Fx<'_, '_> {
                 v
             }
         };
+        if self.s.checked && size <= 8 {
+            return self.atomic_checked(inst, ptr, t, it, size, is_float);
+        }
         if let Some(rop) = rmw {
             let val = match op {
                 Op::AtomicIIncrement | Op::AtomicIDecrement => self.b.ins().iconst(it, 1),
@@ -380,6 +400,77 @@ impl Fx<'_, '_> {
                 self.def(inst, vec![r]);
             }
             _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// An atomic in the checked build: the runtime performs it under the
+    /// checker (`clsync_atomic`), which sees its order and scope.
+    fn atomic_checked(
+        &mut self,
+        inst: &Instruction,
+        ptr: Value,
+        t: cranelift_codegen::ir::Type,
+        it: cranelift_codegen::ir::Type,
+        size: u64,
+        is_float: bool,
+    ) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        let scope = self.const_u64(self.id(inst, 1)?)?;
+        let sem = self.const_u64(self.id(inst, 2)?)?;
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let widen = |fx: &mut Self, v: Value| -> Value {
+            let v = if is_float { fx.b.ins().bitcast(it, MemFlagsData::new(), v) } else { v };
+            if fx.b.func.dfg.value_type(v) == types::I64 {
+                v
+            } else {
+                fx.b.ins().uextend(types::I64, v)
+            }
+        };
+        let (value, cmp, fail_sem) = match op {
+            Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicFlagTestAndSet | Op::AtomicFlagClear => {
+                (zero, zero, 0)
+            }
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                let v = self.get1(self.id(inst, 4)?)?;
+                let c = self.get1(self.id(inst, 5)?)?;
+                let fail = self.const_u64(self.id(inst, 3)?)?;
+                (widen(self, v), widen(self, c), fail)
+            }
+            _ => {
+                let v = self.get1(self.id(inst, 3)?)?;
+                (widen(self, v), zero, 0)
+            }
+        };
+        let width = if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) { 4 } else { size };
+        let addr = self.address(ptr, width, AccessKind::Atomic);
+        let site = self.site();
+        let args = [
+            self.ctx,
+            ptr,
+            addr,
+            self.b.ins().iconst(types::I32, op as i64),
+            self.b.ins().iconst(types::I32, width as i64 | if is_float { 0x100 } else { 0 }),
+            value,
+            cmp,
+            self.b.ins().iconst(types::I32, sem as i64),
+            self.b.ins().iconst(types::I32, fail_sem as i64),
+            self.b.ins().iconst(types::I32, scope as i64),
+            self.b.ins().iconst(types::I32, site),
+        ];
+        let old = self.helper("clsync_atomic", &args)[0];
+        self.check_status();
+        match op {
+            Op::AtomicStore | Op::AtomicFlagClear => {}
+            Op::AtomicFlagTestAndSet => {
+                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
+                self.def(inst, vec![set]);
+            }
+            _ => {
+                let v = if it == types::I64 { old } else { self.b.ins().ireduce(it, old) };
+                let v = if is_float { self.b.ins().bitcast(t, MemFlagsData::new(), v) } else { v };
+                self.def(inst, vec![v]);
+            }
         }
         Ok(true)
     }

@@ -243,6 +243,9 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         ("clsync_f64_3", helpers::clsync_f64_3 as *const u8, vec![I32, F64, F64, F64], vec![F64]),
         ("clsync_f64_int", helpers::clsync_f64_int as *const u8, vec![I32, F64, I32], vec![F64]),
         ("clsync_printf", crate::exec::printf::clsync_printf as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
+        ("clsync_check_access", helpers::clsync_check_access as *const u8, vec![I64, I64, I64, I32, I32], vec![]),
+        ("clsync_atomic", helpers::clsync_atomic as *const u8, vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32], vec![I64]),
+        ("clsync_fence", helpers::clsync_fence as *const u8, vec![I64, I32, I32, I32], vec![]),
     ]
 }
 
@@ -260,11 +263,14 @@ pub(crate) struct Shared<'m> {
     pub funcs: HashMap<Word, FuncId>,
     pub helpers: HashMap<&'static str, FuncId>,
     pub sites: Sites,
-    pub call_conv: CallConv,
+    /// Whether this is the checked build: every access is reported to the
+    /// checker, atomics and fences go through the runtime.
+    pub checked: bool,
 }
 
-/// Compiles every function and kernel of `m`.
-pub fn compile(m: &Module) -> Result<Compiled, CompileError> {
+/// Compiles every function and kernel of `m`; `checked`: the build whose
+/// accesses, atomics and fences the checker sees.
+pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
@@ -291,7 +297,7 @@ pub fn compile(m: &Module) -> Result<Compiled, CompileError> {
         funcs: HashMap::new(),
         helpers: HashMap::new(),
         sites: Sites::default(),
-        call_conv,
+        checked,
     };
     let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
     for (name, _, params, rets) in &hs {

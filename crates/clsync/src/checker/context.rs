@@ -160,6 +160,15 @@ fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'sta
     with_current(|g, i| g.access(i, addr, space, kind, site_of(at), || ((), write)));
 }
 
+/// A plain access at a given site, for engines (`checker::engine`).
+#[inline]
+pub(crate) fn plain_at(addr: usize, space: Space, write: bool, site: Site) {
+    if active() {
+        let kind = if write { Kind::Write } else { Kind::Read };
+        with_current(|g, i| g.access(i, addr, space, kind, site, || ((), write)));
+    }
+}
+
 /// An atomic operation by the current work-item: `f` performs it and says
 /// whether it wrote; a checked work-item reports it first. Reached only
 /// behind the gate (`atomics::perform`), out of line.
@@ -170,11 +179,22 @@ pub(crate) fn atomic<R>(
     at: &'static Location<'static>,
     f: impl FnOnce() -> (R, bool),
 ) -> R {
+    atomic_at(addr, local, access, site_of(at), f)
+}
+
+/// [`atomic`] at a given site, for engines (`checker::engine`).
+pub(crate) fn atomic_at<R>(
+    addr: usize,
+    local: bool,
+    access: AtomicAccess,
+    site: Site,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
     let space = if local { Space::Local } else { Space::Global };
     let mut f = Some(f);
     let checked = with_current(|g, i| {
         let f = f.take().expect("called once");
-        g.access(i, addr, space, Kind::Atomic(access), site_of(at), f)
+        g.access(i, addr, space, Kind::Atomic(access), site, f)
     });
     match checked {
         Some(r) => r,

@@ -51,6 +51,7 @@
 
 mod clock;
 mod context;
+pub mod engine;
 mod intern;
 mod objects;
 mod report;

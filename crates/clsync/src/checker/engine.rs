@@ -1,0 +1,95 @@
+//! The checker's entry points for engines that run compiled code and reach
+//! memory by address (`clsync-opencl`): what [`Buffer`](crate::Buffer) and
+//! [`LocalSlice`](crate::LocalSlice) accesses and the atomic types report
+//! for Rust kernels, with the source location of the compiled program.
+//!
+//! Each call is a no-op unless a checked launch is running and the calling
+//! thread is running one of its work-items (the scheduler names it), so an
+//! engine may call them from every access of a checked build.
+//!
+//! An access is recorded at the byte address given: an engine reports each
+//! scalar of a vector or aggregate access at its own address. The memory
+//! object it falls in names it in reports, when one is registered there (a
+//! buffer, or a launch's local memory); accesses two objects' shadows
+//! cannot tell apart are those at the same address.
+
+use crate::sync::{MemFlags, MemOrder, MemScope, Site};
+
+use super::context::{atomic_at, fence, plain_at};
+use super::state::{AtomicAccess, OpKind};
+use super::Space;
+
+/// What an atomic operation does, for [`atomic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    /// It reads only (`atomic_load`).
+    Load,
+    /// It writes only (`atomic_store`, `atomic_flag_clear`).
+    Store,
+    /// It reads and writes in one step (`atomic_fetch_add`, exchange,
+    /// compare-exchange, the 1.x atomics).
+    ReadModifyWrite,
+}
+
+/// A plain load (`write` false) or store by the current work-item at
+/// `addr` in `space`, at `site` of the compiled program.
+///
+/// ```
+/// use clsync::checker::{engine, ReportKind, Space};
+/// use clsync::sync::Site;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// // Compiled code would make these calls for `out[0] = x;` in each
+/// // work-item: a race, at the compiled program's line.
+/// let out = Buffer::<u32>::new(1).named("out");
+/// let site = Site { file: "k.cl", line: 3, column: 5 };
+/// let reports = Runtime::with_threads(1)
+///     .check(&Launch::new("k", NdRange::new([2])), |_wi| {
+///         engine::plain(out.raw_bytes().0 as usize, Space::Global, true, site);
+///     })
+///     .unwrap();
+/// assert_eq!(reports[0].kind, ReportKind::DataRace);
+/// assert_eq!(reports[0].site, site);
+/// ```
+#[inline]
+pub fn plain(addr: usize, space: Space, write: bool, site: Site) {
+    plain_at(addr, space, write, site)
+}
+
+/// An atomic operation by the current work-item at `addr`, at `site`: `f`
+/// performs it and returns its result and whether it wrote (a failed
+/// compare-exchange does not). The checker runs `f` with the location's
+/// shadow held, so that the value and the happens-before it carries stay
+/// together; with no checked launch running, `f` just runs.
+#[allow(clippy::too_many_arguments)]
+pub fn atomic<R>(
+    addr: usize,
+    local: bool,
+    op: &'static str,
+    kind: AtomicKind,
+    order: MemOrder,
+    failure: Option<MemOrder>,
+    scope: MemScope,
+    site: Site,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
+    let kind = match kind {
+        AtomicKind::Load => OpKind::Load,
+        AtomicKind::Store => OpKind::Store,
+        AtomicKind::ReadModifyWrite => OpKind::Rmw,
+    };
+    let access = AtomicAccess {
+        op,
+        kind,
+        order,
+        failure,
+        scope,
+    };
+    atomic_at(addr, local, access, site, f)
+}
+
+/// A fence by the current work-item (`atomic_work_item_fence`,
+/// `mem_fence`): release, acquire or both on the memory `flags` name.
+pub fn memory_fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
+    fence(flags, order, scope)
+}
