@@ -84,17 +84,17 @@ fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
 }
 
 /// Prints a launch error as a diagnostic.
-fn print_launch_error(e: &RunError) {
+fn print_launch_error(e: &LaunchError) {
     match e {
-        RunError::Launch(LaunchError::Divergence(d)) => {
+        LaunchError::Divergence(d) => {
             eprintln!("error: Work-group divergence detected (barrier)\n\t{d}");
         }
-        RunError::Launch(LaunchError::Reported(r)) => {
+        LaunchError::Reported(r) => {
             for rep in &r.reports {
                 eprintln!("{}", clsync_opencl::exec::report::render(rep));
             }
         }
-        RunError::Launch(LaunchError::Panic(p)) => {
+        LaunchError::Panic(p) => {
             let text = p.to_string();
             match text.find("Invalid ").or_else(|| text.find("Unreachable")) {
                 Some(i) => eprintln!("error: {}\n\t{}", &text[i..], &text[..i].trim_end_matches([':', ' '])),
@@ -160,19 +160,25 @@ pub fn main(a: &RunArgs) -> ExitCode {
     let bound: Vec<_> = args.iter().map(SimArg::arg).collect();
     let mut diagnostics = 0usize;
     match kernel.run_with(&rt, range, &bound, |l| l, a.check) {
-        Ok(reports) => {
-            for r in &reports {
+        Ok(found) => {
+            for r in &found.diagnostics {
                 eprintln!("{r}");
             }
-            diagnostics += reports.len();
+            for r in &found.checker {
+                eprintln!("{}", clsync_opencl::exec::report::render(r));
+            }
+            diagnostics += found.diagnostics.len() + found.checker.len();
         }
         Err(RunError::Arguments { kernel, message }) => {
             eprintln!("error: {}: kernel `{kernel}`: {message}", sim.path.display());
             return ExitCode::from(2);
         }
-        Err(e) => {
-            print_launch_error(&e);
-            diagnostics += 1;
+        Err(RunError::Launch { error, diagnostics: found }) => {
+            for r in &found {
+                eprintln!("{r}");
+            }
+            print_launch_error(&error);
+            diagnostics += 1 + found.len();
         }
     }
     print!("{}", sim::dumps(kernel.info(), &args));

@@ -264,7 +264,7 @@ impl Kernel<'_> {
         args: &[Arg<'_>],
         configure: impl FnOnce(Launch) -> Launch,
         checked: bool,
-    ) -> Result<Vec<exec::report::Diagnostic>, RunError> {
+    ) -> Result<exec::Findings, RunError> {
         let build = self.program.build_for(checked).map_err(|e| RunError::Arguments {
             kernel: self.info.name.clone(),
             message: format!("the checked build failed: {e}"),

@@ -124,6 +124,8 @@ pub struct ItemCtx {
     pub host: *const HostSide<'static>,
     /// Why it stopped.
     pub stop: Option<Stop>,
+    /// Its async copies' events.
+    pub events: crate::exec::copies::ItemEvents,
 }
 
 /// What the runtime calls need besides the context.
@@ -143,6 +145,8 @@ pub struct HostSide<'a> {
     pub reports: &'a std::sync::Mutex<crate::exec::report::Reports>,
     /// Whether work-group-scope relaxed atomics are OpenCL 1.x atomics.
     pub legacy_atomics: bool,
+    /// The groups' async copies, for a checked launch's comparisons.
+    pub copies: &'a crate::exec::copies::Copies,
 }
 
 /// What a slot holds, for reports.

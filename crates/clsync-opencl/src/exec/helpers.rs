@@ -190,6 +190,12 @@ pub extern "C" fn clsync_barrier(
     }
 }
 
+/// Resolves `ptr` for an access of `size` bytes, or `None` (for the
+/// runtime calls that access memory themselves).
+pub(crate) fn resolve_checked(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut u8> {
+    resolve(ctx, ptr, size)
+}
+
 /// Resolves `ptr` for an access of `size` bytes, or `None`.
 fn resolve(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut u8> {
     let slot = ptr >> OFFSET_BITS;
@@ -214,13 +220,18 @@ pub extern "C" fn clsync_memcpy(ctx: *mut ItemCtx, dst: u64, src: u64, size: u64
         return;
     }
     let Some(s) = resolve(ctx, src, size) else {
-        let msg = fault_message(ctx, src, size, AccessKind::Read as u32, site);
-        return stop(ctx, Stop::Fault(msg));
+        clsync_fault(ctx, src, size, AccessKind::Read as u32, site);
+        return;
     };
     let Some(d) = resolve(ctx, dst, size) else {
-        let msg = fault_message(ctx, dst, size, AccessKind::Write as u32, site);
-        return stop(ctx, Stop::Fault(msg));
+        clsync_fault(ctx, dst, size, AccessKind::Write as u32, site);
+        return;
     };
+    // SAFETY: as in `site_text`.
+    if unsafe { &*ctx.host }.checked {
+        clsync_check_access(ctx, src, s as u64, size, 0, site);
+        clsync_check_access(ctx, dst, d as u64, size, 1, site);
+    }
     // SAFETY: both ranges are inside their objects (checked above); they
     // may overlap, which `copy` allows.
     unsafe { std::ptr::copy(s, d, size as usize) };
@@ -421,10 +432,11 @@ fn site_at(ctx: &ItemCtx, site: u32) -> clsync::sync::Site {
     })
 }
 
-/// A plain access of the checked build, reported to the checker: `ptr` is
-/// the tagged pointer (which names the object's space), `addr` the native
-/// address.
-pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, write: u32, site: u32) {
+/// A plain access of `size` bytes in the checked build, reported to the
+/// checker byte by byte (so that accesses of different sizes and
+/// alignments meet in the shadow): `ptr` is the tagged pointer (which names
+/// the object's space), `addr` the native address.
+pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: u32) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
     let Some(local) = checked_space(ctx, ptr) else {
@@ -435,7 +447,36 @@ pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, wr
     } else {
         clsync::checker::Space::Global
     };
-    clsync::checker::engine::plain(addr as usize, space, write != 0, site_at(ctx, site));
+    let site = site_at(ctx, site);
+    for k in 0..size as usize {
+        clsync::checker::engine::plain(addr as usize + k, space, write != 0, site);
+    }
+}
+
+/// An access of a group-wide operation (an async copy) in a checked
+/// launch: each byte as a relaxed work-group atomic of the calling
+/// work-item, so that it races with the unordered plain accesses of others
+/// but not with itself.
+pub(crate) fn note_group_access(ctx: &ItemCtx, ptr: u64, addr: *mut u8, size: u64, write: bool, site: u32) {
+    use clsync::checker::engine::{self, AtomicKind};
+    let Some(local) = checked_space(ctx, ptr) else {
+        return;
+    };
+    let site = site_at(ctx, site);
+    let kind = if write { AtomicKind::Store } else { AtomicKind::Load };
+    for k in 0..size as usize {
+        engine::atomic(
+            addr as usize + k,
+            local,
+            "async_work_group_copy",
+            kind,
+            clsync::sync::MemOrder::Relaxed,
+            None,
+            MemScope::WorkGroup,
+            site,
+            || ((), write),
+        );
+    }
 }
 
 /// SPIR-V memory semantics' order bits as a memory order.

@@ -7,6 +7,7 @@
 //! detection, the watchdog and the scheduler are the same as for Rust
 //! kernels.
 
+pub mod copies;
 pub mod ctx;
 pub mod helpers;
 pub mod printf;
@@ -56,8 +57,10 @@ macro_rules! arg_scalar {
 }
 arg_scalar!(i8 u8 i16 u16 i32 u32 i64 u64 f32 f64);
 
-/// The alignment compiled code's memory objects start at: a `long16`'s.
-pub const ALIGN: usize = 128;
+/// The alignment compiled code's memory objects start at: enough for every
+/// atomic and the machine's vector loads (the allocator's own, in practice, so
+/// that an object's first byte is its buffer's).
+pub const ALIGN: usize = 16;
 
 /// `p` rounded up to [`ALIGN`]; objects are allocated `ALIGN` bytes larger
 /// than they are, so that their memory starts there.
@@ -94,8 +97,32 @@ pub enum RunError {
         message: String,
     },
     /// The launch failed: divergence, a fault, a stall, an invalid range.
-    #[error(transparent)]
-    Launch(#[from] LaunchError),
+    /// A checked launch's own findings up to then are kept.
+    #[error("{error}")]
+    Launch {
+        /// Why.
+        error: LaunchError,
+        /// What a checked launch found before.
+        diagnostics: Vec<report::Diagnostic>,
+    },
+}
+
+/// What a checked run found: invalid accesses and the async-copy rules
+/// (`diagnostics`), and the runtime checker's races, divergence and scope
+/// findings (`checker`). Both are empty for a clean run.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Found by the compiled code's runtime calls.
+    pub diagnostics: Vec<report::Diagnostic>,
+    /// Found by clsync's checker.
+    pub checker: Vec<clsync::checker::Report>,
+}
+
+impl Findings {
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.diagnostics.is_empty() && self.checker.is_empty()
+    }
 }
 
 /// The words and slots one launch's arguments make.
@@ -259,9 +286,10 @@ pub(crate) fn run(
     args: &[Arg<'_>],
     configure: impl FnOnce(Launch) -> Launch,
     checked: bool,
-) -> Result<Vec<report::Diagnostic>, RunError> {
+) -> Result<Findings, RunError> {
     let bound = bind(p, k, args)?;
     let reports = std::sync::Mutex::new(report::Reports::default());
+    let copies = copies::Copies::default();
     let plan = &build.plan;
     let mut launch = configure(Launch::new(k.name.clone(), range)).checked(checked);
     // Local memory as bytes: a checked launch keeps its shadow per
@@ -279,7 +307,7 @@ pub(crate) fn run(
     let table = bound.table.iter().map(|s| (SendPtr(s.base), s.len)).collect::<Vec<_>>();
     let sites = &build.sites;
     let private_words = bound.private_bytes.div_ceil(8);
-    rt.launch(&launch, |wi| {
+    let result = rt.launch(&launch, |wi| {
         let mut slots: Vec<Slot> = table.iter().map(|(b, len)| Slot { base: b.0, len: *len }).collect();
         if let Some(wg) = workgroup {
             let base = aligned(wi.local(wg).raw_bytes().0);
@@ -318,6 +346,7 @@ pub(crate) fn run(
             checked,
             reports: &reports,
             legacy_atomics: p.legacy_atomics,
+            copies: &copies,
         };
         let mut ctx = ItemCtx {
             slots: slots.as_ptr(),
@@ -327,6 +356,7 @@ pub(crate) fn run(
             scratch: [0; ctx::SCRATCH_BYTES / 8],
             host: (&host as *const HostSide<'_>).cast(),
             stop: None,
+            events: Default::default(),
         };
         // SAFETY: `entry` was compiled for this program's module and takes
         // its context and the flattened arguments `bind` made for this
@@ -335,12 +365,24 @@ pub(crate) fn run(
         // `private` and `slots` this frame); the code checks every access
         // against the slots and never unwinds.
         unsafe { entry(&mut ctx, bound.words.as_ptr()) };
+        copies::finish(&mut ctx);
         drop(private);
         match ctx.stop.take() {
             None => {}
             Some(Stop::Unwind(payload)) => resume_unwind(payload),
             Some(Stop::Fault(message)) => panic!("{message}"),
         }
-    })?;
-    Ok(reports.into_inner().unwrap_or_else(|e| e.into_inner()).into_vec())
+    });
+    let diagnostics = reports.into_inner().unwrap_or_else(|e| e.into_inner()).into_vec();
+    match result {
+        Ok(_) => Ok(Findings {
+            diagnostics,
+            checker: Vec::new(),
+        }),
+        Err(LaunchError::Reported(r)) => Ok(Findings {
+            diagnostics,
+            checker: r.reports,
+        }),
+        Err(error) => Err(RunError::Launch { error, diagnostics }),
+    }
 }

@@ -56,7 +56,7 @@ impl Fx<'_, '_> {
                 let addr = self.address(base, es * count, AccessKind::Read);
                 let mut out = Vec::new();
                 for k in 0..count {
-                    self.note_access(base, addr, k * es, false);
+                    self.note_access(base, addr, k * es, es, false);
                     out.push(self.b.ins().load(et, super::function::mem(), addr, (k * es) as i32));
                 }
                 self.def(inst, out);
@@ -75,7 +75,7 @@ impl Fx<'_, '_> {
                 let base = self.scaled(p, off, es * count);
                 let addr = self.address(base, es * count, AccessKind::Write);
                 for (k, v) in data.iter().enumerate() {
-                    self.note_access(base, addr, k as u64 * es, true);
+                    self.note_access(base, addr, k as u64 * es, es, true);
                     self.b.ins().store(super::function::mem(), *v, addr, (k as u64 * es) as i32);
                 }
                 return Ok(());

@@ -157,19 +157,20 @@ impl Fx<'_, '_> {
         Ok(self.b.ins().iadd(ptr, scaled))
     }
 
-    /// In the checked build, reports the access of one scalar at `offset`
-    /// from `ptr` (native address `addr`) to the checker.
-    pub fn note_access(&mut self, ptr: Value, addr: Value, offset: u64, write: bool) {
+    /// In the checked build, reports the access of one scalar of `size`
+    /// bytes at `offset` from `ptr` (native address `addr`) to the checker.
+    pub fn note_access(&mut self, ptr: Value, addr: Value, offset: u64, size: u64, write: bool) {
         if !self.s.checked {
             return;
         }
         let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
         let a = self.b.ins().iadd_imm_s(addr, offset as i64);
+        let n = self.b.ins().iconst(types::I64, size as i64);
         let w = self.b.ins().iconst(types::I32, write as i64);
         let site = self.site();
         let site = self.b.ins().iconst(types::I32, site);
         let ctx = self.ctx;
-        self.helper("clsync_check_access", &[ctx, p, a, w, site]);
+        self.helper("clsync_check_access", &[ctx, p, a, n, w, site]);
     }
 
     /// Loads a value of type `ty` at `ptr`.
@@ -179,7 +180,7 @@ impl Fx<'_, '_> {
         let mut out = Vec::new();
         for leaf in self.m.leaves(ty)? {
             let t = cl_type(self.m, leaf.ty)?;
-            self.note_access(ptr, addr, leaf.offset, false);
+            self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, false);
             out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
         }
         Ok(out)
@@ -190,7 +191,8 @@ impl Fx<'_, '_> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, AccessKind::Write);
         for (leaf, x) in self.m.leaves(ty)?.iter().zip(v) {
-            self.note_access(ptr, addr, leaf.offset, true);
+            let n = self.b.func.dfg.value_type(*x).bytes() as u64;
+            self.note_access(ptr, addr, leaf.offset, n, true);
             self.b.ins().store(mem(), *x, addr, leaf.offset as i32);
         }
         Ok(())
@@ -262,6 +264,52 @@ impl Fx<'_, '_> {
                 self.check_status();
             }
             Op::LifetimeStart | Op::LifetimeStop => {}
+            Op::GroupAsyncCopy => {
+                let dst = self.id(inst, 1)?;
+                let (elem, storage) = self.pointee(dst)?;
+                let size = self.m.layout(elem)?.size as i64;
+                let d = self.get1(dst)?;
+                let s = self.get1(self.id(inst, 2)?)?;
+                let n = self.get1(self.id(inst, 3)?)?;
+                let stride = self.get1(self.id(inst, 4)?)?;
+                let event = self.get1(self.id(inst, 5)?)?;
+                let wide = |fx: &mut Self, v: Value| {
+                    if fx.b.func.dfg.value_type(v) == types::I64 {
+                        v
+                    } else {
+                        fx.b.ins().uextend(types::I64, v)
+                    }
+                };
+                let (n, stride) = (wide(self, n), wide(self, stride));
+                let one = self.b.ins().iconst(types::I64, 1);
+                // The stride applies to the global side: the source when
+                // copying into local memory, else the destination.
+                let (dst_stride, src_stride) = if storage == StorageClass::Workgroup { (one, stride) } else { (stride, one) };
+                let site = self.site();
+                let args = [
+                    self.ctx,
+                    d,
+                    s,
+                    self.b.ins().iconst(types::I64, size),
+                    n,
+                    dst_stride,
+                    src_stride,
+                    event,
+                    self.b.ins().iconst(types::I32, site),
+                ];
+                let e = self.helper("clsync_async_copy", &args)[0];
+                self.def(inst, vec![e]);
+                self.check_status();
+            }
+            Op::GroupWaitEvents => {
+                let n = self.get1(self.id(inst, 1)?)?;
+                let n = if self.b.func.dfg.value_type(n) == types::I64 { n } else { self.b.ins().uextend(types::I64, n) };
+                let list = self.get1(self.id(inst, 2)?)?;
+                let site = self.site();
+                let args = [self.ctx, n, list, self.b.ins().iconst(types::I32, site)];
+                self.helper("clsync_wait_events", &args);
+                self.check_status();
+            }
             _ => return self.atomic(inst),
         }
         Ok(true)

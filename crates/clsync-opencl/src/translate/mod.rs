@@ -243,9 +243,11 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         ("clsync_f64_3", helpers::clsync_f64_3 as *const u8, vec![I32, F64, F64, F64], vec![F64]),
         ("clsync_f64_int", helpers::clsync_f64_int as *const u8, vec![I32, F64, I32], vec![F64]),
         ("clsync_printf", crate::exec::printf::clsync_printf as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
-        ("clsync_check_access", helpers::clsync_check_access as *const u8, vec![I64, I64, I64, I32, I32], vec![]),
+        ("clsync_check_access", helpers::clsync_check_access as *const u8, vec![I64, I64, I64, I64, I32, I32], vec![]),
         ("clsync_atomic", helpers::clsync_atomic as *const u8, vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32], vec![I64]),
         ("clsync_fence", helpers::clsync_fence as *const u8, vec![I64, I32, I32, I32], vec![]),
+        ("clsync_async_copy", crate::exec::copies::clsync_async_copy as *const u8, vec![I64, I64, I64, I64, I64, I64, I64, I64, I32], vec![I64]),
+        ("clsync_wait_events", crate::exec::copies::clsync_wait_events as *const u8, vec![I64, I64, I64, I32], vec![]),
     ]
 }
 

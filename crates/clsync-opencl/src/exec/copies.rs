@@ -1,0 +1,267 @@
+//! `async_work_group_copy`, `async_work_group_strided_copy` and
+//! `wait_group_events` (SPIR-V `OpGroupAsyncCopy`, `OpGroupWaitEvents`).
+//!
+//! Every work-item of a group calls a copy with the same arguments, and the
+//! copy is done once `wait_group_events` returns. Here the copy belongs to
+//! the group, as in Oclgrind: the first work-item to reach a group's copy
+//! `k` records its arguments, the others compare theirs with them, and the
+//! last of the group to arrive performs all of it (or the first to wait for
+//! it, where some work-item never arrives); the wait is a work-group
+//! barrier on local and global memory, after which the copy is visible to
+//! every work-item. A work-item's events are the numbers
+//! of its copies, from 1; a copy given an event joins it.
+//!
+//! In a checked launch the copy's bytes are shown to the checker as relaxed
+//! work-group atomics of the work-item that performed it, at the copy's
+//! line: a plain access of another work-item that the wait does not order
+//! against it is a data race (Oclgrind's `Write-write data race` for the
+//! destination), while the copy never races with itself. The checked launch
+//! also reports a copy whose arguments differ between work-items
+//! (`Work-group divergence detected (async copy)`), waits on different
+//! events (`(barrier)`), an event no copy returned (`Invalid wait event`),
+//! and a work-item that ends with a copy it never waited for (`Work-item
+//! finished without waiting for events`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::ctx::{ItemCtx, Stop, OFFSET_BITS, OFFSET_MASK};
+use super::helpers;
+
+/// One copy of a group: its arguments, how many work-items made it, and
+/// whether it is done.
+struct GroupCopy {
+    args: [u64; 6],
+    arrived: usize,
+    done: bool,
+}
+
+/// One group's copies and waits, in the order the work-items make them.
+#[derive(Default)]
+pub struct GroupCopies {
+    copies: Vec<GroupCopy>,
+    waits: Vec<Vec<u64>>,
+}
+
+/// Every group's, by group.
+pub type Copies = Mutex<HashMap<[usize; 3], GroupCopies>>;
+
+/// One work-item's events: whether each was waited for.
+#[derive(Default, Debug)]
+pub struct ItemEvents {
+    waited: Vec<bool>,
+    copies: usize,
+    waits: usize,
+}
+
+fn report(ctx: &ItemCtx, headline: &str, details: String, site: u32) {
+    // SAFETY: the context's host side lives for the work-item's run (see
+    // `exec::run`).
+    let host = unsafe { &*ctx.host };
+    let at = host.sites.get(site as usize).copied();
+    super::report::add(host, headline.to_string(), details, at);
+}
+
+/// `OpGroupAsyncCopy`: copies this work-item's share of `n` elements of
+/// `size` bytes; `dst_stride` and `src_stride` in elements. Returns the
+/// event.
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn clsync_async_copy(
+    ctx: *mut ItemCtx,
+    dst: u64,
+    src: u64,
+    size: u64,
+    n: u64,
+    dst_stride: u64,
+    src_stride: u64,
+    event: u64,
+    site: u32,
+) -> u64 {
+    // SAFETY: compiled code passes its own context, alive for the call.
+    let c = unsafe { &mut *ctx };
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    let wi = host.wi;
+    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+    let index = c.events.copies;
+    c.events.copies += 1;
+    let args = [dst, src, size, n, dst_stride, src_stride];
+    let group_size = wi.get_local_size(0) * wi.get_local_size(1) * wi.get_local_size(2);
+    let perform = {
+        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let g = all.entry(group).or_default();
+        if g.copies.len() <= index {
+            g.copies.push(GroupCopy {
+                args,
+                arrived: 0,
+                done: false,
+            });
+        }
+        let copy = &mut g.copies[index];
+        copy.arrived += 1;
+        let theirs = copy.args;
+        let last = copy.arrived == group_size && !copy.done;
+        if last {
+            copy.done = true;
+        }
+        drop(all);
+        if theirs != args && host.checked {
+            report(
+                c,
+                "Work-group divergence detected (async copy)",
+                format!("copy {} of this work-item has other arguments than the work-item that made it first", index + 1),
+                site,
+            );
+        }
+        last.then_some(theirs)
+    };
+    if let Some(a) = perform {
+        if !copy(ctx, a, site) {
+            return 0;
+        }
+    }
+    if event != 0 {
+        return event;
+    }
+    c.events.waited.push(false);
+    c.events.waited.len() as u64
+}
+
+/// `OpGroupWaitEvents`: the events at `list` (`n` of them), then a
+/// work-group barrier on local and global memory.
+pub extern "C" fn clsync_wait_events(ctx: *mut ItemCtx, n: u64, list: u64, site: u32) {
+    // SAFETY: as in `clsync_async_copy`.
+    let c = unsafe { &mut *ctx };
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    let mut events = Vec::new();
+    for k in 0..n {
+        let p = list.wrapping_add(8 * k);
+        match helpers::resolve_checked(c, p, 8) {
+            // SAFETY: `resolve_checked` found 8 bytes inside an object.
+            Some(a) => events.push(unsafe { (a as *const u64).read_unaligned() }),
+            None => {
+                if helpers::clsync_fault(ctx, p, 8, 0, site) != 0 {
+                    return;
+                }
+            }
+        }
+    }
+    for e in &events {
+        match c.events.waited.get_mut((*e as usize).wrapping_sub(1)) {
+            Some(w) if *e != 0 => *w = true,
+            _ if host.checked => report(
+                c,
+                "Invalid wait event",
+                format!("event {e:#x} was not returned by an async copy of this work-item"),
+                site,
+            ),
+            _ => {}
+        }
+    }
+    if host.checked {
+        let wi = host.wi;
+        let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+        let index = c.events.waits;
+        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let g = all.entry(group).or_default();
+        match g.waits.get(index) {
+            None => g.waits.push(events.clone()),
+            Some(first) if *first != events => {
+                drop(all);
+                report(
+                    c,
+                    "Work-group divergence detected (barrier)",
+                    format!(
+                        "wait_group_events {} waits for events {events:?}, the group's first work-item for others",
+                        index + 1
+                    ),
+                    site,
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    c.events.waits += 1;
+    // Local and global memory, work-group scope: CLK_LOCAL_MEM_FENCE |
+    // CLK_GLOBAL_MEM_FENCE as SPIR-V semantics. Past the first barrier
+    // every work-item that will make this group's copies has made them;
+    // one that some work-item never reached is performed then, by the first
+    // to get there, and the second barrier orders it before every
+    // work-item's next access.
+    helpers::clsync_barrier(ctx, 2, 2, 0x300, site);
+    if c.status != 0 {
+        return;
+    }
+    // Copies of this work-item that some work-item of the group never
+    // reached: performed now, by the first to wait.
+    let pending: Vec<[u64; 6]> = {
+        let wi = host.wi;
+        let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let g = all.entry(group).or_default();
+        g.copies
+            .iter_mut()
+            .take(c.events.copies)
+            .filter(|k| !k.done)
+            .map(|k| {
+                k.done = true;
+                k.args
+            })
+            .collect()
+    };
+    for a in pending {
+        if !copy(ctx, a, site) {
+            return;
+        }
+    }
+    helpers::clsync_barrier(ctx, 2, 2, 0x300, site);
+}
+
+/// Performs a copy (`[dst, src, size, n, dst_stride, src_stride]`); false
+/// when the work-item must stop.
+fn copy(ctx: *mut ItemCtx, a: [u64; 6], site: u32) -> bool {
+    let [dst, src, size, n, dst_stride, src_stride] = a;
+    // SAFETY: as in `clsync_async_copy`.
+    let c = unsafe { &mut *ctx };
+    // SAFETY: as in `report`.
+    let checked = unsafe { &*c.host }.checked;
+    for e in 0..n {
+        let s = src.wrapping_add(e.wrapping_mul(src_stride).wrapping_mul(size));
+        let d = dst.wrapping_add(e.wrapping_mul(dst_stride).wrapping_mul(size));
+        let (Some(sa), Some(da)) = (helpers::resolve_checked(c, s, size), helpers::resolve_checked(c, d, size)) else {
+            let (p, write) = if helpers::resolve_checked(c, s, size).is_none() { (s, 0) } else { (d, 1) };
+            if helpers::clsync_fault(ctx, p, size, write, site) != 0 {
+                return false;
+            }
+            continue;
+        };
+        if checked {
+            helpers::note_group_access(c, s, sa, size, false, site);
+            helpers::note_group_access(c, d, da, size, true, site);
+        }
+        // SAFETY: both ranges are inside their objects (resolved above);
+        // `copy` allows overlap.
+        unsafe { std::ptr::copy(sa, da, size as usize) };
+    }
+    true
+}
+
+/// At the end of a checked work-item: a copy it never waited for.
+pub(crate) fn finish(ctx: &mut ItemCtx) {
+    // SAFETY: as in `report`.
+    let host = unsafe { &*ctx.host };
+    if !host.checked || matches!(ctx.stop, Some(Stop::Unwind(_))) {
+        return;
+    }
+    if let Some(i) = ctx.events.waited.iter().position(|w| !w) {
+        let site = host.sites.len().saturating_sub(1) as u32;
+        let _ = (OFFSET_BITS, OFFSET_MASK);
+        report(
+            ctx,
+            "Work-item finished without waiting for events",
+            format!("the event of its async copy {} was never waited for", i + 1),
+            site,
+        );
+    }
+}
