@@ -13,6 +13,12 @@ command -v git >/dev/null 2>&1 || need+=(git)
   || need+=(ocl-icd-opencl-dev)
 [ -e /etc/OpenCL/vendors/pocl.icd ] || need+=(pocl-opencl-icd)
 command -v clinfo >/dev/null 2>&1 || need+=(clinfo)
+# The OpenCL C front end (crates/clsync-opencl): clang-15 compiles OpenCL C
+# to LLVM IR, llvm-as-15 (package llvm-15) assembles it, llvm-spirv-15
+# translates it to SPIR-V.
+command -v clang-15 >/dev/null 2>&1 || need+=(clang-15)
+command -v llvm-as-15 >/dev/null 2>&1 || need+=(llvm-15)
+command -v llvm-spirv-15 >/dev/null 2>&1 || need+=(llvm-spirv-15)
 
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"

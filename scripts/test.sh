@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (workspace, with doctests)"
 cargo test --workspace
 
+echo "== Oclgrind's visible kernel tests on clsync run --check, against the known failures"
+bash scripts/oclgrind-suite.sh target/debug/clsync
+
 echo "== the benchmark kernels on PoCL too (correctness only, small sizes)"
 if [ -e /etc/OpenCL/vendors/pocl.icd ]; then
   cargo test -p clsync-bench --features pocl

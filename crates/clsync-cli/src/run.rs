@@ -67,13 +67,25 @@ fn sizes(s: &str, what: &str) -> Result<String, String> {
 
 /// The `.sim` text the command line describes for a `.cl` file.
 fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
-    let kernel = a.kernel.as_deref().ok_or("with a .cl file, --kernel NAME is needed")?;
-    let global = sizes(a.global.as_deref().ok_or("with a .cl file, --global X[,Y[,Z]] is needed")?, "global")?;
+    let kernel = a
+        .kernel
+        .as_deref()
+        .ok_or("with a .cl file, --kernel NAME is needed")?;
+    let global = sizes(
+        a.global
+            .as_deref()
+            .ok_or("with a .cl file, --global X[,Y[,Z]] is needed")?,
+        "global",
+    )?;
     let local = match &a.local {
         Some(l) => sizes(l, "local")?,
         None => "0 0 0".to_string(),
     };
-    let name = a.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = a
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut text = format!("{name}\n{kernel}\n{global}\n{local}\n");
     for arg in &a.args {
         text.push_str(arg);
@@ -97,7 +109,11 @@ fn print_launch_error(e: &LaunchError) {
         LaunchError::Panic(p) => {
             let text = p.to_string();
             match text.find("Invalid ").or_else(|| text.find("Unreachable")) {
-                Some(i) => eprintln!("error: {}\n\t{}", &text[i..], &text[..i].trim_end_matches([':', ' '])),
+                Some(i) => eprintln!(
+                    "error: {}\n\t{}",
+                    &text[i..],
+                    &text[..i].trim_end_matches([':', ' '])
+                ),
                 None => eprintln!("error: {text}"),
             }
         }
@@ -170,10 +186,16 @@ pub fn main(a: &RunArgs) -> ExitCode {
             diagnostics += found.diagnostics.len() + found.checker.len();
         }
         Err(RunError::Arguments { kernel, message }) => {
-            eprintln!("error: {}: kernel `{kernel}`: {message}", sim.path.display());
+            eprintln!(
+                "error: {}: kernel `{kernel}`: {message}",
+                sim.path.display()
+            );
             return ExitCode::from(2);
         }
-        Err(RunError::Launch { error, diagnostics: found }) => {
+        Err(RunError::Launch {
+            error,
+            diagnostics: found,
+        }) => {
             for r in &found {
                 eprintln!("{r}");
             }

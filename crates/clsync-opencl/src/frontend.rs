@@ -49,14 +49,19 @@ pub struct Translated {
 /// device for global memory), so a program that uses them gets that
 /// reading of the encoding.
 pub fn calls_legacy_atomics(ir: &str) -> bool {
-    const OPS: [&str; 11] = ["add", "sub", "xchg", "inc", "dec", "cmpxchg", "min", "max", "and", "or", "xor"];
-    ir.lines().filter(|l| l.contains("call") || l.starts_with("declare")).any(|l| {
-        OPS.iter().any(|op| {
-            let a = format!("atomic_{op}P");
-            let b = format!("atom_{op}P");
-            l.contains(&format!("{}{a}", a.len() - 1)) || l.contains(&format!("{}{b}", b.len() - 1))
+    const OPS: [&str; 11] = [
+        "add", "sub", "xchg", "inc", "dec", "cmpxchg", "min", "max", "and", "or", "xor",
+    ];
+    ir.lines()
+        .filter(|l| l.contains("call") || l.starts_with("declare"))
+        .any(|l| {
+            OPS.iter().any(|op| {
+                let a = format!("atomic_{op}P");
+                let b = format!("atom_{op}P");
+                l.contains(&format!("{}{a}", a.len() - 1))
+                    || l.contains(&format!("{}{b}", b.len() - 1))
+            })
         })
-    })
 }
 
 /// The tools, by name; `CLSYNC_CLANG` and `CLSYNC_LLVM_SPIRV` override.
@@ -140,7 +145,9 @@ fn shell_words(s: &str) -> Result<Vec<String>, BuildError> {
         }
     }
     if quote.is_some() {
-        return Err(BuildError::Options(format!("unterminated quote in build options `{s}`")));
+        return Err(BuildError::Options(format!(
+            "unterminated quote in build options `{s}`"
+        )));
     }
     if has {
         out.push(cur);
@@ -183,7 +190,12 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     let bc = scratch.0.join("k.bc");
     let spv = scratch.0.join("k.spv");
     let mut clang = Command::new(tool("CLSYNC_CLANG", "clang-15"));
-    clang.args(["-target", "spir64", "-gline-tables-only", "-cl-kernel-arg-info"]);
+    clang.args([
+        "-target",
+        "spir64",
+        "-gline-tables-only",
+        "-cl-kernel-arg-info",
+    ]);
     clang.args(["-Xclang", "-finclude-default-header", "-emit-llvm", "-S"]);
     clang.arg(if opt { "-O2" } else { "-O0" });
     if !std_given {
@@ -198,7 +210,13 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     if !ok {
         return Err(BuildError::Compile { log });
     }
-    let (alog, ok) = run(Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15")).arg(&ll).arg("-o").arg(&bc), "llvm-as-15")?;
+    let (alog, ok) = run(
+        Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15"))
+            .arg(&ll)
+            .arg("-o")
+            .arg(&bc),
+        "llvm-as-15",
+    )?;
     if !ok {
         return Err(BuildError::Tool(format!("llvm-as-15 failed:\n{alog}")));
     }
@@ -211,10 +229,14 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
         "llvm-spirv-15",
     )?;
     if !ok {
-        return Err(BuildError::Tool(format!("llvm-spirv-15 could not translate the kernel:\n{slog}")));
+        return Err(BuildError::Tool(format!(
+            "llvm-spirv-15 could not translate the kernel:\n{slog}"
+        )));
     }
-    let text = std::fs::read_to_string(&ll).map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
-    let spirv = std::fs::read(&spv).map_err(|e| BuildError::Io(format!("{}: {e}", spv.display())))?;
+    let text = std::fs::read_to_string(&ll)
+        .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+    let spirv =
+        std::fs::read(&spv).map_err(|e| BuildError::Io(format!("{}: {e}", spv.display())))?;
     Ok(Translated {
         spirv,
         args: kernel_arg_info(&text),
@@ -227,8 +249,13 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
 /// reports give.
 pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Translated, BuildError> {
     let scratch = Scratch::new()?;
-    let file = scratch.0.join(Path::new(name).file_name().unwrap_or(std::ffi::OsStr::new("kernel.cl")));
-    std::fs::write(&file, source).map_err(|e| BuildError::Io(format!("{}: {e}", file.display())))?;
+    let file = scratch.0.join(
+        Path::new(name)
+            .file_name()
+            .unwrap_or(std::ffi::OsStr::new("kernel.cl")),
+    );
+    std::fs::write(&file, source)
+        .map_err(|e| BuildError::Io(format!("{}: {e}", file.display())))?;
     let mut t = compile_file(&file, options)?;
     let prefix = format!("{}/", scratch.0.display());
     t.log = t.log.replace(&prefix, "");
@@ -241,12 +268,19 @@ pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Transla
 pub fn kernel_arg_info(ir: &str) -> HashMap<String, ArgInfo> {
     let mut nodes: HashMap<&str, Vec<String>> = HashMap::new();
     for line in ir.lines() {
-        let Some(rest) = line.strip_prefix('!') else { continue };
-        let Some((id, body)) = rest.split_once(" = !{") else { continue };
+        let Some(rest) = line.strip_prefix('!') else {
+            continue;
+        };
+        let Some((id, body)) = rest.split_once(" = !{") else {
+            continue;
+        };
         let body = body.trim_end_matches('}');
         let items = body
             .split(", ")
-            .filter_map(|x| x.strip_prefix("!\"").map(|s| s.trim_end_matches('"').to_string()))
+            .filter_map(|x| {
+                x.strip_prefix("!\"")
+                    .map(|s| s.trim_end_matches('"').to_string())
+            })
             .collect::<Vec<_>>();
         if !items.is_empty() || body.is_empty() {
             nodes.insert(id, items);
@@ -264,7 +298,10 @@ pub fn kernel_arg_info(ir: &str) -> HashMap<String, ArgInfo> {
             let k = format!("!{key} !");
             line.find(&k)
                 .map(|p| {
-                    let id: String = line[p + k.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                    let id: String = line[p + k.len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect();
                     nodes.get(id.as_str()).cloned().unwrap_or_default()
                 })
                 .unwrap_or_default()
@@ -287,9 +324,13 @@ mod tests {
 
     #[test]
     fn options_map_to_clang() {
-        let (o, std, opt) = clang_options("-cl-std=CL2.0 -D N=4 -DM=2 -I inc -cl-mad-enable").unwrap();
+        let (o, std, opt) =
+            clang_options("-cl-std=CL2.0 -D N=4 -DM=2 -I inc -cl-mad-enable").unwrap();
         assert!(std && opt);
-        assert_eq!(o, vec!["-cl-std=CL2.0", "-DN=4", "-DM=2", "-Iinc", "-cl-mad-enable"]);
+        assert_eq!(
+            o,
+            vec!["-cl-std=CL2.0", "-DN=4", "-DM=2", "-Iinc", "-cl-mad-enable"]
+        );
         let (_, std, opt) = clang_options("-cl-opt-disable").unwrap();
         assert!(!std && !opt);
         let e = clang_options("-fno-such-thing").unwrap_err();
@@ -300,8 +341,12 @@ mod tests {
 
     #[test]
     fn legacy_atomic_calls_are_found_by_their_mangled_names() {
-        assert!(calls_legacy_atomics("  %3 = call spir_func i32 @_Z10atomic_incPU3AS1Vi(ptr addrspace(1) %0)"));
-        assert!(calls_legacy_atomics("declare spir_func i64 @_Z8atom_addPU3AS1Vmm(ptr, i64)"));
+        assert!(calls_legacy_atomics(
+            "  %3 = call spir_func i32 @_Z10atomic_incPU3AS1Vi(ptr addrspace(1) %0)"
+        ));
+        assert!(calls_legacy_atomics(
+            "declare spir_func i64 @_Z8atom_addPU3AS1Vmm(ptr, i64)"
+        ));
         assert!(!calls_legacy_atomics("  %3 = call spir_func i32 @_Z25atomic_fetch_add_explicitPU3AS4VU7_Atomicii12memory_order12memory_scope(ptr %0, i32 1, i32 0, i32 1)"));
     }
 

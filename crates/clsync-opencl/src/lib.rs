@@ -6,7 +6,7 @@
 //! Rust kernels: the same ND-ranges, scheduler, barriers, divergence
 //! reports and watchdog.
 //!
-//! ```no_run
+//! ```
 //! use clsync::{Buffer, NdRange, Runtime};
 //! use clsync_opencl::{Arg, Program};
 //!
@@ -78,18 +78,33 @@ impl From<SpirvError> for CompileError {
 
 impl CompileError {
     /// The error placed at `line` of function `name`.
-    pub(crate) fn in_function(self, name: &str, m: &Module, line: SourceLine, op: clsync_spirv::spirv::Op) -> CompileError {
+    pub(crate) fn in_function(
+        self,
+        name: &str,
+        m: &Module,
+        line: SourceLine,
+        op: clsync_spirv::spirv::Op,
+    ) -> CompileError {
         if matches!(self, CompileError::At { .. }) {
             return self;
         }
         let at = if line.line == 0 {
             "<unknown line>".to_string()
         } else {
-            format!("{}:{}:{}", m.file_name(line).rsplit('/').next().unwrap_or(""), line.line, line.column)
+            format!(
+                "{}:{}:{}",
+                m.file_name(line).rsplit('/').next().unwrap_or(""),
+                line.line,
+                line.column
+            )
         };
         CompileError::At {
             at,
-            function: if name.is_empty() { "?".into() } else { name.into() },
+            function: if name.is_empty() {
+                "?".into()
+            } else {
+                name.into()
+            },
             op: format!("{op:?}"),
             inner: Box::new(self),
         }

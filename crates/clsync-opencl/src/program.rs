@@ -105,7 +105,9 @@ pub struct Kernel<'p> {
 
 impl std::fmt::Debug for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Program").field("kernels", &self.kernels).finish_non_exhaustive()
+        f.debug_struct("Program")
+            .field("kernels", &self.kernels)
+            .finish_non_exhaustive()
     }
 }
 
@@ -136,12 +138,18 @@ impl Program {
         Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics)
     }
 
-    fn new(bytes: &[u8], args: &HashMap<String, ArgInfo>, log: String, legacy_atomics: bool) -> Result<Program, BuildError> {
+    fn new(
+        bytes: &[u8],
+        args: &HashMap<String, ArgInfo>,
+        log: String,
+        legacy_atomics: bool,
+    ) -> Result<Program, BuildError> {
         let module = Module::from_bytes(bytes)?;
         let compiled = translate::compile(&module, false).map_err(BuildError::Translate)?;
         let mut kernels = Vec::new();
         for e in &module.entry_points {
-            kernels.push(kernel_info(&module, e, args.get(&e.name)).map_err(BuildError::Translate)?);
+            kernels
+                .push(kernel_info(&module, e, args.get(&e.name)).map_err(BuildError::Translate)?);
         }
         let mut p = Program {
             module,
@@ -175,9 +183,18 @@ impl Program {
         }
         for (id, _) in &plan.program {
             let size = self.sizes[id] as usize;
-            let name = m.globals.iter().find(|g| g.id == *id).map(|g| g.name.clone()).unwrap_or_default();
+            let name = m
+                .globals
+                .iter()
+                .find(|g| g.id == *id)
+                .map(|g| g.name.clone())
+                .unwrap_or_default();
             let buf = clsync::Buffer::<u8>::new(size + exec::ALIGN).named(name);
-            let g = m.globals.iter().find(|g| g.id == *id).expect("planned from the globals");
+            let g = m
+                .globals
+                .iter()
+                .find(|g| g.id == *id)
+                .expect("planned from the globals");
             if let Some(init) = g.initializer {
                 let mut bytes = vec![0u8; size];
                 const_bytes(m, &self.compiled, init, &mut bytes)?;
@@ -203,15 +220,17 @@ impl Program {
 
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, BuildError> {
-        let info = self.kernels.iter().find(|k| k.name == name).ok_or_else(|| BuildError::NoKernel {
-            name: name.to_string(),
-            available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+        let info = self
+            .kernels
+            .iter()
+            .find(|k| k.name == name)
+            .ok_or_else(|| BuildError::NoKernel {
+                name: name.to_string(),
+                available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+            })?;
+        let entry = *self.compiled.entries.get(name).ok_or_else(|| {
+            BuildError::Translate(CompileError::Internal(format!("no entry for `{name}`")))
         })?;
-        let entry = *self
-            .compiled
-            .entries
-            .get(name)
-            .ok_or_else(|| BuildError::Translate(CompileError::Internal(format!("no entry for `{name}`"))))?;
         Ok(Kernel {
             program: self,
             info,
@@ -265,12 +284,29 @@ impl Kernel<'_> {
         configure: impl FnOnce(Launch) -> Launch,
         checked: bool,
     ) -> Result<exec::Findings, RunError> {
-        let build = self.program.build_for(checked).map_err(|e| RunError::Arguments {
-            kernel: self.info.name.clone(),
-            message: format!("the checked build failed: {e}"),
-        })?;
-        let entry = if checked { build.entries[&self.info.name] } else { self.entry };
-        exec::run(self.program, build, self.info, entry, rt, range, args, configure, checked)
+        let build = self
+            .program
+            .build_for(checked)
+            .map_err(|e| RunError::Arguments {
+                kernel: self.info.name.clone(),
+                message: format!("the checked build failed: {e}"),
+            })?;
+        let entry = if checked {
+            build.entries[&self.info.name]
+        } else {
+            self.entry
+        };
+        exec::run(
+            self.program,
+            build,
+            self.info,
+            entry,
+            rt,
+            range,
+            args,
+            configure,
+            checked,
+        )
     }
 }
 
@@ -292,8 +328,14 @@ fn pointee_of(m: &Module, id: Word, _c: &Compiled) -> Result<Word, CompileError>
     Err(CompileError::Internal(format!("variable %{id} not found")))
 }
 
-fn kernel_info(m: &Module, e: &clsync_spirv::EntryPoint, args: Option<&ArgInfo>) -> Result<KernelInfo, CompileError> {
-    let f = m.function(e.function).ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
+fn kernel_info(
+    m: &Module,
+    e: &clsync_spirv::EntryPoint,
+    args: Option<&ArgInfo>,
+) -> Result<KernelInfo, CompileError> {
+    let f = m
+        .function(e.function)
+        .ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
     let spirv_types = m.kernel_arg_types.get(&e.name);
     let mut params = Vec::new();
     for (i, (id, ty)) in f.params.iter().enumerate() {
@@ -309,7 +351,12 @@ fn kernel_info(m: &Module, e: &clsync_spirv::EntryPoint, args: Option<&ArgInfo>)
         let byval = m.decorations.get(id).is_some_and(|d| {
             d.list.iter().any(|(k, o)| {
                 *k == Decoration::FuncParamAttr
-                    && matches!(o.first(), Some(Operand::FunctionParameterAttribute(FunctionParameterAttribute::ByVal)))
+                    && matches!(
+                        o.first(),
+                        Some(Operand::FunctionParameterAttribute(
+                            FunctionParameterAttribute::ByVal
+                        ))
+                    )
             })
         });
         let (kind, elem_size) = match m.ty(*ty)? {
@@ -370,7 +417,11 @@ fn const_bytes(m: &Module, c: &Compiled, id: Word, out: &mut [u8]) -> Result<(),
                     let s = m.layout(*elem)?.size;
                     (0..parts.len() as u64).map(|k| k * s).collect()
                 }
-                t => return Err(CompileError::Invalid(format!("a composite constant of type {t:?}"))),
+                t => {
+                    return Err(CompileError::Invalid(format!(
+                        "a composite constant of type {t:?}"
+                    )))
+                }
             };
             for (k, part) in parts.iter().enumerate() {
                 let pty = m.part_type(*ty, k as u64)?;
@@ -380,9 +431,15 @@ fn const_bytes(m: &Module, c: &Compiled, id: Word, out: &mut [u8]) -> Result<(),
             }
         }
         Some(Constant::Op { op, .. }) => {
-            return Err(CompileError::Unsupported(format!("the constant expression Op{op:?} in an initializer")))
+            return Err(CompileError::Unsupported(format!(
+                "the constant expression Op{op:?} in an initializer"
+            )))
         }
-        None => return Err(CompileError::Invalid(format!("initializer %{id} is not a constant"))),
+        None => {
+            return Err(CompileError::Invalid(format!(
+                "initializer %{id} is not a constant"
+            )))
+        }
     }
     Ok(())
 }
@@ -398,21 +455,33 @@ fn const_pointer(m: &Module, c: &Compiled, id: Word) -> Result<Option<u64>, Comp
     let base = operands.first().copied().unwrap_or(0);
     match op {
         Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::Bitcast => const_pointer(m, c, base),
-        Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+        Op::AccessChain
+        | Op::InBoundsAccessChain
+        | Op::PtrAccessChain
+        | Op::InBoundsPtrAccessChain => {
             let Some(mut p) = const_pointer(m, c, base)? else {
                 return Ok(None);
             };
             let base_ty = match m.constants.get(&base) {
                 Some(k) => k.ty(),
-                None => m.globals.iter().find(|g| g.id == base).map(|g| g.ty).unwrap_or(0),
+                None => m
+                    .globals
+                    .iter()
+                    .find(|g| g.id == base)
+                    .map(|g| g.ty)
+                    .unwrap_or(0),
             };
             let Type::Pointer { mut pointee, .. } = m.ty(base_ty)?.clone() else {
-                return Err(CompileError::Invalid("an access chain on a non-pointer".into()));
+                return Err(CompileError::Invalid(
+                    "an access chain on a non-pointer".into(),
+                ));
             };
             let value = |w: Word| match m.constants.get(&w) {
                 Some(Constant::Scalar { bits, .. }) => Ok(*bits),
                 Some(Constant::Null { .. }) => Ok(0),
-                _ => Err(CompileError::Unsupported("a run-time index in a constant expression".into())),
+                _ => Err(CompileError::Unsupported(
+                    "a run-time index in a constant expression".into(),
+                )),
             };
             let ptr_chain = matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain);
             for (k, w) in operands[1..].iter().enumerate() {

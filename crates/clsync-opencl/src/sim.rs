@@ -191,20 +191,32 @@ impl Elem {
 /// C++ streams' default float format: `%g` with six significant digits.
 fn general(v: f64) -> String {
     if v.is_nan() {
-        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
+        return if v.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
     }
     if v.is_infinite() {
         return if v < 0.0 { "-inf".into() } else { "inf".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let exp = v.abs().log10().floor() as i32;
     let e = format!("{:.5e}", v);
     let (m, ex) = e.split_once('e').unwrap_or((&e, "0"));
     let ex: i32 = ex.parse().unwrap_or(exp);
     if !(-4..6).contains(&ex) {
-        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
         return format!("{m}e{}{:02}", if ex < 0 { '-' } else { '+' }, ex.abs());
     }
     let s = format!("{:.*}", (5 - ex).max(0) as usize, v);
@@ -248,7 +260,10 @@ impl SimBuffer {
 
 impl MemObject for SimBuffer {
     fn bytes(&self) -> (*mut u8, usize) {
-        (self.bytes.raw_bytes().0.wrapping_add(self.offset), self.size)
+        (
+            self.bytes.raw_bytes().0.wrapping_add(self.offset),
+            self.size,
+        )
     }
     fn name(&self) -> &str {
         &self.name
@@ -309,19 +324,28 @@ impl Sim {
             .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim()))
             .filter(|(_, l)| !l.is_empty());
         let mut next = |what: &str| {
-            lines
-                .next()
-                .ok_or_else(|| err(text.lines().count(), format!("the file ends before the {what}")))
+            lines.next().ok_or_else(|| {
+                err(
+                    text.lines().count(),
+                    format!("the file ends before the {what}"),
+                )
+            })
         };
         let (_, file) = next("kernel file")?;
         let (_, kernel) = next("kernel name")?;
         let sizes = |(line, l): (usize, &str), what: &str| -> Result<[usize; 3], SimError> {
             let v = l
                 .split_whitespace()
-                .map(|w| w.parse::<usize>().map_err(|_| err(line, format!("{what}: `{w}` is not a size"))))
+                .map(|w| {
+                    w.parse::<usize>()
+                        .map_err(|_| err(line, format!("{what}: `{w}` is not a size")))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             if v.is_empty() || v.len() > 3 {
-                return Err(err(line, format!("{what}: {} numbers, not 1 to 3", v.len())));
+                return Err(err(
+                    line,
+                    format!("{what}: {} numbers, not 1 to 3", v.len()),
+                ));
             }
             Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
         };
@@ -337,13 +361,19 @@ impl Sim {
                     acc.push(' ');
                     acc.push_str(w);
                     if w.ends_with('>') {
-                        tokens.push(Token { text: std::mem::take(acc), line: *start });
+                        tokens.push(Token {
+                            text: std::mem::take(acc),
+                            line: *start,
+                        });
                         open = None;
                     }
                 } else if w.starts_with('<') && !w.ends_with('>') {
                     open = Some((line, w.to_string()));
                 } else {
-                    tokens.push(Token { text: w.to_string(), line });
+                    tokens.push(Token {
+                        text: w.to_string(),
+                        line,
+                    });
                 }
             }
         }
@@ -356,7 +386,11 @@ impl Sim {
             kernel_file: dir.join(file),
             kernel: kernel.to_string(),
             global,
-            local: if local == [0, 0, 0] { None } else { Some(local) },
+            local: if local == [0, 0, 0] {
+                None
+            } else {
+                Some(local)
+            },
             tokens,
             last_line,
         })
@@ -374,7 +408,10 @@ impl Sim {
                 message: format!("argument {i} (`{}`): {message}", p.name),
             };
             let Some(first) = self.tokens.get(pos) else {
-                return Err(err(self.last_line, format!("missing; the kernel takes {} arguments", k.params.len())));
+                return Err(err(
+                    self.last_line,
+                    format!("missing; the kernel takes {} arguments", k.params.len()),
+                ));
             };
             let line = first.line;
             let mut opts = Options::default();
@@ -387,17 +424,31 @@ impl Sim {
                 .or_else(|| Elem::from_name(&p.type_name))
                 .unwrap_or(Elem::U8);
             let arg = match &p.kind {
-                ArgKind::Local => SimArg::Local(opts.size.ok_or_else(|| err(line, "local memory needs <size=N>".into()))?),
-                ArgKind::Unsupported(what) => return Err(err(line, format!("{what} cannot be given in a .sim file yet"))),
+                ArgKind::Local => SimArg::Local(
+                    opts.size
+                        .ok_or_else(|| err(line, "local memory needs <size=N>".into()))?,
+                ),
+                ArgKind::Unsupported(what) => {
+                    return Err(err(
+                        line,
+                        format!("{what} cannot be given in a .sim file yet"),
+                    ))
+                }
                 kind => {
                     let size = match kind {
-                        ArgKind::Value { size, .. } | ArgKind::ByVal { size } => opts.size.unwrap_or(*size),
-                        _ => opts.size.ok_or_else(|| err(line, "a buffer needs <size=N>".into()))?,
+                        ArgKind::Value { size, .. } | ArgKind::ByVal { size } => {
+                            opts.size.unwrap_or(*size)
+                        }
+                        _ => opts
+                            .size
+                            .ok_or_else(|| err(line, "a buffer needs <size=N>".into()))?,
                     };
                     if size == 0 && matches!(kind, ArgKind::Global | ArgKind::Constant) {
                         SimArg::Null
                     } else {
-                        let bytes = self.data(&opts, elem, size, &mut pos, &dir).map_err(|(l, m)| err(l.unwrap_or(line), m))?;
+                        let bytes = self
+                            .data(&opts, elem, size, &mut pos, &dir)
+                            .map_err(|(l, m)| err(l.unwrap_or(line), m))?;
                         match kind {
                             ArgKind::Global | ArgKind::Constant => SimArg::Buffer {
                                 buffer: SimBuffer::new(&bytes, &p.name),
@@ -414,30 +465,49 @@ impl Sim {
             return Err(SimError {
                 file: self.path.display().to_string(),
                 line: t.line,
-                message: format!("`{}` after the kernel's {} arguments", t.text, k.params.len()),
+                message: format!(
+                    "`{}` after the kernel's {} arguments",
+                    t.text,
+                    k.params.len()
+                ),
             });
         }
         Ok(out)
     }
 
     /// An argument's initial bytes.
-    fn data(&self, o: &Options, elem: Elem, size: usize, pos: &mut usize, dir: &Path) -> Result<Vec<u8>, (Option<usize>, String)> {
+    fn data(
+        &self,
+        o: &Options,
+        elem: Elem,
+        size: usize,
+        pos: &mut usize,
+        dir: &Path,
+    ) -> Result<Vec<u8>, (Option<usize>, String)> {
         let es = elem.size();
         let mut bytes = vec![0u8; size];
         if let Some(f) = &o.file {
             let d = std::fs::read(dir.join(f)).map_err(|e| (None, format!("file={f}: {e}")))?;
             if d.len() < size {
-                return Err((None, format!("file={f} has {} bytes, {size} needed", d.len())));
+                return Err((
+                    None,
+                    format!("file={f} has {} bytes, {size} needed", d.len()),
+                ));
             }
             bytes.copy_from_slice(&d[..size]);
         } else if let Some(v) = &o.fill {
-            let b = elem.parse(v, o.hex).ok_or_else(|| (None, format!("fill={v} is not a {elem:?}")))?;
+            let b = elem
+                .parse(v, o.hex)
+                .ok_or_else(|| (None, format!("fill={v} is not a {elem:?}")))?;
             for c in bytes.chunks_mut(es) {
                 let n = c.len();
                 c.copy_from_slice(&b[..n]);
             }
         } else if let Some((a, s, e)) = &o.range {
-            let parse = |t: &str| t.parse::<f64>().map_err(|_| (None, format!("range: `{t}` is not a number")));
+            let parse = |t: &str| {
+                t.parse::<f64>()
+                    .map_err(|_| (None, format!("range: `{t}` is not a number")))
+            };
             let (a, s, e) = (parse(a)?, parse(s)?, parse(e)?);
             if s == 0.0 {
                 return Err((None, "range: the step is zero".into()));
@@ -447,8 +517,14 @@ impl Sim {
                 if (s > 0.0 && v > e) || (s < 0.0 && v < e) {
                     break;
                 }
-                let t = if matches!(elem, Elem::F32 | Elem::F64) { v.to_string() } else { (v as i64).to_string() };
-                let b = elem.parse(&t, false).ok_or_else(|| (None, format!("range value {t} is not a {elem:?}")))?;
+                let t = if matches!(elem, Elem::F32 | Elem::F64) {
+                    v.to_string()
+                } else {
+                    (v as i64).to_string()
+                };
+                let b = elem
+                    .parse(&t, false)
+                    .ok_or_else(|| (None, format!("range value {t} is not a {elem:?}")))?;
                 let n = c.len();
                 c.copy_from_slice(&b[..n]);
                 v += s;
@@ -456,11 +532,21 @@ impl Sim {
         } else if !o.noinit {
             let n = size / es;
             for k in 0..n {
-                let t = self.tokens.get(*pos).ok_or_else(|| (Some(self.last_line), format!("{n} values needed, {k} given")))?;
+                let t = self.tokens.get(*pos).ok_or_else(|| {
+                    (
+                        Some(self.last_line),
+                        format!("{n} values needed, {k} given"),
+                    )
+                })?;
                 if t.text.starts_with('<') {
-                    return Err((Some(t.line), format!("{n} values needed, {k} given before `{}`", t.text)));
+                    return Err((
+                        Some(t.line),
+                        format!("{n} values needed, {k} given before `{}`", t.text),
+                    ));
                 }
-                let b = elem.parse(&t.text, o.hex).ok_or_else(|| (Some(t.line), format!("`{}` is not a {elem:?}", t.text)))?;
+                let b = elem
+                    .parse(&t.text, o.hex)
+                    .ok_or_else(|| (Some(t.line), format!("`{}` is not a {elem:?}", t.text)))?;
                 bytes[k * es..(k + 1) * es].copy_from_slice(&b);
                 *pos += 1;
             }
@@ -485,10 +571,19 @@ struct Options {
 impl Options {
     fn parse(t: &str) -> Result<Options, String> {
         let mut o = Options::default();
-        for w in t.trim_start_matches('<').trim_end_matches('>').split_whitespace() {
-            let (k, v) = w.split_once('=').map(|(k, v)| (k, Some(v))).unwrap_or((w, None));
+        for w in t
+            .trim_start_matches('<')
+            .trim_end_matches('>')
+            .split_whitespace()
+        {
+            let (k, v) = w
+                .split_once('=')
+                .map(|(k, v)| (k, Some(v)))
+                .unwrap_or((w, None));
             match (k, v) {
-                ("size", Some(v)) => o.size = Some(v.parse().map_err(|_| format!("size={v} is not a size"))?),
+                ("size", Some(v)) => {
+                    o.size = Some(v.parse().map_err(|_| format!("size={v} is not a size"))?)
+                }
                 ("fill", Some(v)) => o.fill = Some(v.to_string()),
                 ("file", Some(v)) => o.file = Some(v.to_string()),
                 ("range", Some(v)) => {
@@ -502,7 +597,9 @@ impl Options {
                 ("hex", None) => o.hex = true,
                 ("noinit", None) => o.noinit = true,
                 ("ro" | "wo", None) => {}
-                (name, None) if Elem::from_name(name).is_some() && !name.contains('*') => o.elem = Elem::from_name(name),
+                (name, None) if Elem::from_name(name).is_some() && !name.contains('*') => {
+                    o.elem = Elem::from_name(name)
+                }
                 _ => return Err(format!("unknown option `{w}`")),
             }
         }
@@ -514,7 +611,13 @@ impl Options {
 pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
     let mut out = String::new();
     for (p, a) in k.params.iter().zip(args) {
-        let SimArg::Buffer { buffer, dump: Some((elem, hex)) } = a else { continue };
+        let SimArg::Buffer {
+            buffer,
+            dump: Some((elem, hex)),
+        } = a
+        else {
+            continue;
+        };
         let bytes = buffer.to_bytes();
         let _ = writeln!(out, "\nArgument '{}': {} bytes", p.name, bytes.len());
         for (i, c) in bytes.chunks(elem.size()).enumerate() {
@@ -532,17 +635,32 @@ mod tests {
 
     #[test]
     fn general_format_matches_cpp_streams() {
-        for (v, s) in [(42.24f64, "42.24"), (1.0, "1"), (0.1, "0.1"), (1e-5, "1e-05"), (123456.0, "123456"), (1234567.0, "1.23457e+06"), (-3.5, "-3.5"), (1.0 / 3.0, "0.333333")] {
+        for (v, s) in [
+            (42.24f64, "42.24"),
+            (1.0, "1"),
+            (0.1, "0.1"),
+            (1e-5, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (-3.5, "-3.5"),
+            (1.0 / 3.0, "0.333333"),
+        ] {
             assert_eq!(general(v), s, "{v}");
         }
     }
 
     #[test]
     fn values_parse_with_their_type() {
-        assert_eq!(Elem::I32.parse("-2", false), Some((-2i32).to_le_bytes().to_vec()));
+        assert_eq!(
+            Elem::I32.parse("-2", false),
+            Some((-2i32).to_le_bytes().to_vec())
+        );
         assert_eq!(Elem::U8.parse("0x02", true), Some(vec![2]));
         assert_eq!(Elem::U8.parse("300", false), None);
-        assert_eq!(Elem::F32.parse("1.5", false), Some(1.5f32.to_le_bytes().to_vec()));
+        assert_eq!(
+            Elem::F32.parse("1.5", false),
+            Some(1.5f32.to_le_bytes().to_vec())
+        );
         assert_eq!(Elem::from_name("uint4*"), Some(Elem::U32));
         assert_eq!(Elem::from_name("unsigned char*"), Some(Elem::U8));
     }
@@ -552,7 +670,11 @@ mod tests {
         let e = Sim::parse("k.cl\nk\n4 x 1\n1 1 1\n", Path::new("t.sim")).unwrap_err();
         assert_eq!(e.line, 3);
         assert!(e.message.contains("`x`"), "{e}");
-        let e = Sim::parse("k.cl\nk\n4 1 1\n1 1 1\n<size=4 fill=0\n", Path::new("t.sim")).unwrap_err();
+        let e = Sim::parse(
+            "k.cl\nk\n4 1 1\n1 1 1\n<size=4 fill=0\n",
+            Path::new("t.sim"),
+        )
+        .unwrap_err();
         assert_eq!(e.line, 5);
         let e = Sim::parse("k.cl\nk\n", Path::new("t.sim")).unwrap_err();
         assert!(e.message.contains("global size"), "{e}");

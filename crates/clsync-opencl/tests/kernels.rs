@@ -33,13 +33,23 @@ fn tree_reduction_with_barriers() {
         .run(
             &Runtime::new(),
             NdRange::new([1024]).local([64]),
-            &[Arg::of(&[n]), Arg::Buffer(&input), Arg::Buffer(&result), Arg::Local(64 * 4)],
+            &[
+                Arg::of(&[n]),
+                Arg::Buffer(&input),
+                Arg::Buffer(&result),
+                Arg::Local(64 * 4),
+            ],
         )
         .unwrap();
     // Work-item g sums data[g], data[g + 1024], ...; group k holds
     // work-items 64k .. 64k + 63.
     let expect: Vec<u32> = (0..16)
-        .map(|k| (0..n).filter(|i| (i % 1024) / 64 == k).map(|i| data[i as usize]).sum())
+        .map(|k| {
+            (0..n)
+                .filter(|i| (i % 1024) / 64 == k)
+                .map(|i| data[i as usize])
+                .sum()
+        })
         .collect();
     assert_eq!(result.to_vec(), expect);
 }
@@ -58,10 +68,232 @@ fn float_vectors_and_math() {
     let a: Vec<f32> = (0..64).map(|i| i as f32 * 0.5 - 8.0).collect();
     let ab = Buffer::from_slice(&a);
     let out = Buffer::<f32>::new(16);
-    p.kernel("k").unwrap().run(&Runtime::new(), NdRange::new([16]), &[Arg::Buffer(&ab), Arg::Buffer(&out)]).unwrap();
+    p.kernel("k")
+        .unwrap()
+        .run(
+            &Runtime::new(),
+            NdRange::new([16]),
+            &[Arg::Buffer(&ab), Arg::Buffer(&out)],
+        )
+        .unwrap();
     for (i, got) in out.to_vec().iter().enumerate() {
         let v = &a[4 * i..4 * i + 4];
-        let want = v.iter().map(|x| x * x).sum::<f32>() + v[0].abs().sqrt() + (v[2] * v[2] + v[3] * v[3]).sqrt() + v[1].max(2.0);
-        assert!((got - want).abs() <= 1e-4 * want.abs().max(1.0), "{i}: {got} vs {want}");
+        let want = v.iter().map(|x| x * x).sum::<f32>()
+            + v[0].abs().sqrt()
+            + (v[2] * v[2] + v[3] * v[3]).sqrt()
+            + v[1].max(2.0);
+        assert!(
+            (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+            "{i}: {got} vs {want}"
+        );
     }
+}
+
+fn run(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) {
+    p.kernel(name)
+        .unwrap()
+        .run(&Runtime::new(), range, args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+#[test]
+fn histogram_with_local_and_global_atomics() {
+    let p = build(
+        r#"
+        kernel void hist(global const uchar *data, uint n, global uint *bins, local uint *local_bins) {
+            uint l = get_local_id(0);
+            for (uint b = l; b < 256; b += get_local_size(0)) local_bins[b] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint i = get_global_id(0); i < n; i += get_global_size(0)) atomic_inc(&local_bins[data[i]]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint b = l; b < 256; b += get_local_size(0)) atomic_add(&bins[b], local_bins[b]);
+        }"#,
+        "",
+    );
+    let data: Vec<u8> = (0..10_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let input = Buffer::from_slice(&data);
+    let bins = Buffer::<u32>::new(256);
+    run(
+        &p,
+        "hist",
+        NdRange::new([512]).local([64]),
+        &[
+            Arg::Buffer(&input),
+            Arg::of(&[data.len() as u32]),
+            Arg::Buffer(&bins),
+            Arg::Local(1024),
+        ],
+    );
+    let mut expect = vec![0u32; 256];
+    for d in &data {
+        expect[*d as usize] += 1;
+    }
+    assert_eq!(bins.to_vec(), expect);
+}
+
+#[test]
+fn c11_atomics_and_a_release_acquire_flag() {
+    // Each group's first work-item publishes a value with a release store;
+    // the group's last work-item spins with acquire loads (the group runs
+    // on one thread in order, so the flag is set when it looks).
+    let p = build(
+        r#"
+        kernel void k(global int *data, global atomic_int *flags, global int *seen, global atomic_uint *total) {
+            size_t g = get_group_id(0);
+            if (get_local_id(0) == 0) {
+                data[g] = 100 + (int)g;
+                atomic_store_explicit(&flags[g], 1, memory_order_release, memory_scope_work_group);
+            }
+            if (get_local_id(0) == get_local_size(0) - 1) {
+                while (atomic_load_explicit(&flags[g], memory_order_acquire, memory_scope_work_group) == 0) {}
+                seen[g] = data[g];
+            }
+            atomic_fetch_add_explicit(total, (uint)get_global_id(0), memory_order_relaxed, memory_scope_device);
+        }"#,
+        "-cl-std=CL2.0",
+    );
+    let data = Buffer::<i32>::new(4);
+    let flags = Buffer::<i32>::new(4);
+    let seen = Buffer::<i32>::new(4);
+    let total = Buffer::<u32>::new(1);
+    p.kernel("k")
+        .unwrap()
+        .run_with(
+            &Runtime::new(),
+            NdRange::new([32]).local([8]),
+            &[
+                Arg::Buffer(&data),
+                Arg::Buffer(&flags),
+                Arg::Buffer(&seen),
+                Arg::Buffer(&total),
+            ],
+            |l| l,
+            true,
+        )
+        .map(|f| assert!(f.is_empty(), "{f:?}"))
+        .unwrap();
+    assert_eq!(seen.to_vec(), vec![100, 101, 102, 103]);
+    assert_eq!(total.to_vec(), vec![(0..32).sum::<u32>()]);
+}
+
+#[test]
+fn async_copy_into_local_memory_then_reversed() {
+    let p = build(
+        r#"
+        kernel void k(global const int *in, global int *out, local int *tile) {
+            size_t n = get_local_size(0), base = get_group_id(0) * n;
+            event_t e = async_work_group_copy(tile, in + base, n, 0);
+            wait_group_events(1, &e);
+            size_t i = get_local_id(0);
+            out[base + i] = tile[n - 1 - i];
+        }"#,
+        "",
+    );
+    let data: Vec<i32> = (0..64).map(|i| i * 3 - 7).collect();
+    let input = Buffer::from_slice(&data);
+    let out = Buffer::<i32>::new(64);
+    for checked in [false, true] {
+        let found = p
+            .kernel("k")
+            .unwrap()
+            .run_with(
+                &Runtime::new(),
+                NdRange::new([64]).local([16]),
+                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(64)],
+                |l| l,
+                checked,
+            )
+            .unwrap();
+        assert!(found.is_empty(), "{found:?}");
+        let expect: Vec<i32> = data
+            .chunks(16)
+            .flat_map(|c| c.iter().rev().copied())
+            .collect();
+        assert_eq!(out.to_vec(), expect, "checked: {checked}");
+    }
+}
+
+#[test]
+fn program_scope_variables_keep_their_values_between_launches() {
+    let p = build(
+        r#"
+        constant int table[4] = {10, 20, 30, 40};
+        global int counter = 5;
+        kernel void k(global int *out) {
+            size_t i = get_global_id(0);
+            out[i] = table[i] + counter;
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            if (i == 0) counter += 1;
+        }"#,
+        "-cl-std=CL2.0",
+    );
+    let out = Buffer::<i32>::new(4);
+    run(&p, "k", NdRange::new([4]).local([4]), &[Arg::Buffer(&out)]);
+    assert_eq!(out.to_vec(), vec![15, 25, 35, 45]);
+    run(&p, "k", NdRange::new([4]).local([4]), &[Arg::Buffer(&out)]);
+    assert_eq!(out.to_vec(), vec![16, 26, 36, 46]);
+}
+
+#[test]
+fn structs_and_vectors_by_value_and_private_arrays() {
+    let p = build(
+        r#"
+        typedef struct { float a; int b; char c; } S;
+        kernel void k(S s, int4 v, global float *out) {
+            int tmp[8];
+            for (int i = 0; i < 8; i++) tmp[i] = i * v.y;
+            size_t g = get_global_id(0);
+            out[g] = s.a * (float)s.b + (float)s.c + (float)tmp[(g * 3) % 8] + (float)v.w;
+        }"#,
+        "",
+    );
+    let mut s = Vec::new();
+    s.extend_from_slice(&1.5f32.to_le_bytes());
+    s.extend_from_slice(&4i32.to_le_bytes());
+    s.extend_from_slice(&[7, 0, 0, 0]);
+    let out = Buffer::<f32>::new(8);
+    run(
+        &p,
+        "k",
+        NdRange::new([8]),
+        &[Arg::Value(s), Arg::of(&[1i32, 2, 3, 4]), Arg::Buffer(&out)],
+    );
+    let expect: Vec<f32> = (0..8)
+        .map(|g| 1.5 * 4.0 + 7.0 + (((g * 3) % 8) * 2) as f32 + 4.0)
+        .collect();
+    assert_eq!(out.to_vec(), expect);
+}
+
+#[test]
+fn integer_edge_cases_do_not_trap() {
+    // Division by zero and INT_MIN / -1 are undefined in OpenCL C: any
+    // value, never a crash. Saturating conversions and built-ins are exact.
+    let p = build(
+        r#"
+        kernel void k(global int *a, global int *b, global int *out) {
+            size_t i = get_global_id(0);
+            out[4 * i] = a[i] / b[i];
+            out[4 * i + 1] = a[i] % b[i];
+            out[4 * i + 2] = add_sat(a[i], b[i]);
+            out[4 * i + 3] = convert_int_sat((float)a[i] * 4.0f);
+        }"#,
+        "",
+    );
+    let a = Buffer::from_slice(&[7, i32::MIN, 5, i32::MAX]);
+    let b = Buffer::from_slice(&[0, -1, 2, 1]);
+    let out = Buffer::<i32>::new(16);
+    run(
+        &p,
+        "k",
+        NdRange::new([4]),
+        &[Arg::Buffer(&a), Arg::Buffer(&b), Arg::Buffer(&out)],
+    );
+    let o = out.to_vec();
+    assert_eq!(&o[8..12], &[2, 1, 7, 20]);
+    assert_eq!(o[14], i32::MAX, "add_sat(INT_MAX, 1)");
+    assert_eq!(o[15], i32::MAX, "convert_int_sat(INT_MAX * 4.0f)");
+    assert_eq!(o[6], i32::MIN, "add_sat(INT_MIN, -1)");
+    assert_eq!(o[7], i32::MIN, "convert_int_sat(INT_MIN * 4.0f)");
 }

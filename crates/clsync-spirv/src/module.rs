@@ -232,7 +232,7 @@ fn without_module_ext_insts(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
             FUNCTION_END => in_function = false,
             _ => {}
         }
-        if !(opcode == EXT_INST && !in_function) {
+        if opcode != EXT_INST || in_function {
             out.extend_from_slice(&words[i..i + count]);
         }
         i += count;
@@ -249,9 +249,9 @@ fn invalid(s: impl Into<String>) -> SpirvError {
 
 fn id_at(inst: &Instruction, i: usize) -> Result<Word, SpirvError> {
     match inst.operands.get(i) {
-        Some(Operand::IdRef(w)) | Some(Operand::IdScope(w)) | Some(Operand::IdMemorySemantics(w)) => {
-            Ok(*w)
-        }
+        Some(Operand::IdRef(w))
+        | Some(Operand::IdScope(w))
+        | Some(Operand::IdMemorySemantics(w)) => Ok(*w),
         other => Err(invalid(format!(
             "Op{:?} %{}: operand {i} is {other:?}, not an id",
             inst.class.opcode,
@@ -286,7 +286,7 @@ impl Module {
     /// runs `spir64`); an entry point that is not a kernel; a reference to
     /// an id the module does not define.
     pub fn from_bytes(bytes: &[u8]) -> Result<Module, SpirvError> {
-        if bytes.len() % 4 != 0 || bytes.len() < 20 {
+        if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
             return Err(malformed(format!(
                 "{} bytes is not a whole number of words with a five-word header",
                 bytes.len()
@@ -500,9 +500,7 @@ impl Module {
                     Some(Constant::Scalar { ty, bits })
                 }
                 Op::ConstantTrue | Op::SpecConstantTrue => Some(Constant::Scalar { ty, bits: 1 }),
-                Op::ConstantFalse | Op::SpecConstantFalse => {
-                    Some(Constant::Scalar { ty, bits: 0 })
-                }
+                Op::ConstantFalse | Op::SpecConstantFalse => Some(Constant::Scalar { ty, bits: 0 }),
                 Op::ConstantComposite | Op::SpecConstantComposite => Some(Constant::Composite {
                     ty,
                     parts: (0..i.operands.len())
@@ -511,8 +509,7 @@ impl Module {
                 }),
                 Op::ConstantNull | Op::Undef => Some(Constant::Null { ty }),
                 Op::SpecConstantOp => {
-                    let Some(Operand::LiteralSpecConstantOpInteger(op)) = i.operands.first()
-                    else {
+                    let Some(Operand::LiteralSpecConstantOpInteger(op)) = i.operands.first() else {
                         return Err(invalid(format!("OpSpecConstantOp %{id} without an opcode")));
                     };
                     Some(Constant::Op {
@@ -552,7 +549,11 @@ impl Module {
                 };
                 let pointee = match self.types.get(&ty) {
                     Some(Type::Pointer { pointee, .. }) => *pointee,
-                    _ => return Err(invalid(format!("variable %{id}: type %{ty} is not a pointer"))),
+                    _ => {
+                        return Err(invalid(format!(
+                            "variable %{id}: type %{ty} is not a pointer"
+                        )))
+                    }
                 };
                 let initializer = i.operands.get(1).map(|_| id_at(i, 1)).transpose()?;
                 self.globals.push(GlobalVariable {
@@ -736,7 +737,9 @@ impl Module {
                     align,
                 }
             }
-            Type::Function { .. } => return Err(invalid(format!("%{id}: a function type has no layout"))),
+            Type::Function { .. } => {
+                return Err(invalid(format!("%{id}: a function type has no layout")))
+            }
         })
     }
 
@@ -822,7 +825,10 @@ impl Module {
         Ok(match self.ty(id)? {
             Type::Vector { elem, .. } | Type::Array { elem, .. } => *elem,
             Type::Struct { members, .. } => *members.get(index as usize).ok_or_else(|| {
-                invalid(format!("member {index} of struct %{id}, which has {}", members.len()))
+                invalid(format!(
+                    "member {index} of struct %{id}, which has {}",
+                    members.len()
+                ))
             })?,
             _ => return Err(invalid(format!("%{id} is not a composite type"))),
         })

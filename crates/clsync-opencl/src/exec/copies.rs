@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::ctx::{ItemCtx, Stop, OFFSET_BITS, OFFSET_MASK};
+use super::ctx::{ItemCtx, Stop};
 use super::helpers;
 
 /// One copy of a group: its arguments, how many work-items made it, and
@@ -65,8 +65,13 @@ fn report(ctx: &ItemCtx, headline: &str, details: String, site: u32) {
 /// `OpGroupAsyncCopy`: copies this work-item's share of `n` elements of
 /// `size` bytes; `dst_stride` and `src_stride` in elements. Returns the
 /// event.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn clsync_async_copy(
+pub(crate) unsafe extern "C" fn clsync_async_copy(
     ctx: *mut ItemCtx,
     dst: u64,
     src: u64,
@@ -116,7 +121,7 @@ pub extern "C" fn clsync_async_copy(
         last.then_some(theirs)
     };
     if let Some(a) = perform {
-        if !copy(ctx, a, site) {
+        if !copy(c, a, site) {
             return 0;
         }
     }
@@ -129,7 +134,17 @@ pub extern "C" fn clsync_async_copy(
 
 /// `OpGroupWaitEvents`: the events at `list` (`n` of them), then a
 /// work-group barrier on local and global memory.
-pub extern "C" fn clsync_wait_events(ctx: *mut ItemCtx, n: u64, list: u64, site: u32) {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_wait_events(
+    ctx: *mut ItemCtx,
+    n: u64,
+    list: u64,
+    site: u32,
+) {
     // SAFETY: as in `clsync_async_copy`.
     let c = unsafe { &mut *ctx };
     // SAFETY: as in `report`.
@@ -141,7 +156,8 @@ pub extern "C" fn clsync_wait_events(ctx: *mut ItemCtx, n: u64, list: u64, site:
             // SAFETY: `resolve_checked` found 8 bytes inside an object.
             Some(a) => events.push(unsafe { (a as *const u64).read_unaligned() }),
             None => {
-                if helpers::clsync_fault(ctx, p, 8, 0, site) != 0 {
+                // SAFETY: `ctx` is this call's own context (our contract).
+                if unsafe { helpers::clsync_fault(&mut *c, p, 8, 0, site) } != 0 {
                     return;
                 }
             }
@@ -189,7 +205,8 @@ pub extern "C" fn clsync_wait_events(ctx: *mut ItemCtx, n: u64, list: u64, site:
     // one that some work-item never reached is performed then, by the first
     // to get there, and the second barrier orders it before every
     // work-item's next access.
-    helpers::clsync_barrier(ctx, 2, 2, 0x300, site);
+    // SAFETY: `ctx` is this call's own context (our contract).
+    unsafe { helpers::clsync_barrier(&mut *c, 2, 2, 0x300, site) };
     if c.status != 0 {
         return;
     }
@@ -211,27 +228,35 @@ pub extern "C" fn clsync_wait_events(ctx: *mut ItemCtx, n: u64, list: u64, site:
             .collect()
     };
     for a in pending {
-        if !copy(ctx, a, site) {
+        if !copy(c, a, site) {
             return;
         }
     }
-    helpers::clsync_barrier(ctx, 2, 2, 0x300, site);
+    // SAFETY: `ctx` is this call's own context (our contract).
+    unsafe { helpers::clsync_barrier(&mut *c, 2, 2, 0x300, site) };
 }
 
 /// Performs a copy (`[dst, src, size, n, dst_stride, src_stride]`); false
 /// when the work-item must stop.
-fn copy(ctx: *mut ItemCtx, a: [u64; 6], site: u32) -> bool {
+fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32) -> bool {
     let [dst, src, size, n, dst_stride, src_stride] = a;
-    // SAFETY: as in `clsync_async_copy`.
-    let c = unsafe { &mut *ctx };
     // SAFETY: as in `report`.
     let checked = unsafe { &*c.host }.checked;
     for e in 0..n {
         let s = src.wrapping_add(e.wrapping_mul(src_stride).wrapping_mul(size));
         let d = dst.wrapping_add(e.wrapping_mul(dst_stride).wrapping_mul(size));
-        let (Some(sa), Some(da)) = (helpers::resolve_checked(c, s, size), helpers::resolve_checked(c, d, size)) else {
-            let (p, write) = if helpers::resolve_checked(c, s, size).is_none() { (s, 0) } else { (d, 1) };
-            if helpers::clsync_fault(ctx, p, size, write, site) != 0 {
+        let (Some(sa), Some(da)) = (
+            helpers::resolve_checked(c, s, size),
+            helpers::resolve_checked(c, d, size),
+        ) else {
+            let (p, write) = if helpers::resolve_checked(c, s, size).is_none() {
+                (s, 0)
+            } else {
+                (d, 1)
+            };
+            // SAFETY: `ctx` is the calling work-item's context (the callers'
+            // contract).
+            if unsafe { helpers::clsync_fault(&mut *c, p, size, write, site) } != 0 {
                 return false;
             }
             continue;
@@ -256,7 +281,6 @@ pub(crate) fn finish(ctx: &mut ItemCtx) {
     }
     if let Some(i) = ctx.events.waited.iter().position(|w| !w) {
         let site = host.sites.len().saturating_sub(1) as u32;
-        let _ = (OFFSET_BITS, OFFSET_MASK);
         report(
             ctx,
             "Work-item finished without waiting for events",

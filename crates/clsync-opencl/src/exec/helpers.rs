@@ -81,7 +81,10 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
     };
     let at = site_text(ctx, site);
     if kind == 3 {
-        return format!("Unreachable code reached\n\tKernel: {}\n\tat {at}", host.kernel);
+        return format!(
+            "Unreachable code reached\n\tKernel: {}\n\tat {at}",
+            host.kernel
+        );
     }
     match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
         Some(info) => {
@@ -104,7 +107,18 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
 /// Returns 1 when the work-item must stop (an unchecked launch, or an
 /// access too large to skip), 0 when a checked launch has reported it and
 /// the access goes to the scratch area.
-pub extern "C" fn clsync_fault(ctx: *mut ItemCtx, ptr: u64, size: u64, kind: u32, site: u32) -> u32 {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_fault(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    size: u64,
+    kind: u32,
+    site: u32,
+) -> u32 {
     // SAFETY: compiled code passes its own context, which lives in the
     // work-item's Rust frame for the whole call.
     let ctx = unsafe { &mut *ctx };
@@ -128,7 +142,11 @@ fn headline(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32) -> String {
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
     let write = kind == 1;
-    match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
+    match host
+        .slot_names
+        .get(slot)
+        .filter(|_| slot != 0 && (slot as u64) < ctx.nslots)
+    {
         Some(info) => format!(
             "Invalid {} of size {size} at {} memory address {ptr:#x}",
             if write { "write" } else { "read" },
@@ -147,18 +165,30 @@ fn fault_details(ctx: &ItemCtx, ptr: u64) -> String {
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
     let off = ptr & OFFSET_MASK;
-    match host.slot_names.get(slot).filter(|_| slot != 0 && (slot as u64) < ctx.nslots) {
+    match host
+        .slot_names
+        .get(slot)
+        .filter(|_| slot != 0 && (slot as u64) < ctx.nslots)
+    {
         Some(info) => {
             // SAFETY: slot < nslots, the table's length.
             let len = unsafe { (*ctx.slots.add(slot)).len };
-            format!("{} `{}` is {len} bytes; the access is at byte {off}", info.space, info.name)
+            format!(
+                "{} `{}` is {len} bytes; the access is at byte {off}",
+                info.space, info.name
+            )
         }
         None => "the pointer points at no memory object".into(),
     }
 }
 
 /// `OpControlBarrier`.
-pub extern "C" fn clsync_barrier(
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_barrier(
     ctx: *mut ItemCtx,
     exec_scope: u32,
     mem_scope: u32,
@@ -174,11 +204,15 @@ pub extern "C" fn clsync_barrier(
     } else {
         BarrierKind::WorkGroup
     };
-    let site = host.sites.get(site as usize).copied().unwrap_or(clsync::sync::Site {
-        file: "<unknown>",
-        line: 0,
-        column: 0,
-    });
+    let site = host
+        .sites
+        .get(site as usize)
+        .copied()
+        .unwrap_or(clsync::sync::Site {
+            file: "<unknown>",
+            line: 0,
+            column: 0,
+        });
     let r = catch_unwind(AssertUnwindSafe(|| {
         host.wi
             .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), site)
@@ -213,24 +247,40 @@ fn resolve(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut u8> {
 }
 
 /// `OpCopyMemorySized` and `OpCopyMemory`: both ranges checked.
-pub extern "C" fn clsync_memcpy(ctx: *mut ItemCtx, dst: u64, src: u64, size: u64, site: u32) {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_memcpy(
+    ctx: *mut ItemCtx,
+    dst: u64,
+    src: u64,
+    size: u64,
+    site: u32,
+) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &mut *ctx };
     if size == 0 {
         return;
     }
     let Some(s) = resolve(ctx, src, size) else {
-        clsync_fault(ctx, src, size, AccessKind::Read as u32, site);
+        // SAFETY: `ctx` is this call's own context (our contract).
+        unsafe { clsync_fault(ctx, src, size, AccessKind::Read as u32, site) };
         return;
     };
     let Some(d) = resolve(ctx, dst, size) else {
-        clsync_fault(ctx, dst, size, AccessKind::Write as u32, site);
+        // SAFETY: as above.
+        unsafe { clsync_fault(ctx, dst, size, AccessKind::Write as u32, site) };
         return;
     };
     // SAFETY: as in `site_text`.
     if unsafe { &*ctx.host }.checked {
-        clsync_check_access(ctx, src, s as u64, size, 0, site);
-        clsync_check_access(ctx, dst, d as u64, size, 1, site);
+        // SAFETY: `ctx` is this call's own context (our contract).
+        unsafe {
+            clsync_check_access(ctx, src, s as u64, size, 0, site);
+            clsync_check_access(ctx, dst, d as u64, size, 1, site);
+        }
     }
     // SAFETY: both ranges are inside their objects (checked above); they
     // may overlap, which `copy` allows.
@@ -240,7 +290,16 @@ pub extern "C" fn clsync_memcpy(ctx: *mut ItemCtx, dst: u64, src: u64, size: u64
 /// `to_global`, `to_local`, `to_private` (`OpGenericCastToPtrExplicit`):
 /// the pointer if its object is in `storage` (SPIR-V's storage class), else
 /// null.
-pub extern "C" fn clsync_cast_space(ctx: *mut ItemCtx, ptr: u64, storage: u32) -> u64 {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_cast_space(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    storage: u32,
+) -> u64 {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
     // SAFETY: as in `site_text`.
@@ -383,11 +442,28 @@ macro_rules! math {
         }
     };
 }
-math!(clsync_f32_1, clsync_f32_2, clsync_f32_3, f32, std::f32::consts::PI);
-math!(clsync_f64_1, clsync_f64_2, clsync_f64_3, f64, std::f64::consts::PI);
+math!(
+    clsync_f32_1,
+    clsync_f32_2,
+    clsync_f32_3,
+    f32,
+    std::f32::consts::PI
+);
+math!(
+    clsync_f64_1,
+    clsync_f64_2,
+    clsync_f64_3,
+    f64,
+    std::f64::consts::PI
+);
 
 /// `pown(x, n)` and `rootn(x, n)` (op 49, 54) on f64; f32 goes through it.
-pub extern "C" fn clsync_f64_int(op: u32, x: f64, n: i32) -> f64 {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_f64_int(op: u32, x: f64, n: i32) -> f64 {
     match op {
         49 => x.powi(n),
         54 => {
@@ -425,18 +501,33 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
 fn site_at(ctx: &ItemCtx, site: u32) -> clsync::sync::Site {
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
-    host.sites.get(site as usize).copied().unwrap_or(clsync::sync::Site {
-        file: "<unknown>",
-        line: 0,
-        column: 0,
-    })
+    host.sites
+        .get(site as usize)
+        .copied()
+        .unwrap_or(clsync::sync::Site {
+            file: "<unknown>",
+            line: 0,
+            column: 0,
+        })
 }
 
 /// A plain access of `size` bytes in the checked build, reported to the
 /// checker byte by byte (so that accesses of different sizes and
 /// alignments meet in the shadow): `ptr` is the tagged pointer (which names
 /// the object's space), `addr` the native address.
-pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: u32) {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_check_access(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    addr: u64,
+    size: u64,
+    write: u32,
+    site: u32,
+) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
     let Some(local) = checked_space(ctx, ptr) else {
@@ -457,13 +548,24 @@ pub extern "C" fn clsync_check_access(ctx: *mut ItemCtx, ptr: u64, addr: u64, si
 /// launch: each byte as a relaxed work-group atomic of the calling
 /// work-item, so that it races with the unordered plain accesses of others
 /// but not with itself.
-pub(crate) fn note_group_access(ctx: &ItemCtx, ptr: u64, addr: *mut u8, size: u64, write: bool, site: u32) {
+pub(crate) fn note_group_access(
+    ctx: &ItemCtx,
+    ptr: u64,
+    addr: *mut u8,
+    size: u64,
+    write: bool,
+    site: u32,
+) {
     use clsync::checker::engine::{self, AtomicKind};
     let Some(local) = checked_space(ctx, ptr) else {
         return;
     };
     let site = site_at(ctx, site);
-    let kind = if write { AtomicKind::Store } else { AtomicKind::Load };
+    let kind = if write {
+        AtomicKind::Store
+    } else {
+        AtomicKind::Load
+    };
     for k in 0..size as usize {
         engine::atomic(
             addr as usize + k,
@@ -505,8 +607,13 @@ fn order(semantics: u32) -> clsync::sync::MemOrder {
 /// order the kernel names: it pairs with every other atomic, fence and
 /// barrier of the launch and the host's. The checker judges the kernel by
 /// the order and scope it named.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn clsync_atomic(
+pub(crate) unsafe extern "C" fn clsync_atomic(
     ctx: *mut ItemCtx,
     ptr: u64,
     addr: u64,
@@ -540,9 +647,27 @@ pub extern "C" fn clsync_atomic(
     };
     // One step of the operation on the old value: (new value, wrote).
     let step = move |old: u64| -> (u64, bool) {
-        let f = |bits: u64| if bytes == 4 { f32::from_bits(bits as u32) as f64 } else { f64::from_bits(bits) };
-        let unf = |v: f64| if bytes == 4 { (v as f32).to_bits() as u64 } else { v.to_bits() };
-        let sx = |v: u64| if bytes == 4 { v as u32 as i32 as i64 } else { v as i64 };
+        let f = |bits: u64| {
+            if bytes == 4 {
+                f32::from_bits(bits as u32) as f64
+            } else {
+                f64::from_bits(bits)
+            }
+        };
+        let unf = |v: f64| {
+            if bytes == 4 {
+                (v as f32).to_bits() as u64
+            } else {
+                v.to_bits()
+            }
+        };
+        let sx = |v: u64| {
+            if bytes == 4 {
+                v as u32 as i32 as i64
+            } else {
+                v as i64
+            }
+        };
         match opcode {
             Op::AtomicLoad => (old, false),
             Op::AtomicStore | Op::AtomicExchange => (value, true),
@@ -609,7 +734,11 @@ pub extern "C" fn clsync_atomic(
         // Private memory, or the scratch area of a skipped invalid access.
         return perform().0;
     };
-    let fail = matches!(opcode, Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak).then(|| order(fail_semantics));
+    let fail = matches!(
+        opcode,
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
+    )
+    .then(|| order(fail_semantics));
     let site = site_at(ctx_ref, site);
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx_ref.host };
@@ -619,7 +748,17 @@ pub extern "C" fn clsync_atomic(
     // `frontend::calls_legacy_atomics`).
     let scope_id = if legacy && !local { 1 } else { scope_id };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        engine::atomic(addr as usize, local, name, kind, order(semantics), fail, scope(scope_id), site, perform)
+        engine::atomic(
+            addr as usize,
+            local,
+            name,
+            kind,
+            order(semantics),
+            fail,
+            scope(scope_id),
+            site,
+            perform,
+        )
     }));
     match r {
         Ok(v) => v,
@@ -632,7 +771,17 @@ pub extern "C" fn clsync_atomic(
 }
 
 /// `OpMemoryBarrier` in the checked build: the fence, seen by the checker.
-pub extern "C" fn clsync_fence(ctx: *mut ItemCtx, scope_id: u32, semantics: u32, site: u32) {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_fence(
+    ctx: *mut ItemCtx,
+    scope_id: u32,
+    semantics: u32,
+    site: u32,
+) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &mut *ctx };
     // SAFETY: as in `site_text`.
@@ -643,7 +792,8 @@ pub extern "C" fn clsync_fence(ctx: *mut ItemCtx, scope_id: u32, semantics: u32,
     }
     let r = catch_unwind(AssertUnwindSafe(|| {
         let _at = clsync::checker::SiteScope::enter(site_at(ctx, site));
-        host.wi.atomic_work_item_fence_dyn(flags, order(semantics), scope(scope_id))
+        host.wi
+            .atomic_work_item_fence_dyn(flags, order(semantics), scope(scope_id))
     }));
     match r {
         Ok(Ok(())) => {}

@@ -186,7 +186,11 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     len: len as u64,
                 });
                 infos.push(SlotInfo {
-                    space: if param.kind == ArgKind::Global { "global" } else { "constant" },
+                    space: if param.kind == ArgKind::Global {
+                        "global"
+                    } else {
+                        "constant"
+                    },
                     name: param.name.clone(),
                 });
                 words.push((slot as u64) << OFFSET_BITS);
@@ -203,7 +207,11 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
             }
             (ArgKind::ByVal { size }, Arg::Value(v)) => {
                 if v.len() != *size {
-                    return Err(err(format!("{}: {} bytes given, the type has {size}", which(), v.len())));
+                    return Err(err(format!(
+                        "{}: {} bytes given, the type has {size}",
+                        which(),
+                        v.len()
+                    )));
                 }
                 table.push(Slot::NULL);
                 infos.push(SlotInfo {
@@ -217,7 +225,11 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
             }
             (ArgKind::Value { size, leaves }, Arg::Value(v)) => {
                 if v.len() != *size {
-                    return Err(err(format!("{}: {} bytes given, the type has {size}", which(), v.len())));
+                    return Err(err(format!(
+                        "{}: {} bytes given, the type has {size}",
+                        which(),
+                        v.len()
+                    )));
                 }
                 for (off, bytes) in leaves {
                     let mut w = [0u8; 8];
@@ -232,7 +244,11 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     Arg::Local(_) => "local memory",
                     Arg::Value(_) => "a value",
                 };
-                return Err(err(format!("{}: {given} given, the kernel takes {}", which(), kind.describe())));
+                return Err(err(format!(
+                    "{}: {given} given, the kernel takes {}",
+                    which(),
+                    kind.describe()
+                )));
             }
         }
     }
@@ -299,28 +315,50 @@ pub(crate) fn run(
     let local_args: Vec<_> = bound
         .locals
         .iter()
-        .zip(&k.params.iter().filter(|p| p.kind == ArgKind::Local).collect::<Vec<_>>())
+        .zip(
+            &k.params
+                .iter()
+                .filter(|p| p.kind == ArgKind::Local)
+                .collect::<Vec<_>>(),
+        )
         .map(|((_, bytes, _), p)| launch.local_named::<u8>(p.name.clone(), bytes + ALIGN))
         .collect();
-    let workgroup = (plan.workgroup_bytes > 0)
-        .then(|| launch.local_named::<u8>("local variables", plan.workgroup_bytes as usize + ALIGN));
-    let table = bound.table.iter().map(|s| (SendPtr(s.base), s.len)).collect::<Vec<_>>();
+    let workgroup = (plan.workgroup_bytes > 0).then(|| {
+        launch.local_named::<u8>("local variables", plan.workgroup_bytes as usize + ALIGN)
+    });
+    let table = bound
+        .table
+        .iter()
+        .map(|s| (SendPtr(s.base), s.len))
+        .collect::<Vec<_>>();
     let sites = &build.sites;
     let private_words = bound.private_bytes.div_ceil(8);
     let result = rt.launch(&launch, |wi| {
-        let mut slots: Vec<Slot> = table.iter().map(|(b, len)| Slot { base: b.0, len: *len }).collect();
+        let mut slots: Vec<Slot> = table
+            .iter()
+            .map(|(b, len)| Slot {
+                base: b.0,
+                len: *len,
+            })
+            .collect();
         if let Some(wg) = workgroup {
             let base = aligned(wi.local(wg).raw_bytes().0);
             for (id, slot, off) in &plan.workgroup {
                 let size = p.variable_size(*id);
                 // SAFETY: the group's block holds every workgroup variable
                 // at its planned offset (`plan_slots` summed their sizes).
-                slots[*slot as usize] = Slot { base: unsafe { base.add(*off as usize) }, len: size };
+                slots[*slot as usize] = Slot {
+                    base: unsafe { base.add(*off as usize) },
+                    len: size,
+                };
             }
         }
         for ((slot, bytes, _), arg) in bound.locals.iter().zip(&local_args) {
             let base = aligned(wi.local(*arg).raw_bytes().0);
-            slots[*slot] = Slot { base, len: *bytes as u64 };
+            slots[*slot] = Slot {
+                base,
+                len: *bytes as u64,
+            };
         }
         let mut private = vec![0u64; private_words];
         let pbase = private.as_mut_ptr() as *mut u8;
@@ -328,7 +366,10 @@ pub(crate) fn run(
             let size = p.variable_size(*id);
             // SAFETY: the private block holds every variable at its planned
             // offset.
-            slots[*slot as usize] = Slot { base: unsafe { pbase.add(*off as usize) }, len: size };
+            slots[*slot as usize] = Slot {
+                base: unsafe { pbase.add(*off as usize) },
+                len: size,
+            };
         }
         for (slot, off, bytes) in &bound.byval {
             // SAFETY: `bind` placed each by-value argument after the
@@ -336,7 +377,10 @@ pub(crate) fn run(
             let dst = unsafe { pbase.add(*off) };
             // SAFETY: `dst` has `bytes.len()` bytes of the block after it.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
-            slots[*slot] = Slot { base: dst, len: bytes.len() as u64 };
+            slots[*slot] = Slot {
+                base: dst,
+                len: bytes.len() as u64,
+            };
         }
         let host = HostSide {
             wi,
@@ -373,7 +417,10 @@ pub(crate) fn run(
             Some(Stop::Fault(message)) => panic!("{message}"),
         }
     });
-    let diagnostics = reports.into_inner().unwrap_or_else(|e| e.into_inner()).into_vec();
+    let diagnostics = reports
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_vec();
     match result {
         Ok(_) => Ok(Findings {
             diagnostics,

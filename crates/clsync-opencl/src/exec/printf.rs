@@ -56,7 +56,15 @@ fn pad(s: String, spec: &Spec, numeric: bool) -> String {
     let fill = w - s.len();
     if spec.minus {
         format!("{s}{}", " ".repeat(fill))
-    } else if spec.zero && numeric && spec.precision.is_none_or(|_| matches!(spec.conv, b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A')) {
+    } else if spec.zero
+        && numeric
+        && spec.precision.is_none_or(|_| {
+            matches!(
+                spec.conv,
+                b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A'
+            )
+        })
+    {
         let (sign, rest) = match s.as_bytes().first() {
             Some(b'-' | b'+' | b' ') => s.split_at(1),
             _ => ("", s.as_str()),
@@ -119,7 +127,11 @@ fn format_float(v: f64, spec: &Spec) -> String {
                     hex.pop();
                 }
                 let dot = if hex.is_empty() { "" } else { "." };
-                let s = format!("0x{lead}{dot}{hex}p{}{}", if e < 0 { '-' } else { '+' }, e.abs());
+                let s = format!(
+                    "0x{lead}{dot}{hex}p{}{}",
+                    if e < 0 { '-' } else { '+' },
+                    e.abs()
+                );
                 if upper {
                     s.to_uppercase()
                 } else {
@@ -130,7 +142,11 @@ fn format_float(v: f64, spec: &Spec) -> String {
         _ => {
             // %g: %e or %f by the exponent, trailing zeros removed.
             let p = if prec == 0 { 1 } else { prec };
-            let x = if a == 0.0 { 0 } else { a.log10().floor() as i32 };
+            let x = if a == 0.0 {
+                0
+            } else {
+                a.log10().floor() as i32
+            };
             let e_form = exp_form(a, p - 1, upper);
             let exp: i32 = e_form
                 .split(['e', 'E'])
@@ -145,7 +161,11 @@ fn format_float(v: f64, spec: &Spec) -> String {
             if !spec.hash {
                 if let Some(epos) = s.find(['e', 'E']) {
                     let (m, e) = s.split_at(epos);
-                    let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+                    let m = if m.contains('.') {
+                        m.trim_end_matches('0').trim_end_matches('.')
+                    } else {
+                        m
+                    };
                     s = format!("{m}{e}");
                 } else if s.contains('.') {
                     s = s.trim_end_matches('0').trim_end_matches('.').to_string();
@@ -164,7 +184,11 @@ fn format_int(bits: u64, spec: &Spec) -> String {
         "l" | "ll" => 64,
         _ => 32,
     };
-    let mask = if width_bits == 64 { u64::MAX } else { (1u64 << width_bits) - 1 };
+    let mask = if width_bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width_bits) - 1
+    };
     let u = bits & mask;
     let sx = if width_bits == 64 {
         u as i64
@@ -235,7 +259,9 @@ fn format(ctx: &ItemCtx, fmt: &[u8], args: &[Arg]) -> Vec<u8> {
             while fmt.get(*i).is_some_and(u8::is_ascii_digit) {
                 *i += 1;
             }
-            std::str::from_utf8(&fmt[s..*i]).ok().and_then(|t| t.parse::<usize>().ok())
+            std::str::from_utf8(&fmt[s..*i])
+                .ok()
+                .and_then(|t| t.parse::<usize>().ok())
         };
         spec.width = num(&mut i);
         if fmt.get(i) == Some(&b'.') {
@@ -270,7 +296,11 @@ fn format(ctx: &ItemCtx, fmt: &[u8], args: &[Arg]) -> Vec<u8> {
             next += 1;
             let s = match conv {
                 b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
-                    let v = if a.tag & 3 == 1 { f64::from_bits(a.bits) } else { a.bits as f64 };
+                    let v = if a.tag & 3 == 1 {
+                        f64::from_bits(a.bits)
+                    } else {
+                        a.bits as f64
+                    };
                     format_float(v, &spec)
                 }
                 b'c' => pad(((a.bits as u8) as char).to_string(), &spec, false),
@@ -294,7 +324,18 @@ fn format(ctx: &ItemCtx, fmt: &[u8], args: &[Arg]) -> Vec<u8> {
 
 /// `printf`: `args` points at `n` (tag, bits) pairs. Returns 0, or -1
 /// when the format string is not a valid string.
-pub extern "C" fn clsync_printf(ctx: *mut ItemCtx, fmt: u64, args: u64, n: u32, _site: u32) -> i32 {
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_printf(
+    ctx: *mut ItemCtx,
+    fmt: u64,
+    args: u64,
+    n: u32,
+    _site: u32,
+) -> i32 {
     // SAFETY: compiled code passes its own context, alive for the call.
     let ctx = unsafe { &*ctx };
     let Some(f) = c_string(ctx, fmt) else {
@@ -305,7 +346,10 @@ pub extern "C" fn clsync_printf(ctx: *mut ItemCtx, fmt: u64, args: u64, n: u32, 
     let words = unsafe { std::slice::from_raw_parts(args as *const u64, 2 * n as usize) };
     let a: Vec<Arg> = words
         .chunks(2)
-        .map(|w| Arg { tag: w[0], bits: w[1] })
+        .map(|w| Arg {
+            tag: w[0],
+            bits: w[1],
+        })
         .collect();
     let text = format(ctx, &f, &a);
     let mut out = std::io::stdout().lock();

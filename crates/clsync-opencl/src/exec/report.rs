@@ -70,7 +70,11 @@ impl Reports {
 
 /// Adds a report for the work-item of `host`.
 pub(crate) fn add(host: &HostSide<'_>, headline: String, details: String, site: Option<Site>) {
-    let kind = headline.split(" address ").next().unwrap_or(&headline).to_string();
+    let kind = headline
+        .split(" address ")
+        .next()
+        .unwrap_or(&headline)
+        .to_string();
     let mut r = host.reports.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = r.index.get(&(kind.clone(), site)).copied() {
         r.list[i].count += 1;
@@ -104,7 +108,11 @@ pub fn headline(r: &clsync::checker::Report) -> String {
             _ => false,
         })
     };
-    let space = r.memory.as_ref().map(|m| m.space.name()).unwrap_or("global");
+    let space = r
+        .memory
+        .as_ref()
+        .map(|m| m.space.name())
+        .unwrap_or("global");
     let at = r
         .memory
         .as_ref()

@@ -8,7 +8,9 @@
 use clsync_spirv::spirv::{Decoration, FPRoundingMode, Op};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Type as ClType, Value};
+use cranelift_codegen::ir::{
+    types, InstBuilder, StackSlotData, StackSlotKind, Type as ClType, Value,
+};
 
 use super::function::Fx;
 use super::{cl_type, flat_types};
@@ -123,7 +125,11 @@ impl Fx<'_, '_> {
             _ => {
                 // FRem (C's fmod) and FMod (the divisor's sign).
                 let t = self.b.func.dfg.value_type(a);
-                let (name, opc) = if t == types::F32 { ("clsync_f32_2", 29) } else { ("clsync_f64_2", 29) };
+                let (name, opc) = if t == types::F32 {
+                    ("clsync_f32_2", 29)
+                } else {
+                    ("clsync_f64_2", 29)
+                };
                 let k = self.b.ins().iconst(types::I32, opc);
                 let r = self.helper(name, &[k, a, c])[0];
                 if op == Op::FMod {
@@ -202,11 +208,17 @@ impl Fx<'_, '_> {
                 | Op::LogicalEqual
                 | Op::LogicalNotEqual
         );
-        let bin_float = matches!(op, Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod);
+        let bin_float = matches!(
+            op,
+            Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod
+        );
         if bin_int || bin_float {
             let ops = self.operands(inst)?;
             let n = ops[0].len().max(ops[1].len());
-            let (a, c) = (Self::widen(ops[0].clone(), n), Self::widen(ops[1].clone(), n));
+            let (a, c) = (
+                Self::widen(ops[0].clone(), n),
+                Self::widen(ops[1].clone(), n),
+            );
             let mut out = Vec::with_capacity(n);
             for i in 0..n {
                 out.push(if bin_int {
@@ -248,9 +260,15 @@ impl Fx<'_, '_> {
                 let t = b.func.dfg.value_type(x);
                 let a = b.ins().fabs(x);
                 let (inf, min) = if t == types::F32 {
-                    (b.ins().f32const(f32::INFINITY), b.ins().f32const(f32::MIN_POSITIVE))
+                    (
+                        b.ins().f32const(f32::INFINITY),
+                        b.ins().f32const(f32::MIN_POSITIVE),
+                    )
                 } else {
-                    (b.ins().f64const(f64::INFINITY), b.ins().f64const(f64::MIN_POSITIVE))
+                    (
+                        b.ins().f64const(f64::INFINITY),
+                        b.ins().f64const(f64::MIN_POSITIVE),
+                    )
                 };
                 match op {
                     Op::IsInf => b.ins().fcmp(FloatCC::Equal, a, inf),
@@ -264,23 +282,33 @@ impl Fx<'_, '_> {
             })?,
             Op::SignBitSet => self.map1(inst, |b, _, x| {
                 let t = b.func.dfg.value_type(x);
-                let it = if t == types::F32 { types::I32 } else { types::I64 };
-                let i = b.ins().bitcast(it, cranelift_codegen::ir::MemFlagsData::new(), x);
+                let it = if t == types::F32 {
+                    types::I32
+                } else {
+                    types::I64
+                };
+                let i = b
+                    .ins()
+                    .bitcast(it, cranelift_codegen::ir::MemFlagsData::new(), x);
                 b.ins().icmp_imm_s(IntCC::SignedLessThan, i, 0)
             })?,
             Op::Any | Op::All => {
                 let v = self.get(self.id(inst, 0)?)?;
                 let mut r = v[0];
                 for x in &v[1..] {
-                    r = if op == Op::Any { self.b.ins().bor(r, *x) } else { self.b.ins().band(r, *x) };
+                    r = if op == Op::Any {
+                        self.b.ins().bor(r, *x)
+                    } else {
+                        self.b.ins().band(r, *x)
+                    };
                 }
                 vec![r]
             }
             Op::Dot => {
                 let ops = self.operands(inst)?;
                 let mut s = self.b.ins().fmul(ops[0][0], ops[1][0]);
-                for k in 1..ops[0].len() {
-                    let p = self.b.ins().fmul(ops[0][k], ops[1][k]);
+                for (x, y) in ops[0].iter().zip(&ops[1]).skip(1) {
+                    let p = self.b.ins().fmul(*x, *y);
                     s = self.b.ins().fadd(s, p);
                 }
                 vec![s]
@@ -289,17 +317,17 @@ impl Fx<'_, '_> {
                 let ops = self.operands(inst)?;
                 let n = ops[1].len();
                 let c = Self::widen(ops[0].clone(), n);
-                (0..n).map(|i| self.b.ins().select(c[i], ops[1][i], ops[2][i])).collect()
+                (0..n)
+                    .map(|i| self.b.ins().select(c[i], ops[1][i], ops[2][i]))
+                    .collect()
             }
             Op::UConvert | Op::SConvert | Op::SatConvertSToU | Op::SatConvertUToS => {
-                let sat = self.decorated(inst, Decoration::SaturatedConversion).is_some()
+                let sat = self
+                    .decorated(inst, Decoration::SaturatedConversion)
+                    .is_some()
                     || matches!(op, Op::SatConvertSToU | Op::SatConvertUToS);
                 let signed_src = matches!(op, Op::SConvert | Op::SatConvertSToU);
-                let signed_dst = match op {
-                    Op::SConvert => true,
-                    Op::SatConvertUToS => true,
-                    _ => false,
-                };
+                let signed_dst = matches!(op, Op::SConvert | Op::SatConvertUToS);
                 let v = self.get(self.id(inst, 0)?)?;
                 v.iter()
                     .zip(&ts)
@@ -312,7 +340,9 @@ impl Fx<'_, '_> {
                 for (x, t) in v.iter().zip(&ts) {
                     let from = self.b.func.dfg.value_type(*x);
                     if from == types::I16 || *t == types::I16 {
-                        return Err(CompileError::Unsupported("arithmetic on half values".into()));
+                        return Err(CompileError::Unsupported(
+                            "arithmetic on half values".into(),
+                        ));
                     }
                     out.push(if from == *t {
                         *x
@@ -398,11 +428,21 @@ impl Fx<'_, '_> {
         f: impl Fn(&mut cranelift_frontend::FunctionBuilder<'_>, usize, Value) -> Value,
     ) -> Result<Vec<Value>, CompileError> {
         let v = self.get(self.id(inst, 0)?)?;
-        Ok(v.iter().enumerate().map(|(i, x)| f(&mut self.b, i, *x)).collect())
+        Ok(v.iter()
+            .enumerate()
+            .map(|(i, x)| f(&mut self.b, i, *x))
+            .collect())
     }
 
     /// An integer converted to type `t`: truncated, extended, or clamped.
-    pub fn int_convert(&mut self, x: Value, t: ClType, signed_src: bool, signed_dst: bool, sat: bool) -> Value {
+    pub fn int_convert(
+        &mut self,
+        x: Value,
+        t: ClType,
+        signed_src: bool,
+        signed_dst: bool,
+        sat: bool,
+    ) -> Value {
         let from = self.b.func.dfg.value_type(x);
         if sat {
             // Clamp in 64 bits, then narrow.
@@ -415,9 +455,23 @@ impl Fx<'_, '_> {
             };
             let bits = t.bits();
             let (lo, hi): (i64, i64) = if signed_dst {
-                (-(1i64 << (bits - 1).min(63)), if bits >= 64 { i64::MAX } else { (1i64 << (bits - 1)) - 1 })
+                (
+                    -(1i64 << (bits - 1).min(63)),
+                    if bits >= 64 {
+                        i64::MAX
+                    } else {
+                        (1i64 << (bits - 1)) - 1
+                    },
+                )
             } else {
-                (0, if bits >= 64 { -1 } else { ((1u64 << bits) - 1) as i64 })
+                (
+                    0,
+                    if bits >= 64 {
+                        -1
+                    } else {
+                        ((1u64 << bits) - 1) as i64
+                    },
+                )
             };
             let mut v = wide;
             if signed_src {
@@ -433,7 +487,11 @@ impl Fx<'_, '_> {
                 let h = self.b.ins().iconst(types::I64, hi);
                 v = self.b.ins().umin(v, h);
             }
-            return if t == types::I64 { v } else { self.b.ins().ireduce(t, v) };
+            return if t == types::I64 {
+                v
+            } else {
+                self.b.ins().ireduce(t, v)
+            };
         }
         match from.bits().cmp(&t.bits()) {
             std::cmp::Ordering::Equal => x,
@@ -466,7 +524,11 @@ impl Fx<'_, '_> {
         let l = self.b.ins().iconst(types::I32, lo);
         let h = self.b.ins().iconst(types::I32, hi);
         let v = if signed { self.b.ins().smax(v, l) } else { v };
-        let v = if signed { self.b.ins().smin(v, h) } else { self.b.ins().umin(v, h) };
+        let v = if signed {
+            self.b.ins().smin(v, h)
+        } else {
+            self.b.ins().umin(v, h)
+        };
         self.b.ins().ireduce(t, v)
     }
 
@@ -486,23 +548,33 @@ impl Fx<'_, '_> {
                     if from == *t {
                         *x
                     } else {
-                        self.b.ins().bitcast(*t, cranelift_codegen::ir::MemFlagsData::new(), *x)
+                        self.b
+                            .ins()
+                            .bitcast(*t, cranelift_codegen::ir::MemFlagsData::new(), *x)
                     }
                 })
                 .collect());
         }
         let from_ty = self.type_of(src)?;
         let size = self.m.layout(from_ty)?.size.max(self.m.layout(to)?.size);
-        let ss = self
-            .b
-            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size as u32, 4));
+        let ss = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            size as u32,
+            4,
+        ));
         for (x, leaf) in v.iter().zip(self.m.leaves(from_ty)?) {
-            self.b.ins().stack_store(types::I64, *x, ss, leaf.offset as i32);
+            self.b
+                .ins()
+                .stack_store(types::I64, *x, ss, leaf.offset as i32);
         }
         let mut out = Vec::new();
         for leaf in self.m.leaves(to)? {
             let t = cl_type(self.m, leaf.ty)?;
-            out.push(self.b.ins().stack_load(types::I64, t, ss, leaf.offset as i32));
+            out.push(
+                self.b
+                    .ins()
+                    .stack_load(types::I64, t, ss, leaf.offset as i32),
+            );
         }
         Ok(out)
     }

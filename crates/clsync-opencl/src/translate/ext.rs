@@ -30,7 +30,9 @@ impl Fx<'_, '_> {
         let set = self.id(inst, 0)?;
         let set_name = self.m.ext_sets.get(&set).cloned().unwrap_or_default();
         if set_name != "OpenCL.std" {
-            return Err(CompileError::Unsupported(format!("extended instruction set `{set_name}`")));
+            return Err(CompileError::Unsupported(format!(
+                "extended instruction set `{set_name}`"
+            )));
         }
         let n = self.lit(inst, 1)? as u32;
         let op = X::from_u32(n)
@@ -57,7 +59,11 @@ impl Fx<'_, '_> {
                 let mut out = Vec::new();
                 for k in 0..count {
                     self.note_access(base, addr, k * es, es, false);
-                    out.push(self.b.ins().load(et, super::function::mem(), addr, (k * es) as i32));
+                    out.push(
+                        self.b
+                            .ins()
+                            .load(et, super::function::mem(), addr, (k * es) as i32),
+                    );
                 }
                 self.def(inst, out);
                 return Ok(());
@@ -76,7 +82,9 @@ impl Fx<'_, '_> {
                 let addr = self.address(base, es * count, AccessKind::Write);
                 for (k, v) in data.iter().enumerate() {
                     self.note_access(base, addr, k as u64 * es, es, true);
-                    self.b.ins().store(super::function::mem(), *v, addr, (k as u64 * es) as i32);
+                    self.b
+                        .ins()
+                        .store(super::function::mem(), *v, addr, (k as u64 * es) as i32);
                 }
                 return Ok(());
             }
@@ -106,7 +114,10 @@ impl Fx<'_, '_> {
             X::length | X::fast_length | X::distance | X::fast_distance => {
                 let a = self.args(inst)?;
                 let v = if matches!(op, X::distance | X::fast_distance) {
-                    a[0].iter().zip(&a[1]).map(|(x, y)| self.b.ins().fsub(*x, *y)).collect()
+                    a[0].iter()
+                        .zip(&a[1])
+                        .map(|(x, y)| self.b.ins().fsub(*x, *y))
+                        .collect()
                 } else {
                     a[0].clone()
                 };
@@ -157,7 +168,11 @@ impl Fx<'_, '_> {
         let mut out = Vec::with_capacity(lanes);
         for k in 0..lanes {
             let x: Vec<Value> = a.iter().map(|v| v[k]).collect();
-            out.push(if float { self.float_lane(op, &x)? } else { self.int_lane(op, &x)? });
+            out.push(if float {
+                self.float_lane(op, &x)?
+            } else {
+                self.int_lane(op, &x)?
+            });
         }
         self.def(inst, out);
         Ok(())
@@ -205,7 +220,11 @@ impl Fx<'_, '_> {
             X::fmin | X::fmin_common | X::fmax | X::fmax_common => {
                 // fmin/fmax: a NaN operand yields the other one.
                 let is_min = matches!(op, X::fmin | X::fmin_common);
-                let m = if is_min { b.ins().fmin(x[0], x[1]) } else { b.ins().fmax(x[0], x[1]) };
+                let m = if is_min {
+                    b.ins().fmin(x[0], x[1])
+                } else {
+                    b.ins().fmax(x[0], x[1])
+                };
                 let xn = b.ins().fcmp(FloatCC::Unordered, x[0], x[0]);
                 let yn = b.ins().fcmp(FloatCC::Unordered, x[1], x[1]);
                 let r = b.ins().select(yn, x[0], m);
@@ -221,14 +240,26 @@ impl Fx<'_, '_> {
             }
             X::native_divide | X::half_divide => b.ins().fdiv(x[0], x[1]),
             X::native_recip | X::half_recip => {
-                let one = if t == types::F32 { b.ins().f32const(1.0) } else { b.ins().f64const(1.0) };
+                let one = if t == types::F32 {
+                    b.ins().f32const(1.0)
+                } else {
+                    b.ins().f64const(1.0)
+                };
                 b.ins().fdiv(one, x[0])
             }
             X::pown | X::rootn | X::ldexp => {
                 let k = self.b.ins().iconst(types::I32, op as i64);
                 let n = x[1];
-                let n = if self.b.func.dfg.value_type(n) == types::I32 { n } else { self.b.ins().ireduce(types::I32, n) };
-                let v = if t == types::F32 { self.b.ins().fpromote(types::F64, x[0]) } else { x[0] };
+                let n = if self.b.func.dfg.value_type(n) == types::I32 {
+                    n
+                } else {
+                    self.b.ins().ireduce(types::I32, n)
+                };
+                let v = if t == types::F32 {
+                    self.b.ins().fpromote(types::F64, x[0])
+                } else {
+                    x[0]
+                };
                 let r = self.helper("clsync_f64_int", &[k, v, n])[0];
                 if t == types::F32 {
                     self.b.ins().fdemote(types::F32, r)
@@ -236,16 +267,73 @@ impl Fx<'_, '_> {
                     r
                 }
             }
-            X::acos | X::acosh | X::acospi | X::asin | X::asinh | X::asinpi | X::atan | X::atanh
-            | X::atanpi | X::cbrt | X::cos | X::cosh | X::cospi | X::exp | X::exp2 | X::exp10
-            | X::expm1 | X::fract | X::log | X::log2 | X::log10 | X::log1p | X::logb | X::round
-            | X::rsqrt | X::sin | X::sinh | X::sinpi | X::tan | X::tanh | X::tanpi | X::degrees
-            | X::radians | X::sign | X::half_cos | X::half_exp | X::half_exp2 | X::half_exp10
-            | X::half_log | X::half_log2 | X::half_log10 | X::half_rsqrt | X::half_sin
-            | X::half_tan | X::native_cos | X::native_exp | X::native_exp2 | X::native_exp10
-            | X::native_log | X::native_log2 | X::native_log10 | X::native_rsqrt | X::native_sin
-            | X::native_tan | X::atan2 | X::atan2pi | X::fdim | X::fmod | X::hypot | X::maxmag
-            | X::minmag | X::pow | X::powr | X::remainder | X::half_powr | X::native_powr | X::step
+            X::acos
+            | X::acosh
+            | X::acospi
+            | X::asin
+            | X::asinh
+            | X::asinpi
+            | X::atan
+            | X::atanh
+            | X::atanpi
+            | X::cbrt
+            | X::cos
+            | X::cosh
+            | X::cospi
+            | X::exp
+            | X::exp2
+            | X::exp10
+            | X::expm1
+            | X::fract
+            | X::log
+            | X::log2
+            | X::log10
+            | X::log1p
+            | X::logb
+            | X::round
+            | X::rsqrt
+            | X::sin
+            | X::sinh
+            | X::sinpi
+            | X::tan
+            | X::tanh
+            | X::tanpi
+            | X::degrees
+            | X::radians
+            | X::sign
+            | X::half_cos
+            | X::half_exp
+            | X::half_exp2
+            | X::half_exp10
+            | X::half_log
+            | X::half_log2
+            | X::half_log10
+            | X::half_rsqrt
+            | X::half_sin
+            | X::half_tan
+            | X::native_cos
+            | X::native_exp
+            | X::native_exp2
+            | X::native_exp10
+            | X::native_log
+            | X::native_log2
+            | X::native_log10
+            | X::native_rsqrt
+            | X::native_sin
+            | X::native_tan
+            | X::atan2
+            | X::atan2pi
+            | X::fdim
+            | X::fmod
+            | X::hypot
+            | X::maxmag
+            | X::minmag
+            | X::pow
+            | X::powr
+            | X::remainder
+            | X::half_powr
+            | X::native_powr
+            | X::step
             | X::smoothstep => self.call_math(op, x),
             other => {
                 return Err(CompileError::Unsupported(format!(
@@ -299,7 +387,11 @@ impl Fx<'_, '_> {
             }
             X::s_abs_diff | X::u_abs_diff => {
                 let signed = op == X::s_abs_diff;
-                let cc = if signed { IntCC::SignedGreaterThan } else { IntCC::UnsignedGreaterThan };
+                let cc = if signed {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::UnsignedGreaterThan
+                };
                 let gt = b.ins().icmp(cc, x[0], x[1]);
                 let d1 = b.ins().isub(x[0], x[1]);
                 let d2 = b.ins().isub(x[1], x[0]);
@@ -315,7 +407,11 @@ impl Fx<'_, '_> {
                     (b.ins().ushr_imm_s(x[0], 1), b.ins().ushr_imm_s(x[1], 1))
                 };
                 let s = b.ins().iadd(hx, hy);
-                let lo = if round { b.ins().bor(x[0], x[1]) } else { b.ins().band(x[0], x[1]) };
+                let lo = if round {
+                    b.ins().bor(x[0], x[1])
+                } else {
+                    b.ins().band(x[0], x[1])
+                };
                 let c = b.ins().band_imm_s(lo, 1);
                 b.ins().iadd(s, c)
             }
@@ -343,7 +439,9 @@ impl Fx<'_, '_> {
                 b.ins().bor(hi, lo)
             }
             other => {
-                return Err(CompileError::Unsupported(format!("the built-in `{other:?}` on integers")))
+                return Err(CompileError::Unsupported(format!(
+                    "the built-in `{other:?}` on integers"
+                )))
             }
         })
     }
@@ -359,7 +457,11 @@ impl Fx<'_, '_> {
             } else {
                 (self.b.ins().uextend(w, x), self.b.ins().uextend(w, y))
             };
-            let r = if add { self.b.ins().iadd(a, c) } else { self.b.ins().isub(a, c) };
+            let r = if add {
+                self.b.ins().iadd(a, c)
+            } else {
+                self.b.ins().isub(a, c)
+            };
             let (lo, hi) = if signed {
                 (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
             } else {
@@ -371,7 +473,11 @@ impl Fx<'_, '_> {
             let r = self.b.ins().smin(r, h);
             return self.b.ins().ireduce(t, r);
         }
-        let r = if add { self.b.ins().iadd(x, y) } else { self.b.ins().isub(x, y) };
+        let r = if add {
+            self.b.ins().iadd(x, y)
+        } else {
+            self.b.ins().isub(x, y)
+        };
         if signed {
             // Overflow: for x + y when the result's sign differs from both
             // operands'; for x - y when the operands' signs differ and the
@@ -415,10 +521,31 @@ impl Fx<'_, '_> {
                 let (tag, bits) = match t {
                     types::F32 => {
                         let d = self.b.ins().fpromote(types::F64, v);
-                        (1, self.b.ins().bitcast(types::I64, cranelift_codegen::ir::MemFlagsData::new(), d))
+                        (
+                            1,
+                            self.b.ins().bitcast(
+                                types::I64,
+                                cranelift_codegen::ir::MemFlagsData::new(),
+                                d,
+                            ),
+                        )
                     }
-                    types::F64 => (1, self.b.ins().bitcast(types::I64, cranelift_codegen::ir::MemFlagsData::new(), v)),
-                    types::I64 => (if matches!(self.m.ty(leaf.ty)?, Type::Pointer { .. }) { 2 } else { 0 }, v),
+                    types::F64 => (
+                        1,
+                        self.b.ins().bitcast(
+                            types::I64,
+                            cranelift_codegen::ir::MemFlagsData::new(),
+                            v,
+                        ),
+                    ),
+                    types::I64 => (
+                        if matches!(self.m.ty(leaf.ty)?, Type::Pointer { .. }) {
+                            2
+                        } else {
+                            0
+                        },
+                        v,
+                    ),
                     _ => (0, self.b.ins().sextend(types::I64, v)),
                 };
                 words.push((tag | if vector { 4 } else { 0 }, bits));
@@ -431,8 +558,12 @@ impl Fx<'_, '_> {
         ));
         for (k, (tag, v)) in words.iter().enumerate() {
             let tv = self.b.ins().iconst(types::I64, *tag);
-            self.b.ins().stack_store(types::I64, tv, ss, (k * 16) as i32);
-            self.b.ins().stack_store(types::I64, *v, ss, (k * 16 + 8) as i32);
+            self.b
+                .ins()
+                .stack_store(types::I64, tv, ss, (k * 16) as i32);
+            self.b
+                .ins()
+                .stack_store(types::I64, *v, ss, (k * 16 + 8) as i32);
         }
         let addr = self.b.ins().stack_addr(types::I64, ss, 0);
         let n = self.b.ins().iconst(types::I32, words.len() as i64);

@@ -64,7 +64,6 @@ pub(crate) struct Fx<'a, 'm> {
     current: Word,
     /// The opcode being translated, for messages.
     op: Op,
-    fname: String,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -102,14 +101,24 @@ fn successors(term: &Instruction) -> Vec<Word> {
 /// those that dominate it (llvm-spirv's own order does not always keep
 /// that).
 fn reverse_postorder(f: &Function) -> Vec<usize> {
-    let index: HashMap<Word, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.label, i)).collect();
+    let index: HashMap<Word, usize> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.label, i))
+        .collect();
     let succ: Vec<Vec<usize>> = f
         .blocks
         .iter()
         .map(|b| {
             b.instructions
                 .last()
-                .map(|(t, _)| successors(t).iter().filter_map(|l| index.get(l).copied()).collect())
+                .map(|(t, _)| {
+                    successors(t)
+                        .iter()
+                        .filter_map(|l| index.get(l).copied())
+                        .collect()
+                })
                 .unwrap_or_default()
         })
         .collect();
@@ -161,7 +170,6 @@ pub(crate) fn translate(
         line: SourceLine::default(),
         current: 0,
         op: Op::Nop,
-        fname: f.name.clone(),
     };
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
@@ -261,7 +269,12 @@ impl<'a, 'm> Fx<'a, 'm> {
         }
         if let Some(bail) = self.bail {
             self.b.switch_to_block(bail);
-            let zeros: Vec<Value> = self.rets.clone().into_iter().map(|t| self.zero(t)).collect();
+            let zeros: Vec<Value> = self
+                .rets
+                .clone()
+                .into_iter()
+                .map(|t| self.zero(t))
+                .collect();
             self.b.ins().return_(&zeros);
         }
         Ok(())
@@ -297,7 +310,9 @@ impl<'a, 'm> Fx<'a, 'm> {
         let r = match self.refs.get(name) {
             Some(r) => *r,
             None => {
-                let r = self.jit.declare_func_in_func(self.s.helpers[name], self.b.func);
+                let r = self
+                    .jit
+                    .declare_func_in_func(self.s.helpers[name], self.b.func);
                 self.refs.insert(name, r);
                 r
             }
@@ -337,18 +352,28 @@ impl<'a, 'm> Fx<'a, 'm> {
         }
         if let Some(slot) = self.s.plan.of.get(&id).copied() {
             if self.m.globals.iter().any(|g| g.id == id) {
-                return Ok(vec![self.b.ins().iconst(types::I64, (slot << OFFSET_BITS) as i64)]);
+                return Ok(vec![self
+                    .b
+                    .ins()
+                    .iconst(types::I64, (slot << OFFSET_BITS) as i64)]);
             }
         }
         if let Some(c) = self.m.constants.get(&id).cloned() {
             return self.constant(&c);
         }
-        if self.m.globals.iter().any(|g| g.id == id && g.storage == StorageClass::Input) {
+        if self
+            .m
+            .globals
+            .iter()
+            .any(|g| g.id == id && g.storage == StorageClass::Input)
+        {
             return Err(CompileError::Unsupported(format!(
                 "a built-in variable (%{id}) used other than by a load"
             )));
         }
-        Err(CompileError::Invalid(format!("%{id} is used before it is defined")))
+        Err(CompileError::Invalid(format!(
+            "%{id} is used before it is defined"
+        )))
     }
 
     /// One scalar operand.
@@ -393,15 +418,17 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// (for constant expressions).
     fn value_of(&mut self, inst: &Instruction) -> Result<Vec<Value>, CompileError> {
         self.instruction(inst)?;
-        self.vals
-            .remove(&0)
-            .ok_or_else(|| CompileError::Unsupported(format!("constant expression Op{:?}", inst.class.opcode)))
+        self.vals.remove(&0).ok_or_else(|| {
+            CompileError::Unsupported(format!("constant expression Op{:?}", inst.class.opcode))
+        })
     }
 
     /// An id operand.
     pub fn id(&self, inst: &Instruction, i: usize) -> Result<Word, CompileError> {
         match inst.operands.get(i) {
-            Some(Operand::IdRef(w)) | Some(Operand::IdScope(w)) | Some(Operand::IdMemorySemantics(w)) => Ok(*w),
+            Some(Operand::IdRef(w))
+            | Some(Operand::IdScope(w))
+            | Some(Operand::IdMemorySemantics(w)) => Ok(*w),
             o => Err(CompileError::Invalid(format!(
                 "Op{:?}: operand {i} is {o:?}, not an id",
                 inst.class.opcode
@@ -452,7 +479,10 @@ impl<'a, 'm> Fx<'a, 'm> {
                 .iter()
                 .find(|(_, p)| *p == self.current)
                 .ok_or_else(|| {
-                    CompileError::Invalid(format!("phi %{id} has no value for the edge from %{}", self.current))
+                    CompileError::Invalid(format!(
+                        "phi %{id} has no value for the edge from %{}",
+                        self.current
+                    ))
                 })?;
             out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
         }
@@ -460,10 +490,9 @@ impl<'a, 'm> Fx<'a, 'm> {
     }
 
     fn target(&self, label: Word) -> Result<ir::Block, CompileError> {
-        self.blocks
-            .get(&label)
-            .copied()
-            .ok_or_else(|| CompileError::Invalid(format!("a branch to %{label}, which is not a block")))
+        self.blocks.get(&label).copied().ok_or_else(|| {
+            CompileError::Invalid(format!("a branch to %{label}, which is not a block"))
+        })
     }
 
     /// A block that jumps to `label` with the current edge's arguments
@@ -595,7 +624,9 @@ impl<'a, 'm> Fx<'a, 'm> {
                 if self.composite(inst)? || self.arith(inst)? || self.memory(inst)? {
                     return Ok(());
                 }
-                return Err(CompileError::Unsupported(format!("the instruction Op{op:?}")));
+                return Err(CompileError::Unsupported(format!(
+                    "the instruction Op{op:?}"
+                )));
             }
         }
         Ok(())
@@ -604,7 +635,12 @@ impl<'a, 'm> Fx<'a, 'm> {
     fn call(&mut self, inst: &Instruction) -> Result<(), CompileError> {
         let callee = self.id(inst, 0)?;
         let Some(fid) = self.s.funcs.get(&callee).copied() else {
-            let name = self.m.imports.get(&callee).cloned().unwrap_or_else(|| format!("%{callee}"));
+            let name = self
+                .m
+                .imports
+                .get(&callee)
+                .cloned()
+                .unwrap_or_else(|| format!("%{callee}"));
             return Err(CompileError::Unsupported(format!(
                 "a call to `{name}`, which the program does not define (a built-in clsync does not have yet, or an undefined function)"
             )));
@@ -650,7 +686,11 @@ impl<'a, 'm> Fx<'a, 'm> {
                 all.extend(self.get(self.id(inst, 1)?)?);
                 let elem = match self.m.ty(inst.result_type.unwrap_or(0))? {
                     Type::Vector { elem, .. } => *elem,
-                    _ => return Err(CompileError::Invalid("OpVectorShuffle of a non-vector".into())),
+                    _ => {
+                        return Err(CompileError::Invalid(
+                            "OpVectorShuffle of a non-vector".into(),
+                        ))
+                    }
                 };
                 let et = cl_type(self.m, elem)?;
                 let mut out = Vec::new();
@@ -668,7 +708,10 @@ impl<'a, 'm> Fx<'a, 'm> {
                 let idx = self.get1(self.id(inst, 1)?)?;
                 let mut r = v[0];
                 for (k, lane) in v.iter().enumerate().skip(1) {
-                    let is = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
+                    let is = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
                     r = self.b.ins().select(is, *lane, r);
                 }
                 self.def(inst, vec![r]);
@@ -679,7 +722,10 @@ impl<'a, 'm> Fx<'a, 'm> {
                 let idx = self.get1(self.id(inst, 2)?)?;
                 let mut out = Vec::new();
                 for (k, lane) in v.iter().enumerate() {
-                    let is = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
+                    let is = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
                     out.push(self.b.ins().select(is, c, *lane));
                 }
                 self.def(inst, out);
@@ -691,7 +737,12 @@ impl<'a, 'm> Fx<'a, 'm> {
 
     /// The leaves that literal indices from operand `from` select in a
     /// value of type `ty`.
-    fn leaf_range(&self, mut ty: Word, inst: &Instruction, from: usize) -> Result<(usize, usize), CompileError> {
+    fn leaf_range(
+        &self,
+        mut ty: Word,
+        inst: &Instruction,
+        from: usize,
+    ) -> Result<(usize, usize), CompileError> {
         let mut start = 0usize;
         for k in from..inst.operands.len() {
             let idx = self.lit(inst, k)?;
@@ -706,10 +757,5 @@ impl<'a, 'm> Fx<'a, 'm> {
             ty = self.m.part_type(ty, idx)?;
         }
         Ok((start, self.m.leaves(ty)?.len()))
-    }
-
-    /// The function's name, for messages.
-    pub fn name(&self) -> &str {
-        &self.fname
     }
 }

@@ -22,7 +22,10 @@ impl Fx<'_, '_> {
         let fault = self.b.create_block();
         self.b.set_cold_block(fault);
         let known = self.b.create_block();
-        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, slot, self.nslots);
+        let inb = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, slot, self.nslots);
         self.b.ins().brif(inb, known, &[], fault, &[]);
         self.b.switch_to_block(known);
         let idx = self.b.ins().ishl_imm_s(slot, 4);
@@ -34,7 +37,9 @@ impl Fx<'_, '_> {
         let good = self.b.create_block();
         let addr = self.b.append_block_param(good, types::I64);
         let native = self.b.ins().iadd(base, off);
-        self.b.ins().brif(ok, good, &[BlockArg::Value(native)], fault, &[]);
+        self.b
+            .ins()
+            .brif(ok, good, &[BlockArg::Value(native)], fault, &[]);
         self.b.switch_to_block(fault);
         let site = self.site();
         let args = [
@@ -49,7 +54,9 @@ impl Fx<'_, '_> {
         // context's scratch area.
         let scratch = self.b.ins().iadd_imm_s(self.ctx, CTX_SCRATCH as i64);
         let bail = self.bail_block();
-        self.b.ins().brif(stop, bail, &[], good, &[BlockArg::Value(scratch)]);
+        self.b
+            .ins()
+            .brif(stop, bail, &[], good, &[BlockArg::Value(scratch)]);
         self.b.switch_to_block(good);
         addr
     }
@@ -58,7 +65,9 @@ impl Fx<'_, '_> {
     fn pointee(&self, ptr: Word) -> Result<(Word, StorageClass), CompileError> {
         match self.m.ty(self.type_of(ptr)?)? {
             Type::Pointer { pointee, storage } => Ok((*pointee, *storage)),
-            t => Err(CompileError::Invalid(format!("%{ptr} is a {t:?}, not a pointer"))),
+            t => Err(CompileError::Invalid(format!(
+                "%{ptr} is a {t:?}, not a pointer"
+            ))),
         }
     }
 
@@ -91,16 +100,26 @@ impl Fx<'_, '_> {
             BuiltIn::NumEnqueuedSubgroups => (ENQUEUED_NUM_SUB_GROUPS, 1),
             BuiltIn::SubgroupId => (SUB_GROUP_ID, 1),
             BuiltIn::SubgroupLocalInvocationId => (SUB_GROUP_LOCAL_ID, 1),
-            other => return Err(CompileError::Unsupported(format!("the built-in variable {other:?}"))),
+            other => {
+                return Err(CompileError::Unsupported(format!(
+                    "the built-in variable {other:?}"
+                )))
+            }
         };
         let ts = self.result_types(inst)?;
         let mut out = Vec::new();
         for (k, t) in ts.iter().enumerate().take(n) {
-            let v = self
-                .b
-                .ins()
-                .load(types::I64, mem(), self.ctx, CTX_BUILTINS + 8 * (first + k) as i32);
-            out.push(if *t == types::I64 { v } else { self.b.ins().ireduce(*t, v) });
+            let v = self.b.ins().load(
+                types::I64,
+                mem(),
+                self.ctx,
+                CTX_BUILTINS + 8 * (first + k) as i32,
+            );
+            out.push(if *t == types::I64 {
+                v
+            } else {
+                self.b.ins().ireduce(*t, v)
+            });
         }
         Ok(out)
     }
@@ -108,7 +127,14 @@ impl Fx<'_, '_> {
     /// `base` advanced by the indices of an access chain from operand
     /// `from`, starting at type `ty` (for `Ptr` chains the first index
     /// steps over whole `ty`s).
-    fn chain(&mut self, mut ptr: Value, mut ty: Word, inst: &Instruction, from: usize, ptr_chain: bool) -> Result<Value, CompileError> {
+    fn chain(
+        &mut self,
+        mut ptr: Value,
+        mut ty: Word,
+        inst: &Instruction,
+        from: usize,
+        ptr_chain: bool,
+    ) -> Result<Value, CompileError> {
         for k in from..inst.operands.len() {
             let idx_id = self.id(inst, k)?;
             if ptr_chain && k == from {
@@ -131,7 +157,11 @@ impl Fx<'_, '_> {
                     ptr = self.advance(ptr, idx_id, size)?;
                     ty = elem;
                 }
-                t => return Err(CompileError::Invalid(format!("an access chain into a {t:?}"))),
+                t => {
+                    return Err(CompileError::Invalid(format!(
+                        "an access chain into a {t:?}"
+                    )))
+                }
             }
         }
         Ok(ptr)
@@ -144,7 +174,11 @@ impl Fx<'_, '_> {
                 Type::Int(w) => *w,
                 _ => 64,
             };
-            let c = if bits < 64 { ((c << (64 - bits)) as i64) >> (64 - bits) } else { c as i64 };
+            let c = if bits < 64 {
+                ((c << (64 - bits)) as i64) >> (64 - bits)
+            } else {
+                c as i64
+            };
             return Ok(self.b.ins().iadd_imm_s(ptr, c.wrapping_mul(size as i64)));
         }
         let i = self.get1(index)?;
@@ -174,7 +208,12 @@ impl Fx<'_, '_> {
     }
 
     /// Loads a value of type `ty` at `ptr`.
-    pub fn load_value(&mut self, ptr: Value, ty: Word, kind: AccessKind) -> Result<Vec<Value>, CompileError> {
+    pub fn load_value(
+        &mut self,
+        ptr: Value,
+        ty: Word,
+        kind: AccessKind,
+    ) -> Result<Vec<Value>, CompileError> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, kind);
         let mut out = Vec::new();
@@ -222,10 +261,14 @@ impl Fx<'_, '_> {
             }
             Op::Variable => {
                 let id = inst.result_id.unwrap_or(0);
-                let slot = *self.s.plan.of.get(&id).ok_or_else(|| {
-                    CompileError::Internal(format!("variable %{id} has no slot"))
-                })?;
-                let p = self.b.ins().iconst(types::I64, (slot << OFFSET_BITS) as i64);
+                let slot =
+                    *self.s.plan.of.get(&id).ok_or_else(|| {
+                        CompileError::Internal(format!("variable %{id} has no slot"))
+                    })?;
+                let p = self
+                    .b
+                    .ins()
+                    .iconst(types::I64, (slot << OFFSET_BITS) as i64);
                 self.def(inst, vec![p]);
                 if inst.operands.len() > 1 {
                     let init = self.get(self.id(inst, 1)?)?;
@@ -233,7 +276,10 @@ impl Fx<'_, '_> {
                     self.store_value(p, ty, &init)?;
                 }
             }
-            Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+            Op::AccessChain
+            | Op::InBoundsAccessChain
+            | Op::PtrAccessChain
+            | Op::InBoundsPtrAccessChain => {
                 let base = self.id(inst, 0)?;
                 let (ty, _) = self.pointee(base)?;
                 let p = self.get1(base)?;
@@ -284,7 +330,11 @@ impl Fx<'_, '_> {
                 let one = self.b.ins().iconst(types::I64, 1);
                 // The stride applies to the global side: the source when
                 // copying into local memory, else the destination.
-                let (dst_stride, src_stride) = if storage == StorageClass::Workgroup { (one, stride) } else { (stride, one) };
+                let (dst_stride, src_stride) = if storage == StorageClass::Workgroup {
+                    (one, stride)
+                } else {
+                    (stride, one)
+                };
                 let site = self.site();
                 let args = [
                     self.ctx,
@@ -303,7 +353,11 @@ impl Fx<'_, '_> {
             }
             Op::GroupWaitEvents => {
                 let n = self.get1(self.id(inst, 1)?)?;
-                let n = if self.b.func.dfg.value_type(n) == types::I64 { n } else { self.b.ins().uextend(types::I64, n) };
+                let n = if self.b.func.dfg.value_type(n) == types::I64 {
+                    n
+                } else {
+                    self.b.ins().uextend(types::I64, n)
+                };
                 let list = self.get1(self.id(inst, 2)?)?;
                 let site = self.site();
                 let args = [self.ctx, n, list, self.b.ins().iconst(types::I32, site)];
@@ -411,7 +465,10 @@ impl Fx<'_, '_> {
             Op::AtomicFlagTestAndSet => {
                 let addr = self.address(ptr, 4, AccessKind::Atomic);
                 let one = self.b.ins().iconst(types::I32, 1);
-                let old = self.b.ins().atomic_rmw(types::I32, flags, AtomicRmwOp::Xchg, addr, one);
+                let old = self
+                    .b
+                    .ins()
+                    .atomic_rmw(types::I32, flags, AtomicRmwOp::Xchg, addr, one);
                 let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
                 self.def(inst, vec![set]);
             }
@@ -429,7 +486,9 @@ impl Fx<'_, '_> {
                 let done = self.b.create_block();
                 let cur = self.b.append_block_param(looph, it);
                 let old = self.b.append_block_param(done, it);
-                self.b.ins().jump(looph, &[cranelift_codegen::ir::BlockArg::Value(first)]);
+                self.b
+                    .ins()
+                    .jump(looph, &[cranelift_codegen::ir::BlockArg::Value(first)]);
                 self.b.switch_to_block(looph);
                 let f = self.b.ins().bitcast(t, MemFlagsData::new(), cur);
                 let sum = self.b.ins().fadd(f, v);
@@ -468,7 +527,11 @@ impl Fx<'_, '_> {
         let sem = self.const_u64(self.id(inst, 2)?)?;
         let zero = self.b.ins().iconst(types::I64, 0);
         let widen = |fx: &mut Self, v: Value| -> Value {
-            let v = if is_float { fx.b.ins().bitcast(it, MemFlagsData::new(), v) } else { v };
+            let v = if is_float {
+                fx.b.ins().bitcast(it, MemFlagsData::new(), v)
+            } else {
+                v
+            };
             if fx.b.func.dfg.value_type(v) == types::I64 {
                 v
             } else {
@@ -476,9 +539,11 @@ impl Fx<'_, '_> {
             }
         };
         let (value, cmp, fail_sem) = match op {
-            Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicFlagTestAndSet | Op::AtomicFlagClear => {
-                (zero, zero, 0)
-            }
+            Op::AtomicLoad
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear => (zero, zero, 0),
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
@@ -490,7 +555,11 @@ impl Fx<'_, '_> {
                 (widen(self, v), zero, 0)
             }
         };
-        let width = if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) { 4 } else { size };
+        let width = if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) {
+            4
+        } else {
+            size
+        };
         let addr = self.address(ptr, width, AccessKind::Atomic);
         let site = self.site();
         let args = [
@@ -498,7 +567,9 @@ impl Fx<'_, '_> {
             ptr,
             addr,
             self.b.ins().iconst(types::I32, op as i64),
-            self.b.ins().iconst(types::I32, width as i64 | if is_float { 0x100 } else { 0 }),
+            self.b
+                .ins()
+                .iconst(types::I32, width as i64 | if is_float { 0x100 } else { 0 }),
             value,
             cmp,
             self.b.ins().iconst(types::I32, sem as i64),
@@ -515,8 +586,16 @@ impl Fx<'_, '_> {
                 self.def(inst, vec![set]);
             }
             _ => {
-                let v = if it == types::I64 { old } else { self.b.ins().ireduce(it, old) };
-                let v = if is_float { self.b.ins().bitcast(t, MemFlagsData::new(), v) } else { v };
+                let v = if it == types::I64 {
+                    old
+                } else {
+                    self.b.ins().ireduce(it, old)
+                };
+                let v = if is_float {
+                    self.b.ins().bitcast(t, MemFlagsData::new(), v)
+                } else {
+                    v
+                };
                 self.def(inst, vec![v]);
             }
         }

@@ -199,13 +199,17 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
                 let id = i.result_id.unwrap_or(0);
                 let ty = i.result_type.unwrap_or(0);
                 let Type::Pointer { pointee, .. } = m.ty(ty)? else {
-                    return Err(CompileError::Invalid(format!("variable %{id} is not a pointer")));
+                    return Err(CompileError::Invalid(format!(
+                        "variable %{id} is not a pointer"
+                    )));
                 };
                 let l = m.layout(*pointee)?;
                 let slot = p.infos.len() as u64;
-                let name = m.names.get(&id).cloned().unwrap_or_else(|| {
-                    format!("a private variable of `{}`", f.name)
-                });
+                let name = m
+                    .names
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("a private variable of `{}`", f.name));
                 p.infos.push(SlotInfo {
                     space: "private",
                     name,
@@ -231,23 +235,108 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
 fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> {
     use types::{F32, F64, I32, I64};
     vec![
-        ("clsync_fault", helpers::clsync_fault as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
-        ("clsync_barrier", helpers::clsync_barrier as *const u8, vec![I64, I32, I32, I32, I32], vec![]),
-        ("clsync_memcpy", helpers::clsync_memcpy as *const u8, vec![I64, I64, I64, I64, I32], vec![]),
-        ("clsync_cast_space", helpers::clsync_cast_space as *const u8, vec![I64, I64, I32], vec![I64]),
-        ("clsync_f32_1", helpers::clsync_f32_1 as *const u8, vec![I32, F32], vec![F32]),
-        ("clsync_f32_2", helpers::clsync_f32_2 as *const u8, vec![I32, F32, F32], vec![F32]),
-        ("clsync_f32_3", helpers::clsync_f32_3 as *const u8, vec![I32, F32, F32, F32], vec![F32]),
-        ("clsync_f64_1", helpers::clsync_f64_1 as *const u8, vec![I32, F64], vec![F64]),
-        ("clsync_f64_2", helpers::clsync_f64_2 as *const u8, vec![I32, F64, F64], vec![F64]),
-        ("clsync_f64_3", helpers::clsync_f64_3 as *const u8, vec![I32, F64, F64, F64], vec![F64]),
-        ("clsync_f64_int", helpers::clsync_f64_int as *const u8, vec![I32, F64, I32], vec![F64]),
-        ("clsync_printf", crate::exec::printf::clsync_printf as *const u8, vec![I64, I64, I64, I32, I32], vec![I32]),
-        ("clsync_check_access", helpers::clsync_check_access as *const u8, vec![I64, I64, I64, I64, I32, I32], vec![]),
-        ("clsync_atomic", helpers::clsync_atomic as *const u8, vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32], vec![I64]),
-        ("clsync_fence", helpers::clsync_fence as *const u8, vec![I64, I32, I32, I32], vec![]),
-        ("clsync_async_copy", crate::exec::copies::clsync_async_copy as *const u8, vec![I64, I64, I64, I64, I64, I64, I64, I64, I32], vec![I64]),
-        ("clsync_wait_events", crate::exec::copies::clsync_wait_events as *const u8, vec![I64, I64, I64, I32], vec![]),
+        (
+            "clsync_fault",
+            helpers::clsync_fault as *const u8,
+            vec![I64, I64, I64, I32, I32],
+            vec![I32],
+        ),
+        (
+            "clsync_barrier",
+            helpers::clsync_barrier as *const u8,
+            vec![I64, I32, I32, I32, I32],
+            vec![],
+        ),
+        (
+            "clsync_memcpy",
+            helpers::clsync_memcpy as *const u8,
+            vec![I64, I64, I64, I64, I32],
+            vec![],
+        ),
+        (
+            "clsync_cast_space",
+            helpers::clsync_cast_space as *const u8,
+            vec![I64, I64, I32],
+            vec![I64],
+        ),
+        (
+            "clsync_f32_1",
+            helpers::clsync_f32_1 as *const u8,
+            vec![I32, F32],
+            vec![F32],
+        ),
+        (
+            "clsync_f32_2",
+            helpers::clsync_f32_2 as *const u8,
+            vec![I32, F32, F32],
+            vec![F32],
+        ),
+        (
+            "clsync_f32_3",
+            helpers::clsync_f32_3 as *const u8,
+            vec![I32, F32, F32, F32],
+            vec![F32],
+        ),
+        (
+            "clsync_f64_1",
+            helpers::clsync_f64_1 as *const u8,
+            vec![I32, F64],
+            vec![F64],
+        ),
+        (
+            "clsync_f64_2",
+            helpers::clsync_f64_2 as *const u8,
+            vec![I32, F64, F64],
+            vec![F64],
+        ),
+        (
+            "clsync_f64_3",
+            helpers::clsync_f64_3 as *const u8,
+            vec![I32, F64, F64, F64],
+            vec![F64],
+        ),
+        (
+            "clsync_f64_int",
+            helpers::clsync_f64_int as *const u8,
+            vec![I32, F64, I32],
+            vec![F64],
+        ),
+        (
+            "clsync_printf",
+            crate::exec::printf::clsync_printf as *const u8,
+            vec![I64, I64, I64, I32, I32],
+            vec![I32],
+        ),
+        (
+            "clsync_check_access",
+            helpers::clsync_check_access as *const u8,
+            vec![I64, I64, I64, I64, I32, I32],
+            vec![],
+        ),
+        (
+            "clsync_atomic",
+            helpers::clsync_atomic as *const u8,
+            vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32],
+            vec![I64],
+        ),
+        (
+            "clsync_fence",
+            helpers::clsync_fence as *const u8,
+            vec![I64, I32, I32, I32],
+            vec![],
+        ),
+        (
+            "clsync_async_copy",
+            crate::exec::copies::clsync_async_copy as *const u8,
+            vec![I64, I64, I64, I64, I64, I64, I64, I64, I32],
+            vec![I64],
+        ),
+        (
+            "clsync_wait_events",
+            crate::exec::copies::clsync_wait_events as *const u8,
+            vec![I64, I64, I64, I32],
+            vec![],
+        ),
     ]
 }
 
@@ -337,7 +426,11 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         ctx.func.signature = sig(call_conv, &[types::I64, types::I64], &[]);
         function::entry_stub(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
         let id = jit
-            .declare_function(&format!("kernel_{}", e.name), Linkage::Local, &ctx.func.signature)
+            .declare_function(
+                &format!("kernel_{}", e.name),
+                Linkage::Local,
+                &ctx.func.signature,
+            )
             .map_err(jerr)?;
         jit.define_function(id, &mut ctx).map_err(jerr)?;
         jit.clear_context(&mut ctx);
