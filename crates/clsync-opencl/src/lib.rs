@@ -36,7 +36,7 @@ pub mod sim;
 pub mod translate;
 
 pub use clsync_spirv::SpirvError;
-pub use exec::{Arg, Findings, MemObject, RunError};
+pub use exec::{Access, Arg, Findings, MemObject, RunError};
 pub use program::{ArgKind, Kernel, KernelInfo, Param, Program};
 
 use clsync_spirv::{Module, SourceLine};

@@ -18,7 +18,8 @@
 //! Options: `size=N` (bytes), a type (`char` `uchar` `short` `ushort`
 //! `int` `uint` `long` `ulong` `float` `double`; the default is the
 //! kernel's), `fill=V`, `range=START:STEP:END`, `file=PATH` (raw bytes),
-//! `noinit`, `dump`, `hex` (values in hexadecimal), `ro`, `wo`.
+//! `noinit`, `dump`, `hex` (values in hexadecimal), `ro` and `wo` (a
+//! checked run reports the other use), `null` (a null pointer).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -234,10 +235,11 @@ pub struct SimBuffer {
     offset: usize,
     size: usize,
     name: String,
+    access: crate::exec::Access,
 }
 
 impl SimBuffer {
-    fn new(data: &[u8], name: &str) -> SimBuffer {
+    fn new(data: &[u8], name: &str, access: crate::exec::Access) -> SimBuffer {
         let bytes = clsync::Buffer::<u8>::new(data.len() + crate::exec::ALIGN).named(name);
         let base = bytes.raw_bytes().0;
         let offset = crate::exec::aligned(base) as usize - base as usize;
@@ -249,6 +251,7 @@ impl SimBuffer {
             offset,
             size: data.len(),
             name: name.to_string(),
+            access,
         }
     }
 
@@ -267,6 +270,9 @@ impl MemObject for SimBuffer {
     }
     fn name(&self) -> &str {
         &self.name
+    }
+    fn access(&self) -> crate::exec::Access {
+        self.access
     }
 }
 
@@ -434,6 +440,7 @@ impl Sim {
                         format!("{what} cannot be given in a .sim file yet"),
                     ))
                 }
+                ArgKind::Global | ArgKind::Constant if opts.null => SimArg::Null,
                 kind => {
                     let size = match kind {
                         ArgKind::Value { size, .. } | ArgKind::ByVal { size } => {
@@ -443,7 +450,9 @@ impl Sim {
                             .size
                             .ok_or_else(|| err(line, "a buffer needs <size=N>".into()))?,
                     };
-                    if size == 0 && matches!(kind, ArgKind::Global | ArgKind::Constant) {
+                    if (size == 0 || opts.null)
+                        && matches!(kind, ArgKind::Global | ArgKind::Constant)
+                    {
                         SimArg::Null
                     } else {
                         let bytes = self
@@ -451,7 +460,7 @@ impl Sim {
                             .map_err(|(l, m)| err(l.unwrap_or(line), m))?;
                         match kind {
                             ArgKind::Global | ArgKind::Constant => SimArg::Buffer {
-                                buffer: SimBuffer::new(&bytes, &p.name),
+                                buffer: SimBuffer::new(&bytes, &p.name, opts.access),
                                 dump: opts.dump.then_some((elem, opts.hex)),
                             },
                             _ => SimArg::Value(bytes),
@@ -566,6 +575,8 @@ struct Options {
     dump: bool,
     hex: bool,
     noinit: bool,
+    null: bool,
+    access: crate::exec::Access,
 }
 
 impl Options {
@@ -596,7 +607,9 @@ impl Options {
                 ("dump", None) => o.dump = true,
                 ("hex", None) => o.hex = true,
                 ("noinit", None) => o.noinit = true,
-                ("ro" | "wo", None) => {}
+                ("null", None) => o.null = true,
+                ("ro", None) => o.access = crate::exec::Access::ReadOnly,
+                ("wo", None) => o.access = crate::exec::Access::WriteOnly,
                 (name, None) if Elem::from_name(name).is_some() && !name.contains('*') => {
                     o.elem = Elem::from_name(name)
                 }

@@ -4,7 +4,15 @@
 
 use clsync::checker::ReportKind;
 use clsync::{Buffer, LaunchError, NdRange, Runtime};
-use clsync_opencl::{Arg, Program, RunError};
+use clsync_opencl::{Arg, Findings, Program, RunError};
+
+/// Runs `name` of `p` checked and returns what was found.
+fn checked(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) -> Findings {
+    p.kernel(name)
+        .unwrap()
+        .run_with(&Runtime::new(), range, args, |l| l, true)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
 
 const OOB: &str =
     "kernel void k(global int *out) {\n  int i = get_global_id(0);\n  out[i + 1] = i;\n}\n";
@@ -213,4 +221,74 @@ fn relaxed_c11_atomics_of_work_group_scope_across_groups_are_too_narrow() {
         )
         .unwrap();
     assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn read_only_and_write_only_buffers_are_enforced_when_checked() {
+    struct Ro<'a>(&'a Buffer<i32>, clsync_opencl::Access);
+    impl clsync_opencl::MemObject for Ro<'_> {
+        fn bytes(&self) -> (*mut u8, usize) {
+            self.0.raw_bytes()
+        }
+        fn name(&self) -> &str {
+            self.0.name()
+        }
+        fn access(&self) -> clsync_opencl::Access {
+            self.1
+        }
+    }
+    let p = Program::build("kernel void k(global int *a, global int *b) {\n  int i = get_global_id(0);\n  b[i] = a[i]++;\n}\n", "ro.cl", "").unwrap();
+    let (a, b) = (
+        Buffer::<i32>::new(4).named("a"),
+        Buffer::<i32>::new(4).named("b"),
+    );
+    let ro = Ro(&a, clsync_opencl::Access::ReadOnly);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]),
+        &[Arg::Buffer(&ro), Arg::Buffer(&b)],
+    );
+    let heads: Vec<&str> = found
+        .diagnostics
+        .iter()
+        .map(|d| d.headline.as_str())
+        .collect();
+    assert_eq!(
+        heads,
+        vec!["Invalid write to read-only buffer"],
+        "{found:?}"
+    );
+    assert_eq!(found.diagnostics[0].count, 4);
+    // Reads of a write-only buffer are not reported (compilers read a
+    // vector to store a component), and writes are allowed.
+    let wo = Ro(&b, clsync_opencl::Access::WriteOnly);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]),
+        &[Arg::Buffer(&a), Arg::Buffer(&wo)],
+    );
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn an_index_past_a_static_array_is_reported_when_checked() {
+    let src = "typedef struct { int a; char b[2]; } S;\nkernel void k(global char *out) {\n  volatile S s = {-1, {42, 7}};\n  int i = get_global_id(0);\n  s.b[i] = i;\n  out[i] = s.b[i];\n}\n";
+    let p = Program::build(src, "static.cl", "").unwrap();
+    let out = Buffer::<i8>::new(4);
+    let found = checked(&p, "k", NdRange::new([4]), &[Arg::Buffer(&out)]);
+    let d = found
+        .diagnostics
+        .iter()
+        .find(|d| d.headline.contains("exceeds static array size"))
+        .expect("a report");
+    assert_eq!(d.headline, "Index exceeds static array size (2 elements)");
+    // Work-items 2 and 3, at the address both accesses use (line 5).
+    assert_eq!(
+        (d.count, d.global[0], d.site.map(|s| s.line)),
+        (2, 2, Some(5)),
+        "{found:?}"
+    );
+    assert_eq!(&out.to_vec()[..2], &[0, 1]);
 }

@@ -157,6 +157,8 @@ pub struct SlotInfo {
     pub space: &'static str,
     /// The object: an argument's or a variable's name.
     pub name: String,
+    /// How the host allowed kernels to use it.
+    pub access: crate::exec::Access,
 }
 
 // Offsets the code generator relies on.

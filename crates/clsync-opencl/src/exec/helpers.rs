@@ -75,7 +75,7 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
     let off = ptr & OFFSET_MASK;
-    let what = match kind {
+    let what = match kind & 0xff {
         1 => "write",
         _ => "read",
     };
@@ -97,7 +97,7 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
         }
         None => format!(
             "Invalid memory {} of size {size} at address {ptr:#x} (a null or invalid pointer)\n\tKernel: {}\n\tat {at}",
-            if kind == 1 { "store" } else { "load" },
+            if kind & 0xff == 1 { "store" } else { "load" },
             host.kernel
         ),
     }
@@ -124,7 +124,7 @@ pub(crate) unsafe extern "C" fn clsync_fault(
     let ctx = unsafe { &mut *ctx };
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
-    if host.checked && kind != 3 && size as usize <= super::ctx::SCRATCH_BYTES {
+    if host.checked && kind & 0xff != 3 && size as usize <= super::ctx::SCRATCH_BYTES {
         let headline = headline(ctx, ptr, size, kind);
         let details = fault_details(ctx, ptr);
         let at = host.sites.get(site as usize).copied();
@@ -136,12 +136,35 @@ pub(crate) unsafe extern "C" fn clsync_fault(
     1
 }
 
+/// The address space a fault's `kind` names (bits 8 and up), from the
+/// pointer's type: what the headline says for a pointer to no object.
+fn static_space(kind: u32) -> Option<&'static str> {
+    match kind >> 8 {
+        1 => Some("global"),
+        2 => Some("local"),
+        3 => Some("private"),
+        4 => Some("constant"),
+        _ => None,
+    }
+}
+
 /// Oclgrind's headline for an invalid access.
 fn headline(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32) -> String {
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
-    let write = kind == 1;
+    let write = kind & 0xff == 1;
+    if let (None, Some(space)) = (
+        host.slot_names
+            .get(slot)
+            .filter(|_| slot != 0 && (slot as u64) < ctx.nslots),
+        static_space(kind),
+    ) {
+        return format!(
+            "Invalid {} of size {size} at {space} memory address {ptr:#x}",
+            if write { "write" } else { "read" }
+        );
+    }
     match host
         .slot_names
         .get(slot)
@@ -204,15 +227,7 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     } else {
         BarrierKind::WorkGroup
     };
-    let site = host
-        .sites
-        .get(site as usize)
-        .copied()
-        .unwrap_or(clsync::sync::Site {
-            file: "<unknown>",
-            line: 0,
-            column: 0,
-        });
+    let site = site_at(ctx, site);
     let r = catch_unwind(AssertUnwindSafe(|| {
         host.wi
             .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), site)
@@ -530,6 +545,29 @@ pub(crate) unsafe extern "C" fn clsync_check_access(
 ) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    let misuse = match host.slot_names.get(slot).map(|i| i.access) {
+        Some(crate::exec::Access::ReadOnly) if write != 0 => {
+            Some("Invalid write to read-only buffer")
+        }
+        _ => None,
+    };
+    if let Some(headline) = misuse {
+        let details = format!(
+            "{} `{}`, byte {}",
+            host.slot_names[slot].space,
+            host.slot_names[slot].name,
+            ptr & OFFSET_MASK
+        );
+        super::report::add(
+            host,
+            headline.to_string(),
+            details,
+            Some(site_at(ctx, site)),
+        );
+    }
     let Some(local) = checked_space(ctx, ptr) else {
         return;
     };
@@ -803,4 +841,30 @@ pub(crate) unsafe extern "C" fn clsync_fence(
         }
         Err(payload) => stop(ctx, Stop::Unwind(payload)),
     }
+}
+
+/// An index into an array type past its end (checked builds): Oclgrind's
+/// `exceeds static array size`, reported; the access itself is still
+/// checked against its object's bounds.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_index_exceeds(
+    ctx: *mut ItemCtx,
+    index: u64,
+    len: u64,
+    site: u32,
+) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &*ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    super::report::add(
+        host,
+        format!("Index exceeds static array size ({len} elements)"),
+        format!("index {}", index as i64),
+        Some(site_at(ctx, site)),
+    );
 }

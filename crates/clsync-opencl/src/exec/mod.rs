@@ -68,12 +68,32 @@ pub fn aligned(p: *mut u8) -> *mut u8 {
     p.wrapping_add(p.align_offset(ALIGN))
 }
 
+/// How the host allowed a kernel to use a buffer (`CL_MEM_READ_ONLY`,
+/// `CL_MEM_WRITE_ONLY`): a checked launch reports a write to a read-only
+/// buffer. A read of a write-only one is not reported: compilers read a
+/// vector to store one of its components (clang does at -O2), as Oclgrind's
+/// tests of that case expect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Both.
+    #[default]
+    ReadWrite,
+    /// Reads only.
+    ReadOnly,
+    /// Writes only.
+    WriteOnly,
+}
+
 /// Memory a kernel can reach through a pointer argument.
 pub trait MemObject: Sync {
     /// The first byte and the length in bytes.
     fn bytes(&self) -> (*mut u8, usize);
     /// The name reports give it.
     fn name(&self) -> &str;
+    /// How kernels may use it.
+    fn access(&self) -> Access {
+        Access::ReadWrite
+    }
 }
 
 impl<T: clsync::memory::Element> MemObject for clsync::Buffer<T> {
@@ -192,6 +212,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                         "constant"
                     },
                     name: param.name.clone(),
+                    access: b.access(),
                 });
                 words.push((slot as u64) << OFFSET_BITS);
             }
@@ -201,6 +222,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                 infos.push(SlotInfo {
                     space: "local",
                     name: param.name.clone(),
+                    access: Access::ReadWrite,
                 });
                 locals.push((slot, *bytes, locals.len()));
                 words.push((slot as u64) << OFFSET_BITS);
@@ -217,6 +239,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                 infos.push(SlotInfo {
                     space: "private",
                     name: param.name.clone(),
+                    access: Access::ReadWrite,
                 });
                 let off = private_bytes.next_multiple_of(16);
                 private_bytes = off + size;

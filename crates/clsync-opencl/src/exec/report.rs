@@ -137,9 +137,30 @@ pub fn headline(r: &clsync::checker::Report) -> String {
     }
 }
 
+/// Whether a race is a plain write against an atomic that read and wrote
+/// (a read-modify-write): its read and its write each race with the plain
+/// write, and Oclgrind reports both.
+fn write_against_rmw(r: &clsync::checker::Report) -> bool {
+    use clsync::checker::AccessOp;
+    let ops = [&r.first, &r.second].map(|a| a.as_ref().map(|a| a.op));
+    let plain_write = ops.iter().any(|o| matches!(o, Some(AccessOp::Write)));
+    let rmw = ops.iter().any(|o| {
+        matches!(o, Some(AccessOp::Atomic { op, writes: true, .. })
+            if !matches!(*op, "atomic_store" | "atomic_flag_clear" | "async_work_group_copy"))
+    });
+    plain_write && rmw
+}
+
 /// A report of the runtime's checker as `clsync run` prints it: `error:`
-/// and the headline, then the runtime's account, indented.
+/// and the headline (two, for a plain write against a read-modify-write),
+/// then the runtime's account, indented.
 pub fn render(r: &clsync::checker::Report) -> String {
     let body = r.to_string().replace('\n', "\n\t");
-    format!("error: {}\n\t{body}", headline(r))
+    let head = headline(r);
+    if write_against_rmw(r) {
+        let read = head.replacen("Write-write", "Read-write", 1);
+        let write = head.replacen("Read-write", "Write-write", 1);
+        return format!("error: {read}\nerror: {write}\n\t{body}");
+    }
+    format!("error: {head}\n\t{body}")
 }

@@ -54,8 +54,8 @@ impl Fx<'_, '_> {
                 let es = self.m.layout(elem)?.size;
                 let et = cl_type(self.m, elem)?;
                 let base = self.scaled(p, off, es * count);
-                let _ = ptr_id;
-                let addr = self.address(base, es * count, AccessKind::Read);
+                let (_, storage) = self.pointee(ptr_id)?;
+                let addr = self.address(base, es * count, AccessKind::Read, storage);
                 let mut out = Vec::new();
                 for k in 0..count {
                     self.note_access(base, addr, k * es, es, false);
@@ -79,7 +79,8 @@ impl Fx<'_, '_> {
                 let es = self.m.layout(et)?.size;
                 let count = data.len() as u64;
                 let base = self.scaled(p, off, es * count);
-                let addr = self.address(base, es * count, AccessKind::Write);
+                let (_, storage) = self.pointee(self.id(inst, 4)?)?;
+                let addr = self.address(base, es * count, AccessKind::Write, storage);
                 for (k, v) in data.iter().enumerate() {
                     self.note_access(base, addr, k as u64 * es, es, true);
                     self.b

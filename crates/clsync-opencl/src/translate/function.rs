@@ -64,6 +64,8 @@ pub(crate) struct Fx<'a, 'm> {
     current: Word,
     /// The opcode being translated, for messages.
     op: Op,
+    /// The address space of the atomic being translated.
+    pub atomic_storage: StorageClass,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -170,6 +172,7 @@ pub(crate) fn translate(
         line: SourceLine::default(),
         current: 0,
         op: Op::Nop,
+        atomic_storage: StorageClass::Generic,
     };
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
@@ -310,9 +313,11 @@ impl<'a, 'm> Fx<'a, 'm> {
         let r = match self.refs.get(name) {
             Some(r) => *r,
             None => {
-                let r = self
-                    .jit
-                    .declare_func_in_func(self.s.helpers[name], self.b.func);
+                // Every name the translator calls is in `helper_symbols`
+                // (the test `every_helper_the_translator_calls_is_declared`
+                // reads the sources to hold it so).
+                let id = self.s.helpers[name];
+                let r = self.jit.declare_func_in_func(id, self.b.func);
                 self.refs.insert(name, r);
                 r
             }

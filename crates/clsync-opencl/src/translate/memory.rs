@@ -16,7 +16,13 @@ impl Fx<'_, '_> {
     /// The native address of an access of `size` bytes at `ptr`, after the
     /// checks: the slot exists and the bytes are inside it. A failed check
     /// calls the fault handler and returns from the function.
-    pub fn address(&mut self, ptr: Value, size: u64, kind: AccessKind) -> Value {
+    pub fn address(
+        &mut self,
+        ptr: Value,
+        size: u64,
+        kind: AccessKind,
+        storage: StorageClass,
+    ) -> Value {
         let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
         let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
         let fault = self.b.create_block();
@@ -46,7 +52,9 @@ impl Fx<'_, '_> {
             self.ctx,
             ptr,
             self.b.ins().iconst(types::I64, size as i64),
-            self.b.ins().iconst(types::I32, kind as i64),
+            self.b
+                .ins()
+                .iconst(types::I32, kind as i64 | (space_code(storage) << 8)),
             self.b.ins().iconst(types::I32, site),
         ];
         let stop = self.helper("clsync_fault", &args)[0];
@@ -61,8 +69,8 @@ impl Fx<'_, '_> {
         addr
     }
 
-    /// The pointee type of a pointer-typed id.
-    fn pointee(&self, ptr: Word) -> Result<(Word, StorageClass), CompileError> {
+    /// The pointee type and address space of a pointer-typed id.
+    pub fn pointee(&self, ptr: Word) -> Result<(Word, StorageClass), CompileError> {
         match self.m.ty(self.type_of(ptr)?)? {
             Type::Pointer { pointee, storage } => Ok((*pointee, *storage)),
             t => Err(CompileError::Invalid(format!(
@@ -152,7 +160,18 @@ impl Fx<'_, '_> {
                     ptr = self.b.ins().iadd_imm_s(ptr, off as i64);
                     ty = self.m.part_type(ty, i)?;
                 }
-                Type::Array { elem, .. } | Type::Vector { elem, .. } => {
+                Type::Array { elem, len } => {
+                    // Only run-time indices: a constant one at the end is
+                    // the compiler's address arithmetic (clang addresses a
+                    // struct's padding as one past an array's end).
+                    if self.s.checked && self.const_u64(idx_id).is_err() {
+                        self.index_check(idx_id, len)?;
+                    }
+                    let size = self.m.layout(elem)?.size;
+                    ptr = self.advance(ptr, idx_id, size)?;
+                    ty = elem;
+                }
+                Type::Vector { elem, .. } => {
                     let size = self.m.layout(elem)?.size;
                     ptr = self.advance(ptr, idx_id, size)?;
                     ty = elem;
@@ -165,6 +184,37 @@ impl Fx<'_, '_> {
             }
         }
         Ok(ptr)
+    }
+
+    /// In the checked build: reports an index into an array of `len`
+    /// elements that is past its end (or negative).
+    fn index_check(&mut self, index: Word, len: u64) -> Result<(), CompileError> {
+        let i = self.get1(index)?;
+        let i = if self.b.func.dfg.value_type(i) == types::I64 {
+            i
+        } else {
+            self.b.ins().sextend(types::I64, i)
+        };
+        let bad = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, i, len as i64);
+        let report = self.b.create_block();
+        self.b.set_cold_block(report);
+        let cont = self.b.create_block();
+        self.b.ins().brif(bad, report, &[], cont, &[]);
+        self.b.switch_to_block(report);
+        let site = self.site();
+        let args = [
+            self.ctx,
+            i,
+            self.b.ins().iconst(types::I64, len as i64),
+            self.b.ins().iconst(types::I32, site),
+        ];
+        self.helper("clsync_index_exceeds", &args);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        Ok(())
     }
 
     /// `ptr + index * size`, the index sign-extended.
@@ -213,9 +263,10 @@ impl Fx<'_, '_> {
         ptr: Value,
         ty: Word,
         kind: AccessKind,
+        storage: StorageClass,
     ) -> Result<Vec<Value>, CompileError> {
         let size = self.m.layout(ty)?.size;
-        let addr = self.address(ptr, size, kind);
+        let addr = self.address(ptr, size, kind, storage);
         let mut out = Vec::new();
         for leaf in self.m.leaves(ty)? {
             let t = cl_type(self.m, leaf.ty)?;
@@ -226,9 +277,15 @@ impl Fx<'_, '_> {
     }
 
     /// Stores `v`, a value of type `ty`, at `ptr`.
-    pub fn store_value(&mut self, ptr: Value, ty: Word, v: &[Value]) -> Result<(), CompileError> {
+    pub fn store_value(
+        &mut self,
+        ptr: Value,
+        ty: Word,
+        v: &[Value],
+        storage: StorageClass,
+    ) -> Result<(), CompileError> {
         let size = self.m.layout(ty)?.size;
-        let addr = self.address(ptr, size, AccessKind::Write);
+        let addr = self.address(ptr, size, AccessKind::Write, storage);
         for (leaf, x) in self.m.leaves(ty)?.iter().zip(v) {
             let n = self.b.func.dfg.value_type(*x).bytes() as u64;
             self.note_access(ptr, addr, leaf.offset, n, true);
@@ -248,16 +305,22 @@ impl Fx<'_, '_> {
                     self.def(inst, v);
                     return Ok(true);
                 }
+                let (_, storage) = self.pointee(p)?;
                 let ptr = self.get1(p)?;
-                let v = self.load_value(ptr, inst.result_type.unwrap_or(0), AccessKind::Read)?;
+                let v = self.load_value(
+                    ptr,
+                    inst.result_type.unwrap_or(0),
+                    AccessKind::Read,
+                    storage,
+                )?;
                 self.def(inst, v);
             }
             Op::Store => {
                 let p = self.id(inst, 0)?;
-                let (ty, _) = self.pointee(p)?;
+                let (ty, storage) = self.pointee(p)?;
                 let ptr = self.get1(p)?;
                 let v = self.get(self.id(inst, 1)?)?;
-                self.store_value(ptr, ty, &v)?;
+                self.store_value(ptr, ty, &v, storage)?;
             }
             Op::Variable => {
                 let id = inst.result_id.unwrap_or(0);
@@ -273,7 +336,7 @@ impl Fx<'_, '_> {
                 if inst.operands.len() > 1 {
                     let init = self.get(self.id(inst, 1)?)?;
                     let (ty, _) = self.pointee(id)?;
-                    self.store_value(p, ty, &init)?;
+                    self.store_value(p, ty, &init, StorageClass::Function)?;
                 }
             }
             Op::AccessChain
@@ -396,7 +459,8 @@ impl Fx<'_, '_> {
             _ => return Ok(false),
         };
         let p = self.id(inst, 0)?;
-        let (ty, _) = self.pointee(p)?;
+        let (ty, storage) = self.pointee(p)?;
+        self.atomic_storage = storage;
         let ptr = self.get1(p)?;
         let t = cl_type(self.m, ty)?;
         let size = self.m.layout(ty)?.size;
@@ -434,7 +498,7 @@ impl Fx<'_, '_> {
                     to_int(self, v)
                 }
             };
-            let addr = self.address(ptr, size, AccessKind::Atomic);
+            let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
             let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
             let old = from_int(self, old);
             self.def(inst, vec![old]);
@@ -442,7 +506,7 @@ impl Fx<'_, '_> {
         }
         match op {
             Op::AtomicLoad => {
-                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
                 let v = self.b.ins().atomic_load(it, flags, addr);
                 let v = from_int(self, v);
                 self.def(inst, vec![v]);
@@ -450,20 +514,20 @@ impl Fx<'_, '_> {
             Op::AtomicStore => {
                 let v = self.get1(self.id(inst, 3)?)?;
                 let v = to_int(self, v);
-                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
                 self.b.ins().atomic_store(flags, v, addr);
             }
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
                 let (v, c) = (to_int(self, v), to_int(self, c));
-                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
                 let old = self.b.ins().atomic_cas(flags, addr, c, v);
                 let old = from_int(self, old);
                 self.def(inst, vec![old]);
             }
             Op::AtomicFlagTestAndSet => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic);
+                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
                 let one = self.b.ins().iconst(types::I32, 1);
                 let old = self
                     .b
@@ -473,14 +537,14 @@ impl Fx<'_, '_> {
                 self.def(inst, vec![set]);
             }
             Op::AtomicFlagClear => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic);
+                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
                 let zero = self.b.ins().iconst(types::I32, 0);
                 self.b.ins().atomic_store(flags, zero, addr);
             }
             Op::AtomicFAddEXT => {
                 // A compare-and-swap loop: read, add, swap if unchanged.
                 let v = self.get1(self.id(inst, 3)?)?;
-                let addr = self.address(ptr, size, AccessKind::Atomic);
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
                 let first = self.b.ins().atomic_load(it, flags, addr);
                 let looph = self.b.create_block();
                 let done = self.b.create_block();
@@ -560,7 +624,7 @@ impl Fx<'_, '_> {
         } else {
             size
         };
-        let addr = self.address(ptr, width, AccessKind::Atomic);
+        let addr = self.address(ptr, width, AccessKind::Atomic, self.atomic_storage);
         let site = self.site();
         let args = [
             self.ctx,
@@ -600,5 +664,17 @@ impl Fx<'_, '_> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The code of an address space in a fault's `kind` argument (bits 8 and
+/// up): what Oclgrind's headline names for a pointer that points nowhere.
+fn space_code(storage: StorageClass) -> i64 {
+    match storage {
+        StorageClass::CrossWorkgroup => 1,
+        StorageClass::Workgroup => 2,
+        StorageClass::Function => 3,
+        StorageClass::UniformConstant => 4,
+        _ => 0,
     }
 }

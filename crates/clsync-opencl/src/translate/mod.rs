@@ -157,6 +157,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
         infos: vec![SlotInfo {
             space: "null",
             name: "NULL".into(),
+            access: Default::default(),
         }],
         ..Default::default()
     };
@@ -179,7 +180,11 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
         } else {
             g.name.clone()
         };
-        p.infos.push(SlotInfo { space, name });
+        p.infos.push(SlotInfo {
+            space,
+            name,
+            access: Default::default(),
+        });
         p.of.insert(g.id, slot);
         if g.storage == StorageClass::Workgroup {
             let l = m.layout(g.pointee)?;
@@ -213,6 +218,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
                 p.infos.push(SlotInfo {
                     space: "private",
                     name,
+                    access: Default::default(),
                 });
                 p.of.insert(id, slot);
                 let off = p.private_bytes.next_multiple_of(l.align.max(8));
@@ -330,6 +336,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             crate::exec::copies::clsync_async_copy as *const u8,
             vec![I64, I64, I64, I64, I64, I64, I64, I64, I32],
             vec![I64],
+        ),
+        (
+            "clsync_index_exceeds",
+            helpers::clsync_index_exceeds as *const u8,
+            vec![I64, I64, I64, I32],
+            vec![],
         ),
         (
             "clsync_wait_events",
@@ -453,4 +465,47 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         sites,
         plan,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every runtime call the translator emits (`self.helper("name", ..)`)
+    /// is declared to the JIT: an undeclared one would be a panic at
+    /// compile time of the first kernel that needs it.
+    #[test]
+    fn every_helper_the_translator_calls_is_declared() {
+        let declared: Vec<&str> = super::helper_symbols().iter().map(|h| h.0).collect();
+        let sources = [
+            include_str!("function.rs"),
+            include_str!("memory.rs"),
+            include_str!("arith.rs"),
+            include_str!("ext.rs"),
+        ];
+        let mut called = 0;
+        for src in sources {
+            for part in src.split("helper(\"").skip(1) {
+                let name = part.split('"').next().unwrap();
+                assert!(
+                    declared.contains(&name),
+                    "`{name}` is called but not declared"
+                );
+                called += 1;
+            }
+            for part in src.split("let name = match").skip(1) {
+                for piece in part.split("=> \"").skip(1).take(6) {
+                    let name = piece.split('"').next().unwrap();
+                    if name.starts_with("clsync_") {
+                        assert!(
+                            declared.contains(&name),
+                            "`{name}` is called but not declared"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            called >= 10,
+            "the sources were not read: {called} calls found"
+        );
+    }
 }
