@@ -292,3 +292,37 @@ fn an_index_past_a_static_array_is_reported_when_checked() {
     );
     assert_eq!(&out.to_vec()[..2], &[0, 1]);
 }
+
+#[test]
+fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
+    // One work-item waits for a flag no one sets: the compiled loop makes
+    // no runtime call but its back-edge's cancellation point.
+    let p = Program::build(
+        "kernel void spin(global volatile int *flag) {\n  while (flag[0] == 0) {}\n}\n",
+        "spin.cl",
+        "",
+    )
+    .unwrap();
+    let flag = Buffer::<i32>::new(1);
+    let e = p
+        .kernel("spin")
+        .unwrap()
+        .run_with(
+            &Runtime::with_threads(1),
+            NdRange::new([1]),
+            &[Arg::Buffer(&flag)],
+            |l| l.watchdog(Some(std::time::Duration::from_millis(100))),
+            false,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RunError::Launch {
+                error: LaunchError::Stalled(_),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}

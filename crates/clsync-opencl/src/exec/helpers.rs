@@ -239,6 +239,24 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     }
 }
 
+/// A loop's back-edge: the runtime's cancellation point for engines
+/// (`WorkItem::cancellation_point`), which unwinds a cancelled work-item;
+/// the unwind is kept and the work-item stops.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_poll(ctx: *mut ItemCtx) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| host.wi.cancellation_point())) {
+        stop(ctx, Stop::Unwind(payload));
+    }
+}
+
 /// Resolves `ptr` for an access of `size` bytes, or `None` (for the
 /// runtime calls that access memory themselves).
 pub(crate) fn resolve_checked(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut u8> {

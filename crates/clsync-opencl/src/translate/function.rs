@@ -50,6 +50,9 @@ pub(crate) struct Fx<'a, 'm> {
     /// The type of each id with one.
     pub types_of: HashMap<Word, Word>,
     blocks: HashMap<Word, ir::Block>,
+    /// Each block's place in reverse postorder: an edge to a block not
+    /// after the current one is a loop's back-edge.
+    order: HashMap<Word, usize>,
     phis: HashMap<Word, Vec<Phi>>,
     refs: HashMap<&'static str, FuncRef>,
     /// The context, the slot table and its length.
@@ -162,6 +165,7 @@ pub(crate) fn translate(
         vals: HashMap::new(),
         types_of: HashMap::new(),
         blocks: HashMap::new(),
+        order: HashMap::new(),
         phis: HashMap::new(),
         refs: HashMap::new(),
         ctx: Value::from_u32(0),
@@ -216,6 +220,9 @@ pub(crate) fn entry_stub(
 impl<'a, 'm> Fx<'a, 'm> {
     fn body(&mut self, f: &Function) -> Result<(), CompileError> {
         let order = reverse_postorder(f);
+        for (n, &i) in order.iter().enumerate() {
+            self.order.insert(f.blocks[i].label, n);
+        }
         for &i in &order {
             let blk = &f.blocks[i];
             let cb = self.b.create_block();
@@ -475,6 +482,24 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.vals.insert(id, v);
     }
 
+    /// Whether the edge from the current block to `to` goes back (a loop).
+    fn is_back_edge(&self, to: Word) -> bool {
+        match (self.order.get(&to), self.order.get(&self.current)) {
+            (Some(t), Some(c)) => t <= c,
+            _ => false,
+        }
+    }
+
+    /// A cancellation point, at a loop's back-edge: a launch the watchdog
+    /// or a failed work-item cancels stops here, so a loop that makes no
+    /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
+    /// never runs) cannot hang the process.
+    fn poll(&mut self) {
+        let ctx = self.ctx;
+        self.helper("clsync_poll", &[ctx]);
+        self.check_status();
+    }
+
     /// The block arguments of the edge from the current block to `to`.
     fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
         let phis = self.phis.get(&to).cloned().unwrap_or_default();
@@ -526,6 +551,9 @@ impl<'a, 'm> Fx<'a, 'm> {
             Op::Phi | Op::SelectionMerge | Op::LoopMerge | Op::Nop => {}
             Op::Branch => {
                 let to = self.id(inst, 0)?;
+                if self.is_back_edge(to) {
+                    self.poll();
+                }
                 let args = self.edge_args(to)?;
                 let t = self.target(to)?;
                 self.b.ins().jump(t, &args);
@@ -533,12 +561,21 @@ impl<'a, 'm> Fx<'a, 'm> {
             Op::BranchConditional => {
                 let c = self.get1(self.id(inst, 0)?)?;
                 let (t, e) = (self.id(inst, 1)?, self.id(inst, 2)?);
+                if self.is_back_edge(t) || self.is_back_edge(e) {
+                    self.poll();
+                }
                 let (ta, ea) = (self.edge_args(t)?, self.edge_args(e)?);
                 let (tb, eb) = (self.target(t)?, self.target(e)?);
                 self.b.ins().brif(c, tb, &ta, eb, &ea);
             }
             Op::Switch => {
                 let sel = self.get1(self.id(inst, 0)?)?;
+                if (1..inst.operands.len())
+                    .step_by(2)
+                    .any(|k| self.id(inst, k).is_ok_and(|t| self.is_back_edge(t)))
+                {
+                    self.poll();
+                }
                 let default = self.id(inst, 1)?;
                 let mut sw = Switch::new();
                 let mut k = 2;

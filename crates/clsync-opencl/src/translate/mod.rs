@@ -338,6 +338,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![I64],
         ),
         (
+            "clsync_poll",
+            helpers::clsync_poll as *const u8,
+            vec![I64],
+            vec![],
+        ),
+        (
             "clsync_index_exceeds",
             helpers::clsync_index_exceeds as *const u8,
             vec![I64, I64, I64, I32],
