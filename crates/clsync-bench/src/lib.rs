@@ -6,6 +6,8 @@
 //!   [`Runtime::launch_groups`](clsync::Runtime::launch_groups); the barrier
 //!   loop also on the general engine);
 //! * `pocl` (feature `pocl`): OpenCL C kernels on PoCL through the ICD;
+//! * [`opencl_c`]: the same `kernels.cl` compiled by clsync itself
+//!   (`clsync-opencl`);
 //! * [`limit`]: plain Rust with rayon, the practical limit.
 //!
 //! [`ceiling`] measures the machine itself at a thread count, what a
@@ -17,6 +19,7 @@
 pub mod ceiling;
 pub mod kernels;
 pub mod limit;
+pub mod opencl_c;
 #[cfg(feature = "pocl")]
 pub mod pocl;
 pub mod reference;

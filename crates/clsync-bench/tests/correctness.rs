@@ -149,3 +149,35 @@ fn pocl_kernels_match_the_references() {
         assert_eq!(run.verified, Ok(()));
     }
 }
+
+/// `kernels.cl`, the source PoCL runs, compiled by clsync: every workload
+/// gives the reference's result, unchecked and checked (with nothing
+/// found), at each of the barrier loop's local sizes.
+#[test]
+fn opencl_c_kernels_match_the_references_checked_and_unchecked() {
+    use clsync_bench::opencl_c::OpenClC;
+    let reduce = reference::reduce_input(S.reduce);
+    let scan = reference::scan_input(S.scan);
+    let (a, b) = (reference::matrix(S.sgemm, 4), reference::matrix(S.sgemm, 5));
+    let bytes = reference::histogram_input(S.histogram);
+    let rt = Runtime::with_threads(2);
+    for checked in [false, true] {
+        let cl = OpenClC::new(checked).unwrap();
+        let mut runs = vec![
+            ("reduce", cl.reduce(&rt, &reduce)),
+            ("scan", cl.scan(&rt, &scan)),
+            ("sgemm", cl.sgemm(&rt, &a, &b, S.sgemm)),
+            ("histogram", cl.histogram(&rt, &bytes)),
+            ("message passing", cl.message_passing(&rt, S.rounds)),
+        ];
+        for local in S.barrier_locals {
+            runs.push((
+                "barrier loop",
+                cl.barrier_loop(&rt, &S.with_barrier_local(local)),
+            ));
+        }
+        for (name, run) in runs {
+            assert_eq!(run.verified, Ok(()), "{name}, checked: {checked}");
+        }
+    }
+}
