@@ -133,7 +133,7 @@ pub const GROUP: usize = 256;
 pub const SCAN_PAD: usize = 3 * GROUP / 4;
 // The radix-4 steps (strides 1, 4, 16, …) end exactly at the group's size
 // only if it is a power of 4.
-const _: () = assert!(GROUP.is_power_of_two() && GROUP.trailing_zeros() % 2 == 0);
+const _: () = assert!(GROUP.is_power_of_two() && GROUP.trailing_zeros().is_multiple_of(2));
 /// SGEMM tile edge.
 pub const TILE: usize = 16;
 

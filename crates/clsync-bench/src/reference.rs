@@ -104,10 +104,13 @@ pub fn check_sum(total: f64, input: &[f32]) -> Result<(), String> {
 
 /// The sizes the kernels assume hold.
 pub fn check_sizes(reduce: usize, scan: usize, histogram: usize, sgemm: usize) {
-    assert!(reduce % GROUP == 0 && scan % GROUP == 0, "whole groups");
     assert!(
-        histogram % (GROUP * HIST_PER_ITEM) == 0,
+        reduce.is_multiple_of(GROUP) && scan.is_multiple_of(GROUP),
+        "whole groups"
+    );
+    assert!(
+        histogram.is_multiple_of(GROUP * HIST_PER_ITEM),
         "whole histogram groups"
     );
-    assert!(sgemm % crate::TILE == 0, "whole tiles");
+    assert!(sgemm.is_multiple_of(crate::TILE), "whole tiles");
 }

@@ -396,7 +396,7 @@ fn sgemm_with(
     ) -> Result<clsync::LaunchSummary, clsync::LaunchError>,
 ) -> Run {
     assert!(
-        n % TILE == 0,
+        n.is_multiple_of(TILE),
         "sgemm: the order {n} is not a multiple of the tile edge {TILE}"
     );
     let (ab, bb) = (Buffer::from_slice(a), Buffer::from_slice(b));
@@ -418,7 +418,7 @@ fn sgemm_with(
 /// into the global bins with one device-scope atomic per bin per group.
 pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
     assert!(
-        input.len() % (GROUP * HIST_PER_ITEM) == 0,
+        input.len().is_multiple_of(GROUP * HIST_PER_ITEM),
         "histogram: {} bytes is not a whole number of groups of {GROUP} work-items of {HIST_PER_ITEM} bytes",
         input.len()
     );
@@ -446,7 +446,7 @@ pub fn histogram(rt: &Runtime, input: &[u8]) -> Run {
                 // Four bytes per step, in order (the compiler does not unroll
                 // a loop whose body may call the atomics' slow path); as
                 // `kernels.cl`.
-                const _: () = assert!(HIST_PER_ITEM % 4 == 0);
+                const _: () = assert!(HIST_PER_ITEM.is_multiple_of(4));
                 for k in (0..HIST_PER_ITEM).step_by(4) {
                     for j in 0..4 {
                         // SAFETY: base + k + j < items * HIST_PER_ITEM, at most
