@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use clsync::Runtime;
+use clsync_bench::opencl_c::OpenClC;
 use clsync_bench::timing::Spread;
 use clsync_bench::{
     ceiling, figure, kernels, limit, reference, scaling, Inputs, Run, Sizes, Workload,
@@ -229,6 +230,8 @@ fn row(
     let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
     // The kernel written per work-item and lifted by `#[kernel]`.
     let mut lifted = Vec::new();
+    // kernels.cl compiled by clsync.
+    let mut occ = Vec::new();
     for rep in 0..args.reps {
         // Rotate who goes first, so no side always meets a warm cache.
         for side in 0..3 {
@@ -237,6 +240,9 @@ fn row(
                     c.push(checked(w, "clsync", run_clsync(w, rt, s, inputs)));
                     if let Some(r) = run_lifted(w, rt, s, inputs) {
                         lifted.push(checked(w, "#[kernel]", r));
+                    }
+                    if let Some(k) = opencl_c() {
+                        occ.push(checked(w, "OpenCL C", run_opencl_c(w, k, rt, s, inputs)));
                     }
                 }
                 1 => {
@@ -253,10 +259,11 @@ fn row(
     let runs = [
         ("clsync", c),
         ("#[kernel]", lifted),
+        ("OpenCL C", occ),
         ("PoCL", p),
         ("limit", l),
     ];
-    let [(_, c), (_, lifted), (_, p), (_, l)] = &runs;
+    let [(_, c), (_, lifted), (_, occ), (_, p), (_, l)] = &runs;
     let c = median(c);
     let l = median(l);
     let p = (!p.is_empty()).then(|| median(p));
@@ -290,8 +297,46 @@ fn row(
             goal
         );
     }
+    if !occ.is_empty() {
+        let k = median(occ);
+        println!(
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  {unit} (kernels.cl compiled by clsync-opencl)",
+            "  OpenCL C",
+            figure(w, s, k).0,
+            "",
+            "",
+            p.map_or("-".to_string(), |p| ratio(k, p)),
+            ratio(k, l),
+            goal
+        );
+    }
     if args.spread {
         print_spread(w, s, &runs);
+    }
+}
+
+/// `kernels.cl` compiled by clsync (the [`OpenClC`] side), built once;
+/// `None`, with the reason printed, where the front end is missing.
+fn opencl_c() -> Option<&'static OpenClC> {
+    static SIDE: std::sync::OnceLock<Option<OpenClC>> = std::sync::OnceLock::new();
+    SIDE.get_or_init(|| match OpenClC::new(false) {
+        Ok(k) => Some(k),
+        Err(why) => {
+            println!("OpenCL C on clsync: not run: {why}");
+            None
+        }
+    })
+    .as_ref()
+}
+
+fn run_opencl_c(w: Workload, k: &OpenClC, rt: &Runtime, s: &Sizes, i: &Inputs) -> Run {
+    match w {
+        Workload::BarrierLoop => k.barrier_loop(rt, s),
+        Workload::Reduce => k.reduce(rt, &i.reduce),
+        Workload::Scan => k.scan(rt, &i.scan),
+        Workload::Sgemm => k.sgemm(rt, &i.a, &i.b, s.sgemm),
+        Workload::Histogram => k.histogram(rt, &i.bytes),
+        Workload::MessagePassing => k.message_passing(rt, s.rounds),
     }
 }
 

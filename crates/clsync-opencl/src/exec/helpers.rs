@@ -127,7 +127,7 @@ pub(crate) unsafe extern "C" fn clsync_fault(
     if host.checked && kind & 0xff != 3 && size as usize <= super::ctx::SCRATCH_BYTES {
         let headline = headline(ctx, ptr, size, kind);
         let details = fault_details(ctx, ptr);
-        let at = host.sites.get(site as usize).copied();
+        let at = host.sites.get(site as usize).map(|s| **s);
         super::report::add(host, headline, details, at);
         return 0;
     }
@@ -227,10 +227,12 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     } else {
         BarrierKind::WorkGroup
     };
-    let site = site_at(ctx, site);
+    let site = static_site(ctx, site);
+    // The interned site makes the two-word arrival the scheduler compares
+    // in a round's fast path.
     let r = catch_unwind(AssertUnwindSafe(|| {
         host.wi
-            .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), site)
+            .barrier_dyn_static(kind, fence_flags(semantics), scope(mem_scope), site)
     }));
     match r {
         Ok(Ok(())) => {}
@@ -532,16 +534,20 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
 }
 
 fn site_at(ctx: &ItemCtx, site: u32) -> clsync::sync::Site {
+    *static_site(ctx, site)
+}
+
+/// The interned site of index `site` (a placeholder for an index the
+/// program does not have, which compiled code never passes).
+fn static_site(ctx: &ItemCtx, site: u32) -> &'static clsync::sync::Site {
+    static UNKNOWN: clsync::sync::Site = clsync::sync::Site {
+        file: "<unknown>",
+        line: 0,
+        column: 0,
+    };
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
-    host.sites
-        .get(site as usize)
-        .copied()
-        .unwrap_or(clsync::sync::Site {
-            file: "<unknown>",
-            line: 0,
-            column: 0,
-        })
+    host.sites.get(site as usize).copied().unwrap_or(&UNKNOWN)
 }
 
 /// A plain access of `size` bytes in the checked build, reported to the
