@@ -1,6 +1,5 @@
 //! A barrier arrival in two words, for engines whose barriers have a static
-//! source location (Rust kernels, through `#[track_caller]`; compiled
-//! kernels, through an interned [`Site`]).
+//! source location (Rust kernels, through `#[track_caller]`).
 
 use std::panic::Location;
 
@@ -33,20 +32,9 @@ use super::{BarrierKind, BarrierWait, MemFlags, MemScope, Site};
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Arrival {
-    /// A `&'static Location<'static>`, or a `&'static Site` when `how` has
-    /// [`SITE`] set.
-    at: *const (),
+    at: &'static Location<'static>,
     how: u32,
 }
-
-/// The bit of `how` that says `at` is a `Site`.
-const SITE: u32 = 1 << 8;
-
-// SAFETY: `at` is a shared reference to immutable `'static` data (a
-// `Location` or a `Site`), which any thread may read.
-unsafe impl Send for Arrival {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Arrival {}
 
 impl PartialEq for Arrival {
     #[inline]
@@ -68,43 +56,16 @@ impl Arrival {
         scope: MemScope,
         at: &'static Location<'static>,
     ) -> Self {
-        Arrival {
-            at: (at as *const Location<'static>).cast(),
-            how: Self::pack(kind, flags, scope),
-        }
-    }
-
-    /// The arrival at a barrier whose site is a `'static` [`Site`], for
-    /// engines that compile kernels from another language: the site's
-    /// address identifies the barrier, as a `Location`'s does for Rust
-    /// kernels, so one barrier's sites must be one `&'static Site`
-    /// (interned).
-    ///
-    /// ```
-    /// use clsync::sync::{Arrival, BarrierKind, MemFlags, MemScope, Site};
-    ///
-    /// static AT: Site = Site { file: "k.cl", line: 7, column: 5 };
-    /// let a = Arrival::at_site(BarrierKind::WorkGroup, MemFlags::LOCAL, MemScope::WorkGroup, &AT);
-    /// assert_eq!(a.wait().site, AT);
-    /// assert_eq!(a, Arrival::at_site(BarrierKind::WorkGroup, MemFlags::LOCAL, MemScope::WorkGroup, &AT));
-    /// ```
-    #[inline]
-    pub fn at_site(kind: BarrierKind, flags: MemFlags, scope: MemScope, at: &'static Site) -> Self {
-        Arrival {
-            at: (at as *const Site).cast(),
-            how: Self::pack(kind, flags, scope) | SITE,
-        }
-    }
-
-    #[inline]
-    fn pack(kind: BarrierKind, flags: MemFlags, scope: MemScope) -> u32 {
         let kind = match kind {
             BarrierKind::WorkGroup => 0,
             BarrierKind::SubGroup => 1,
         };
         // A scope's discriminant is its index in `MemScope::ALL`.
         let scope = scope as u32;
-        kind | (u32::from(flags.bits()) << 1) | (scope << 4)
+        Arrival {
+            at,
+            how: kind | (u32::from(flags.bits()) << 1) | (scope << 4),
+        }
     }
 
     /// Work-group or sub-group barrier.
@@ -126,21 +87,13 @@ impl Arrival {
     /// Its fence scope.
     #[inline]
     pub fn scope(self) -> MemScope {
-        MemScope::ALL[((self.how >> 4) & 0xf) as usize]
+        MemScope::ALL[(self.how >> 4) as usize]
     }
 
     /// Where the barrier is.
     #[inline]
     pub fn site(self) -> Site {
-        if self.how & SITE != 0 {
-            // SAFETY: with SITE set, `at` came from a `&'static Site`
-            // (`at_site`).
-            unsafe { *self.at.cast::<Site>() }
-        } else {
-            // SAFETY: without SITE, `at` came from a `&'static Location`
-            // (`new`).
-            Site::from(unsafe { &*self.at.cast::<Location<'static>>() })
-        }
+        Site::from(self.at)
     }
 
     /// The barrier wait this arrival stands for.

@@ -267,29 +267,6 @@ impl WorkItem<'_> {
         Ok(())
     }
 
-    /// [`barrier_dyn_at`](WorkItem::barrier_dyn_at) at a `'static` site,
-    /// for engines that compile kernels: the scheduler gets the two-word
-    /// [`Arrival`] ([`Arrival::at_site`]) that Rust kernels' barriers give
-    /// it, which a uniform round compares without reading the site. One
-    /// barrier of the compiled program must always pass the same
-    /// `&'static Site` (interned).
-    pub fn barrier_dyn_static(
-        &self,
-        kind: BarrierKind,
-        flags: u32,
-        scope: MemScope,
-        site: &'static Site,
-    ) -> Result<(), SyncError> {
-        let op = match kind {
-            BarrierKind::WorkGroup => "work_group_barrier",
-            BarrierKind::SubGroup => "sub_group_barrier",
-        };
-        let flags = checker::argument(op, validate::barrier(op, flags, scope), *site)?;
-        let arrival = Arrival::at_site(kind, flags, scope, site);
-        self.wait(kind, flags, scope, || *site, Some(arrival));
-        Ok(())
-    }
-
     /// A point where a cancelled launch may stop this work-item, for
     /// interpreters: call it at each loop back-edge of the interpreted
     /// program, so that a loop that touches no atomic, fence or barrier
