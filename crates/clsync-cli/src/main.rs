@@ -8,6 +8,7 @@
 
 mod litmus;
 mod run;
+mod tour_cl;
 
 use std::process::ExitCode;
 
@@ -155,6 +156,9 @@ fn samples(args: &SamplesArgs) -> ExitCode {
                 println!("{:<22} launch failed: {e}", sample.name());
             }
         }
+    }
+    if !args.json {
+        failed += tour_cl::run(&rt, args.check, args.only.as_deref());
     }
     if failed > 0 {
         eprintln!("{failed} sample(s) failed");

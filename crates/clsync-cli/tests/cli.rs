@@ -53,9 +53,22 @@ fn every_sample_runs_and_verifies_at_the_small_size() {
     let out = clsync(&["samples", "--size", "small", "--threads", "2"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let rows: Vec<&str> = stdout.lines().skip(2).collect();
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
     assert_eq!(rows.len(), 5, "{stdout}");
     assert!(rows.iter().all(|r| r.ends_with("yes")), "{stdout}");
+    // Then the same workloads' OpenCL C source, compiled by clsync: six
+    // rows, each verified against its reference.
+    let cl: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("OpenCL C"))
+        .skip(1)
+        .collect();
+    assert_eq!(cl.len(), 6, "{stdout}");
+    assert!(cl.iter().all(|r| r.ends_with("yes")), "{stdout}");
 }
 
 #[test]
