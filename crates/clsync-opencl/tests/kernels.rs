@@ -297,3 +297,130 @@ fn integer_edge_cases_do_not_trap() {
     assert_eq!(o[6], i32::MIN, "add_sat(INT_MIN, -1)");
     assert_eq!(o[7], i32::MIN, "convert_int_sat(INT_MIN * 4.0f)");
 }
+
+#[test]
+fn work_group_and_sub_group_collectives_match_sequential_results() {
+    let p = build(
+        r#"
+        kernel void k(global const int *in, global int *out, global float *f) {
+            size_t i = get_global_id(0);
+            int v = in[i];
+            out[7 * i + 0] = work_group_reduce_add(v);
+            out[7 * i + 1] = work_group_scan_inclusive_max(v);
+            out[7 * i + 2] = work_group_broadcast(v, 3);
+            out[7 * i + 3] = sub_group_reduce_min(v);
+            out[7 * i + 4] = sub_group_scan_exclusive_add(v);
+            out[7 * i + 5] = work_group_all(v > -40) + 2 * work_group_any(v > 40);
+            out[7 * i + 6] = sub_group_broadcast(v, 1);
+            f[i] = work_group_reduce_max((float)v * 0.5f);
+        }"#,
+        "-cl-std=CL3.0",
+    );
+    let (n, local, sg) = (96usize, 24usize, 8usize);
+    let data: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 83) - 41).collect();
+    let input = Buffer::from_slice(&data);
+    let out = Buffer::<i32>::new(7 * n);
+    let f = Buffer::<f32>::new(n);
+    for checked in [false, true] {
+        let found = p
+            .kernel("k")
+            .unwrap()
+            .run_with(
+                &Runtime::new(),
+                NdRange::new([n]).local([local]).sub_group_size(sg),
+                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&f)],
+                |l| l,
+                checked,
+            )
+            .unwrap();
+        assert!(found.is_empty(), "{found:?}");
+        let o = out.to_vec();
+        for i in 0..n {
+            let g = &data[i / local * local..(i / local + 1) * local];
+            let s = &data[i / sg * sg..(i / sg + 1) * sg];
+            let (l, sl) = (i % local, i % sg);
+            let want = [
+                g.iter().sum::<i32>(),
+                *g[..=l].iter().max().unwrap(),
+                g[3],
+                *s.iter().min().unwrap(),
+                s[..sl].iter().sum::<i32>(),
+                i32::from(g.iter().all(|v| *v > -40)) + 2 * i32::from(g.iter().any(|v| *v > 40)),
+                s[1],
+            ];
+            assert_eq!(
+                &o[7 * i..7 * i + 7],
+                &want,
+                "work-item {i}, checked: {checked}"
+            );
+            let fmax = g.iter().map(|v| *v as f32 * 0.5).fold(f32::MIN, f32::max);
+            assert_eq!(f.to_vec()[i], fmax);
+        }
+    }
+}
+
+#[test]
+fn a_collective_that_not_every_work_item_reaches_is_a_divergence() {
+    let p = build(
+        "kernel void k(global int *out) {\n  if (get_local_id(0) != 2)\n    out[get_global_id(0)] = work_group_reduce_add(1);\n}\n",
+        "-cl-std=CL3.0",
+    );
+    let out = Buffer::<i32>::new(8);
+    let e = p
+        .kernel("k")
+        .unwrap()
+        .run(
+            &Runtime::new(),
+            NdRange::new([8]).local([4]),
+            &[Arg::Buffer(&out)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("divergence"), "{e}");
+}
+
+#[test]
+fn sub_group_reverse_through_local_memory_with_partial_sub_groups() {
+    // The CTS sub-group barrier test (the tour's "sub-group reverse"):
+    // global 2000, local 200; sub-groups of 7 and 32 leave the last
+    // sub-group of each group partial.
+    let p = build(
+        r#"
+        kernel void reverse(global const uint *in, global uint *out, local uint *tmp) {
+            size_t g = get_global_id(0);
+            uint size = get_sub_group_size(), lid = get_sub_group_local_id();
+            uint base = get_sub_group_id() * get_max_sub_group_size();
+            tmp[base + lid] = in[g];
+            sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+            out[g] = tmp[base + size - 1 - lid];
+        }"#,
+        "-cl-std=CL3.0",
+    );
+    let data: Vec<u32> = (0..2000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let input = Buffer::from_slice(&data);
+    for sg in [7usize, 32] {
+        let out = Buffer::<u32>::new(2000);
+        let found = p
+            .kernel("reverse")
+            .unwrap()
+            .run_with(
+                &Runtime::new(),
+                NdRange::new([2000]).local([200]).sub_group_size(sg),
+                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(800)],
+                |l| l,
+                true,
+            )
+            .unwrap();
+        assert!(found.is_empty(), "{found:?}");
+        let mut want = vec![0u32; 2000];
+        for (gi, group) in data.chunks(200).enumerate() {
+            for (si, s) in group.chunks(sg).enumerate() {
+                for i in 0..s.len() {
+                    want[gi * 200 + si * sg + i] = s[s.len() - 1 - i];
+                }
+            }
+        }
+        assert_eq!(out.to_vec(), want, "sub-groups of {sg}");
+    }
+}

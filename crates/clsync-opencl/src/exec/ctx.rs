@@ -126,6 +126,8 @@ pub struct ItemCtx {
     pub stop: Option<Stop>,
     /// Its async copies' events.
     pub events: crate::exec::copies::ItemEvents,
+    /// How many collectives it made, per scope.
+    pub collectives: crate::exec::collectives::ItemCollectives,
 }
 
 /// What the runtime calls need besides the context.
@@ -147,6 +149,8 @@ pub struct HostSide<'a> {
     pub legacy_atomics: bool,
     /// The groups' async copies, for a checked launch's comparisons.
     pub copies: &'a crate::exec::copies::Copies,
+    /// The open exchanges of collectives.
+    pub exchanges: &'a crate::exec::collectives::Exchanges,
 }
 
 /// What a slot holds, for reports.

@@ -7,6 +7,7 @@
 //! detection, the watchdog and the scheduler are the same as for Rust
 //! kernels.
 
+pub mod collectives;
 pub mod copies;
 pub mod ctx;
 pub mod helpers;
@@ -329,6 +330,7 @@ pub(crate) fn run(
     let bound = bind(p, k, args)?;
     let reports = std::sync::Mutex::new(report::Reports::default());
     let copies = copies::Copies::default();
+    let exchanges = collectives::Exchanges::default();
     let plan = &build.plan;
     let mut launch = configure(Launch::new(k.name.clone(), range)).checked(checked);
     // Local memory as bytes: a checked launch keeps its shadow per
@@ -414,6 +416,7 @@ pub(crate) fn run(
             reports: &reports,
             legacy_atomics: p.legacy_atomics,
             copies: &copies,
+            exchanges: &exchanges,
         };
         let mut ctx = ItemCtx {
             slots: slots.as_ptr(),
@@ -424,6 +427,7 @@ pub(crate) fn run(
             host: (&host as *const HostSide<'_>).cast(),
             stop: None,
             events: Default::default(),
+            collectives: Default::default(),
         };
         // SAFETY: `entry` was compiled for this program's module and takes
         // its context and the flattened arguments `bind` made for this

@@ -663,7 +663,11 @@ impl<'a, 'm> Fx<'a, 'm> {
                 }
             }
             _ => {
-                if self.composite(inst)? || self.arith(inst)? || self.memory(inst)? {
+                if self.composite(inst)?
+                    || self.arith(inst)?
+                    || self.memory(inst)?
+                    || self.group(inst)?
+                {
                     return Ok(());
                 }
                 return Err(CompileError::Unsupported(format!(

@@ -18,6 +18,7 @@
 mod arith;
 mod ext;
 mod function;
+mod group;
 mod memory;
 
 use std::collections::HashMap;
@@ -357,6 +358,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![I64],
         ),
         (
+            "clsync_collective",
+            crate::exec::collectives::clsync_collective as *const u8,
+            vec![I64, I32, I32, I32, I32, I64, I64, I32],
+            vec![I64],
+        ),
+        (
             "clsync_poll",
             helpers::clsync_poll as *const u8,
             vec![I64],
@@ -505,6 +512,7 @@ mod tests {
             include_str!("memory.rs"),
             include_str!("arith.rs"),
             include_str!("ext.rs"),
+            include_str!("group.rs"),
         ];
         let mut called = 0;
         for src in sources {

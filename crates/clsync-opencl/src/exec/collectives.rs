@@ -1,0 +1,216 @@
+//! Work-group and sub-group collectives (`work_group_reduce_add`,
+//! `sub_group_scan_exclusive_min`, `work_group_broadcast`,
+//! `work_group_all`, ...; SPIR-V `OpGroup*`).
+//!
+//! Every work-item of the group (sub-group) deposits its value in the
+//! exchange of its `k`-th collective of that scope, waits at a barrier of
+//! that scope at the collective's line, then computes its own result from
+//! all the values: a reduction, its inclusive or exclusive scan, a
+//! broadcast, `all` or `any`. The barrier is the runtime's, so a collective
+//! that not every work-item reaches is a divergence report, never a hang.
+//! Its flags are `CLK_LOCAL_MEM_FENCE`, as the runtime takes no barrier
+//! without flags: free here (a group's work-items run on one thread), but
+//! the checker then takes the collective to order local memory as a
+//! barrier would, and a local-memory race across a collective goes
+//! unreported. The last work-item to read an exchange frees it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::ctx::ItemCtx;
+use super::helpers;
+
+/// One collective's values, by lane, and how many lanes have read them.
+pub struct Exchange {
+    values: Vec<u64>,
+    read: usize,
+}
+
+/// A launch's open exchanges: by group, sub-group (`u32::MAX` for the
+/// work-group's) and the collective's number.
+pub type Exchanges = Mutex<HashMap<([usize; 3], u32, u64), Exchange>>;
+
+/// One work-item's count of collectives, per scope.
+#[derive(Default, Debug)]
+pub struct ItemCollectives {
+    group: u64,
+    sub_group: u64,
+}
+
+/// The operation, as the translator encodes it.
+pub mod op {
+    /// `OpGroupIAdd`, `OpGroupFAdd`.
+    pub const ADD: u32 = 0;
+    /// `OpGroupSMin`, `OpGroupUMin`, `OpGroupFMin`.
+    pub const MIN: u32 = 1;
+    /// `OpGroupSMax`, `OpGroupUMax`, `OpGroupFMax`.
+    pub const MAX: u32 = 2;
+    /// `OpGroupAll`.
+    pub const ALL: u32 = 3;
+    /// `OpGroupAny`.
+    pub const ANY: u32 = 4;
+    /// `OpGroupBroadcast`: the value of the lane `arg` names.
+    pub const BROADCAST: u32 = 5;
+}
+
+/// The value type, as the translator encodes it.
+pub mod ty {
+    /// A signed integer of `bits`.
+    pub const SIGNED: u32 = 0;
+    /// An unsigned integer.
+    pub const UNSIGNED: u32 = 1;
+    /// A float (32 or 64 bits).
+    pub const FLOAT: u32 = 2;
+}
+
+fn combine(op: u32, kind: u32, bits: u32, a: u64, b: u64) -> u64 {
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let sx = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
+    let f = |v: u64| {
+        if bits == 32 {
+            f32::from_bits(v as u32) as f64
+        } else {
+            f64::from_bits(v)
+        }
+    };
+    let unf = |v: f64| {
+        if bits == 32 {
+            (v as f32).to_bits() as u64
+        } else {
+            v.to_bits()
+        }
+    };
+    match (op, kind) {
+        (op::ADD, ty::FLOAT) => unf(f(a) + f(b)),
+        (op::ADD, _) => a.wrapping_add(b) & mask,
+        (op::MIN, ty::FLOAT) => unf(f(a).min(f(b))),
+        (op::MAX, ty::FLOAT) => unf(f(a).max(f(b))),
+        (op::MIN, ty::SIGNED) => (sx(a).min(sx(b)) as u64) & mask,
+        (op::MAX, ty::SIGNED) => (sx(a).max(sx(b)) as u64) & mask,
+        (op::MIN, _) => a.min(b),
+        (op::MAX, _) => a.max(b),
+        (op::ALL, _) => u64::from(a != 0 && b != 0),
+        (op::ANY, _) => u64::from(a != 0 || b != 0),
+        _ => a,
+    }
+}
+
+/// The identity of `op` (an exclusive scan's first result).
+fn identity(op: u32, kind: u32, bits: u32) -> u64 {
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let f = |v: f64| {
+        if bits == 32 {
+            (v as f32).to_bits() as u64
+        } else {
+            v.to_bits()
+        }
+    };
+    match (op, kind) {
+        (op::ADD, ty::FLOAT) => f(0.0),
+        (op::MIN, ty::FLOAT) => f(f64::INFINITY),
+        (op::MAX, ty::FLOAT) => f(f64::NEG_INFINITY),
+        (op::MIN, ty::SIGNED) => mask >> 1,
+        (op::MAX, ty::SIGNED) => (mask >> 1) + 1,
+        (op::MIN, _) => mask,
+        (op::ALL, _) => 1,
+        _ => 0,
+    }
+}
+
+/// A collective: `scope` 2 (work-group) or 3 (sub-group); `group_op` 0
+/// reduce, 1 inclusive scan, 2 exclusive scan; `kind_bits` the type (bits
+/// 0-7) and width (8 and up); `arg` a broadcast's lane. Returns the
+/// work-item's result.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "C" fn clsync_collective(
+    ctx: *mut ItemCtx,
+    scope: u32,
+    op: u32,
+    group_op: u32,
+    kind_bits: u32,
+    value: u64,
+    arg: u64,
+    site: u32,
+) -> u64 {
+    // SAFETY: our contract.
+    let c = unsafe { &mut *ctx };
+    // SAFETY: the host side lives for the work-item's run (`exec::run`).
+    let host = unsafe { &*c.host };
+    let wi = host.wi;
+    let sub = scope == 3;
+    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+    let (lane, lanes, which) = if sub {
+        (
+            wi.get_sub_group_local_id() as usize,
+            wi.get_sub_group_size() as usize,
+            wi.get_sub_group_id(),
+        )
+    } else {
+        (
+            wi.get_local_linear_id(),
+            wi.get_local_size(0) * wi.get_local_size(1) * wi.get_local_size(2),
+            u32::MAX,
+        )
+    };
+    let k = if sub {
+        &mut c.collectives.sub_group
+    } else {
+        &mut c.collectives.group
+    };
+    let key = (group, which, *k);
+    *k += 1;
+    {
+        let mut all = host.exchanges.lock().unwrap_or_else(|e| e.into_inner());
+        let e = all.entry(key).or_insert_with(|| Exchange {
+            values: vec![0; lanes],
+            read: 0,
+        });
+        if let Some(v) = e.values.get_mut(lane) {
+            *v = value;
+        }
+    }
+    // The barrier of the collective's scope (local memory, see the module
+    // docs): every lane has deposited its value after it.
+    // SAFETY: `c` is this call's context (our contract).
+    unsafe { helpers::clsync_barrier(&mut *c, scope, scope, 0x100, site) };
+    if c.status != 0 {
+        return 0;
+    }
+    let (kind, bits) = (kind_bits & 0xff, kind_bits >> 8);
+    let mut all = host.exchanges.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(e) = all.get_mut(&key) else {
+        return 0;
+    };
+    let result = if op == op::BROADCAST {
+        e.values.get(arg as usize).copied().unwrap_or(0)
+    } else {
+        let upto = match group_op {
+            1 => lane + 1,
+            2 => lane,
+            _ => lanes,
+        };
+        e.values[..upto.min(lanes)]
+            .iter()
+            .fold(identity(op, kind, bits), |acc, v| {
+                combine(op, kind, bits, acc, *v)
+            })
+    };
+    e.read += 1;
+    if e.read == lanes {
+        all.remove(&key);
+    }
+    result
+}
