@@ -22,6 +22,7 @@
 
 mod error;
 mod module;
+mod reader;
 pub mod types;
 
 pub use error::SpirvError;

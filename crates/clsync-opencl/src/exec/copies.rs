@@ -262,8 +262,8 @@ fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32) -> bool {
             continue;
         };
         if checked {
-            helpers::note_group_access(c, s, sa, size, false, site);
-            helpers::note_group_access(c, d, da, size, true, site);
+            super::checked::note_group_access(c, s, sa, size, false, site);
+            super::checked::note_group_access(c, d, da, size, true, site);
         }
         // SAFETY: both ranges are inside their objects (resolved above);
         // `copy` allows overlap.

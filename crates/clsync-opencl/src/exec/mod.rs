@@ -7,10 +7,12 @@
 //! detection, the watchdog and the scheduler are the same as for Rust
 //! kernels.
 
+pub mod checked;
 pub mod collectives;
 pub mod copies;
 pub mod ctx;
 pub mod helpers;
+pub mod math;
 pub mod printf;
 pub mod report;
 

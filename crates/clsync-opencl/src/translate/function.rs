@@ -1,12 +1,13 @@
-//! One function: its blocks in reverse postorder, phis as block
+//! One function: its blocks in reverse postorder (`cfg`), phis as block
 //! parameters, and the dispatch of each instruction to the module that
-//! translates it (arithmetic in `arith`, memory in `memory`, OpenCL.std in
-//! `ext`).
+//! translates it (vectors and aggregates in `composite`, arithmetic in
+//! `arith`, memory in `memory`, atomics in `atomics`, collectives in
+//! `group`, OpenCL.std in `ext`).
 
 use std::collections::HashMap;
 
 use clsync_spirv::spirv::{Op, StorageClass, Word};
-use clsync_spirv::{Constant, Function, Instruction, Module, Operand, SourceLine, Type};
+use clsync_spirv::{Constant, Function, Instruction, Module, Operand, SourceLine};
 use cranelift_codegen::ir::{
     self, types, AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as ClType,
     Value,
@@ -16,6 +17,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_jit::JITModule;
 use cranelift_module::Module as _;
 
+use super::cfg::reverse_postorder;
 use super::{cl_type, flat_types, Shared};
 use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
 use crate::CompileError;
@@ -75,76 +77,6 @@ pub(crate) struct Fx<'a, 'm> {
 /// at an address that traps.
 pub(crate) fn mem() -> MemFlagsData {
     MemFlagsData::trusted()
-}
-
-/// A block's successors.
-fn successors(term: &Instruction) -> Vec<Word> {
-    let ids = |from: usize, step: usize| {
-        term.operands
-            .iter()
-            .skip(from)
-            .step_by(step)
-            .filter_map(|o| match o {
-                Operand::IdRef(w) => Some(*w),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-    };
-    match term.class.opcode {
-        Op::Branch => ids(0, 1),
-        Op::BranchConditional => ids(1, 1).into_iter().take(2).collect(),
-        Op::Switch => {
-            let mut v = ids(1, 1);
-            v.dedup();
-            v
-        }
-        _ => vec![],
-    }
-}
-
-/// The reachable blocks of `f` in reverse postorder: every block after
-/// those that dominate it (llvm-spirv's own order does not always keep
-/// that).
-fn reverse_postorder(f: &Function) -> Vec<usize> {
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.label, i))
-        .collect();
-    let succ: Vec<Vec<usize>> = f
-        .blocks
-        .iter()
-        .map(|b| {
-            b.instructions
-                .last()
-                .map(|(t, _)| {
-                    successors(t)
-                        .iter()
-                        .filter_map(|l| index.get(l).copied())
-                        .collect()
-                })
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut seen = vec![false; f.blocks.len()];
-    let mut post = Vec::with_capacity(f.blocks.len());
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some((n, i)) = stack.pop() {
-        if i < succ[n].len() {
-            stack.push((n, i + 1));
-            let s = succ[n][i];
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(n);
-        }
-    }
-    post.reverse();
-    post
 }
 
 /// Translates `f` into `func`.
@@ -701,107 +633,5 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.def(inst, results);
         self.check_status();
         Ok(())
-    }
-
-    /// Vectors, structs and arrays as flattened values.
-    fn composite(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
-        match inst.class.opcode {
-            Op::CompositeConstruct => {
-                let mut out = Vec::new();
-                for k in 0..inst.operands.len() {
-                    out.extend(self.get(self.id(inst, k)?)?);
-                }
-                self.def(inst, out);
-            }
-            Op::CompositeExtract => {
-                let src = self.id(inst, 0)?;
-                let v = self.get(src)?;
-                let (start, n) = self.leaf_range(self.type_of(src)?, inst, 1)?;
-                self.def(inst, v[start..start + n].to_vec());
-            }
-            Op::CompositeInsert => {
-                let obj = self.get(self.id(inst, 0)?)?;
-                let comp = self.id(inst, 1)?;
-                let mut v = self.get(comp)?;
-                let (start, n) = self.leaf_range(self.type_of(comp)?, inst, 2)?;
-                v[start..start + n].copy_from_slice(&obj);
-                self.def(inst, v);
-            }
-            Op::VectorShuffle => {
-                let mut all = self.get(self.id(inst, 0)?)?;
-                all.extend(self.get(self.id(inst, 1)?)?);
-                let elem = match self.m.ty(inst.result_type.unwrap_or(0))? {
-                    Type::Vector { elem, .. } => *elem,
-                    _ => {
-                        return Err(CompileError::Invalid(
-                            "OpVectorShuffle of a non-vector".into(),
-                        ))
-                    }
-                };
-                let et = cl_type(self.m, elem)?;
-                let mut out = Vec::new();
-                for k in 2..inst.operands.len() {
-                    let c = self.lit(inst, k)?;
-                    out.push(match all.get(c as usize) {
-                        Some(v) => *v,
-                        None => self.zero(et),
-                    });
-                }
-                self.def(inst, out);
-            }
-            Op::VectorExtractDynamic => {
-                let v = self.get(self.id(inst, 0)?)?;
-                let idx = self.get1(self.id(inst, 1)?)?;
-                let mut r = v[0];
-                for (k, lane) in v.iter().enumerate().skip(1) {
-                    let is = self
-                        .b
-                        .ins()
-                        .icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
-                    r = self.b.ins().select(is, *lane, r);
-                }
-                self.def(inst, vec![r]);
-            }
-            Op::VectorInsertDynamic => {
-                let v = self.get(self.id(inst, 0)?)?;
-                let c = self.get1(self.id(inst, 1)?)?;
-                let idx = self.get1(self.id(inst, 2)?)?;
-                let mut out = Vec::new();
-                for (k, lane) in v.iter().enumerate() {
-                    let is = self
-                        .b
-                        .ins()
-                        .icmp_imm_s(ir::condcodes::IntCC::Equal, idx, k as i64);
-                    out.push(self.b.ins().select(is, c, *lane));
-                }
-                self.def(inst, out);
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// The leaves that literal indices from operand `from` select in a
-    /// value of type `ty`.
-    fn leaf_range(
-        &self,
-        mut ty: Word,
-        inst: &Instruction,
-        from: usize,
-    ) -> Result<(usize, usize), CompileError> {
-        let mut start = 0usize;
-        for k in from..inst.operands.len() {
-            let idx = self.lit(inst, k)?;
-            let counts = self.m.part_leaf_counts(ty)?;
-            if idx as usize >= counts.len() {
-                return Err(CompileError::Invalid(format!(
-                    "index {idx} into a composite of {} parts",
-                    counts.len()
-                )));
-            }
-            start += counts[..idx as usize].iter().sum::<usize>();
-            ty = self.m.part_type(ty, idx)?;
-        }
-        Ok((start, self.m.leaves(ty)?.len()))
     }
 }

@@ -16,6 +16,9 @@
 //! returns.
 
 mod arith;
+mod atomics;
+mod cfg;
+mod composite;
 mod ext;
 mod function;
 mod group;
@@ -287,43 +290,43 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         ),
         (
             "clsync_f32_1",
-            helpers::clsync_f32_1 as *const u8,
+            crate::exec::math::clsync_f32_1 as *const u8,
             vec![I32, F32],
             vec![F32],
         ),
         (
             "clsync_f32_2",
-            helpers::clsync_f32_2 as *const u8,
+            crate::exec::math::clsync_f32_2 as *const u8,
             vec![I32, F32, F32],
             vec![F32],
         ),
         (
             "clsync_f32_3",
-            helpers::clsync_f32_3 as *const u8,
+            crate::exec::math::clsync_f32_3 as *const u8,
             vec![I32, F32, F32, F32],
             vec![F32],
         ),
         (
             "clsync_f64_1",
-            helpers::clsync_f64_1 as *const u8,
+            crate::exec::math::clsync_f64_1 as *const u8,
             vec![I32, F64],
             vec![F64],
         ),
         (
             "clsync_f64_2",
-            helpers::clsync_f64_2 as *const u8,
+            crate::exec::math::clsync_f64_2 as *const u8,
             vec![I32, F64, F64],
             vec![F64],
         ),
         (
             "clsync_f64_3",
-            helpers::clsync_f64_3 as *const u8,
+            crate::exec::math::clsync_f64_3 as *const u8,
             vec![I32, F64, F64, F64],
             vec![F64],
         ),
         (
             "clsync_f64_int",
-            helpers::clsync_f64_int as *const u8,
+            crate::exec::math::clsync_f64_int as *const u8,
             vec![I32, F64, I32],
             vec![F64],
         ),
@@ -335,19 +338,19 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         ),
         (
             "clsync_check_access",
-            helpers::clsync_check_access as *const u8,
+            crate::exec::checked::clsync_check_access as *const u8,
             vec![I64, I64, I64, I64, I32, I32],
             vec![],
         ),
         (
             "clsync_atomic",
-            helpers::clsync_atomic as *const u8,
+            crate::exec::checked::clsync_atomic as *const u8,
             vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32],
             vec![I64],
         ),
         (
             "clsync_fence",
-            helpers::clsync_fence as *const u8,
+            crate::exec::checked::clsync_fence as *const u8,
             vec![I64, I32, I32, I32],
             vec![],
         ),
@@ -371,7 +374,7 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         ),
         (
             "clsync_index_exceeds",
-            helpers::clsync_index_exceeds as *const u8,
+            crate::exec::checked::clsync_index_exceeds as *const u8,
             vec![I64, I64, I64, I32],
             vec![],
         ),
@@ -513,6 +516,8 @@ mod tests {
             include_str!("arith.rs"),
             include_str!("ext.rs"),
             include_str!("group.rs"),
+            include_str!("atomics.rs"),
+            include_str!("composite.rs"),
         ];
         let mut called = 0;
         for src in sources {

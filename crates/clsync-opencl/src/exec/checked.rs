@@ -1,0 +1,371 @@
+//! The runtime calls of the checked build: every access reported to the
+//! runtime's checker, atomics and fences performed under it, and the
+//! checked build's own findings (static array indices, read-only buffers).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use clsync::sync::MemScope;
+
+use super::ctx::{ItemCtx, Stop, OFFSET_BITS, OFFSET_MASK};
+use super::helpers::{fence_flags, scope, site_at, site_text, stop};
+
+/// The address space a tagged pointer's object is in, as the checker
+/// knows them: `Some(true)` local, `Some(false)` global, `None` for
+/// private and constant memory (one work-item's, or never written) and
+/// invalid pointers.
+fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    if slot == 0 || slot as u64 >= ctx.nslots {
+        return None;
+    }
+    match host.slot_names.get(slot)?.space {
+        "local" => Some(true),
+        "global" => Some(false),
+        _ => None,
+    }
+}
+
+/// A plain access of `size` bytes in the checked build, reported to the
+/// checker byte by byte (so that accesses of different sizes and
+/// alignments meet in the shadow): `ptr` is the tagged pointer (which names
+/// the object's space), `addr` the native address.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_check_access(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    addr: u64,
+    size: u64,
+    write: u32,
+    site: u32,
+) {
+    // SAFETY: as in `clsync_fault`.
+    let ctx = unsafe { &*ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    let misuse = match host.slot_names.get(slot).map(|i| i.access) {
+        Some(crate::exec::Access::ReadOnly) if write != 0 => {
+            Some("Invalid write to read-only buffer")
+        }
+        _ => None,
+    };
+    if let Some(headline) = misuse {
+        let details = format!(
+            "{} `{}`, byte {}",
+            host.slot_names[slot].space,
+            host.slot_names[slot].name,
+            ptr & OFFSET_MASK
+        );
+        super::report::add(
+            host,
+            headline.to_string(),
+            details,
+            Some(site_at(ctx, site)),
+        );
+    }
+    let Some(local) = checked_space(ctx, ptr) else {
+        return;
+    };
+    let space = if local {
+        clsync::checker::Space::Local
+    } else {
+        clsync::checker::Space::Global
+    };
+    let site = site_at(ctx, site);
+    for k in 0..size as usize {
+        clsync::checker::engine::plain(addr as usize + k, space, write != 0, site);
+    }
+}
+
+/// An access of a group-wide operation (an async copy) in a checked
+/// launch: each byte as a relaxed work-group atomic of the calling
+/// work-item, so that it races with the unordered plain accesses of others
+/// but not with itself.
+pub(crate) fn note_group_access(
+    ctx: &ItemCtx,
+    ptr: u64,
+    addr: *mut u8,
+    size: u64,
+    write: bool,
+    site: u32,
+) {
+    use clsync::checker::engine::{self, AtomicKind};
+    let Some(local) = checked_space(ctx, ptr) else {
+        return;
+    };
+    let site = site_at(ctx, site);
+    let kind = if write {
+        AtomicKind::Store
+    } else {
+        AtomicKind::Load
+    };
+    for k in 0..size as usize {
+        engine::atomic(
+            addr as usize + k,
+            local,
+            "async_work_group_copy",
+            kind,
+            clsync::sync::MemOrder::Relaxed,
+            None,
+            MemScope::WorkGroup,
+            site,
+            || ((), write),
+        );
+    }
+}
+
+/// SPIR-V memory semantics' order bits as a memory order.
+fn order(semantics: u32) -> clsync::sync::MemOrder {
+    use clsync::sync::MemOrder;
+    if semantics & 0x10 != 0 {
+        MemOrder::SeqCst
+    } else if semantics & 0x8 != 0 || semantics & 0x6 == 0x6 {
+        MemOrder::AcqRel
+    } else if semantics & 0x4 != 0 {
+        MemOrder::Release
+    } else if semantics & 0x2 != 0 {
+        MemOrder::Acquire
+    } else {
+        MemOrder::Relaxed
+    }
+}
+
+/// An atomic operation of the checked build, performed here under the
+/// checker. `op` is the SPIR-V opcode; `width` the bytes (4 or 8), plus
+/// 0x100 for a float; the result is the old value's bits.
+///
+/// # Memory ordering
+///
+/// Every operation is `SeqCst` on the hardware, at least as strong as the
+/// order the kernel names: it pairs with every other atomic, fence and
+/// barrier of the launch and the host's. The checker judges the kernel by
+/// the order and scope it named.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "C" fn clsync_atomic(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    addr: u64,
+    op: u32,
+    width: u32,
+    value: u64,
+    cmp: u64,
+    semantics: u32,
+    fail_semantics: u32,
+    scope_id: u32,
+    site: u32,
+) -> u64 {
+    use clsync::checker::engine::{self, AtomicKind};
+    use rspirv::spirv::Op;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+    // SAFETY: as in `clsync_fault`.
+    let ctx_ref = unsafe { &*ctx };
+    let float = width & 0x100 != 0;
+    let bytes = width & 0xff;
+    let opcode = Op::from_u32(op).unwrap_or(Op::Nop);
+    let (name, kind) = match opcode {
+        Op::AtomicLoad => ("atomic_load", AtomicKind::Load),
+        Op::AtomicStore => ("atomic_store", AtomicKind::Store),
+        Op::AtomicFlagClear => ("atomic_flag_clear", AtomicKind::Store),
+        Op::AtomicFlagTestAndSet => ("atomic_flag_test_and_set", AtomicKind::ReadModifyWrite),
+        Op::AtomicExchange => ("atomic_exchange", AtomicKind::ReadModifyWrite),
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+            ("atomic_compare_exchange", AtomicKind::ReadModifyWrite)
+        }
+        _ => ("atomic_fetch_op", AtomicKind::ReadModifyWrite),
+    };
+    // One step of the operation on the old value: (new value, wrote).
+    let step = move |old: u64| -> (u64, bool) {
+        let f = |bits: u64| {
+            if bytes == 4 {
+                f32::from_bits(bits as u32) as f64
+            } else {
+                f64::from_bits(bits)
+            }
+        };
+        let unf = |v: f64| {
+            if bytes == 4 {
+                (v as f32).to_bits() as u64
+            } else {
+                v.to_bits()
+            }
+        };
+        let sx = |v: u64| {
+            if bytes == 4 {
+                v as u32 as i32 as i64
+            } else {
+                v as i64
+            }
+        };
+        match opcode {
+            Op::AtomicLoad => (old, false),
+            Op::AtomicStore | Op::AtomicExchange => (value, true),
+            Op::AtomicFlagClear => (0, true),
+            Op::AtomicFlagTestAndSet => (1, true),
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                if old == cmp {
+                    (value, true)
+                } else {
+                    (old, false)
+                }
+            }
+            Op::AtomicIIncrement => (old.wrapping_add(1), true),
+            Op::AtomicIDecrement => (old.wrapping_sub(1), true),
+            Op::AtomicIAdd => (old.wrapping_add(value), true),
+            Op::AtomicISub => (old.wrapping_sub(value), true),
+            Op::AtomicAnd => (old & value, true),
+            Op::AtomicOr => (old | value, true),
+            Op::AtomicXor => (old ^ value, true),
+            Op::AtomicUMin => (old.min(value), true),
+            Op::AtomicUMax => (old.max(value), true),
+            Op::AtomicSMin => (if sx(value) < sx(old) { value } else { old }, true),
+            Op::AtomicSMax => (if sx(value) > sx(old) { value } else { old }, true),
+            Op::AtomicFAddEXT if float => (unf(f(old) + f(value)), true),
+            _ => (old, false),
+        }
+    };
+    let perform = || -> (u64, bool) {
+        // A compare-and-swap loop performs every operation: read, compute,
+        // swap if unchanged. SeqCst on both sides; see the doc above.
+        if bytes == 4 {
+            // SAFETY: the code checked that `addr` has 4 bytes inside a
+            // live object; objects are at least 4-byte aligned for 4-byte
+            // atomics (buffers and local memory are allocated aligned).
+            let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            let mut old = a.load(SeqCst);
+            loop {
+                let (new, wrote) = step(old as u64);
+                if !wrote {
+                    return (old as u64, false);
+                }
+                match a.compare_exchange(old, new as u32, SeqCst, SeqCst) {
+                    Ok(_) => return (old as u64, true),
+                    Err(now) => old = now,
+                }
+            }
+        } else {
+            // SAFETY: as above, for 8 bytes.
+            let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+            let mut old = a.load(SeqCst);
+            loop {
+                let (new, wrote) = step(old);
+                if !wrote {
+                    return (old, false);
+                }
+                match a.compare_exchange(old, new, SeqCst, SeqCst) {
+                    Ok(_) => return (old, true),
+                    Err(now) => old = now,
+                }
+            }
+        }
+    };
+    let Some(local) = checked_space(ctx_ref, ptr) else {
+        // Private memory, or the scratch area of a skipped invalid access.
+        return perform().0;
+    };
+    let fail = matches!(
+        opcode,
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
+    )
+    .then(|| order(fail_semantics));
+    let site = site_at(ctx_ref, site);
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx_ref.host };
+    let legacy = host.legacy_atomics && scope_id == 2 && semantics & 0x1e == 0;
+    // An OpenCL 1.x atomic is atomic for every work-item that reaches its
+    // memory: the device, for global memory (see
+    // `frontend::calls_legacy_atomics`).
+    let scope_id = if legacy && !local { 1 } else { scope_id };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        engine::atomic(
+            addr as usize,
+            local,
+            name,
+            kind,
+            order(semantics),
+            fail,
+            scope(scope_id),
+            site,
+            perform,
+        )
+    }));
+    match r {
+        Ok(v) => v,
+        Err(payload) => {
+            // SAFETY: as in `clsync_fault`.
+            stop(unsafe { &mut *ctx }, Stop::Unwind(payload));
+            0
+        }
+    }
+}
+
+/// `OpMemoryBarrier` in the checked build: the fence, seen by the checker.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_fence(
+    ctx: *mut ItemCtx,
+    scope_id: u32,
+    semantics: u32,
+    site: u32,
+) {
+    // SAFETY: as in `clsync_fault`.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let flags = fence_flags(semantics);
+    if flags == 0 {
+        return;
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let _at = clsync::checker::SiteScope::enter(site_at(ctx, site));
+        host.wi
+            .atomic_work_item_fence_dyn(flags, order(semantics), scope(scope_id))
+    }));
+    match r {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            let at = site_text(ctx, site);
+            stop(ctx, Stop::Fault(format!("{e}\n\tat {at}")));
+        }
+        Err(payload) => stop(ctx, Stop::Unwind(payload)),
+    }
+}
+
+/// An index into an array type past its end (checked builds): Oclgrind's
+/// `exceeds static array size`, reported; the access itself is still
+/// checked against its object's bounds.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_index_exceeds(
+    ctx: *mut ItemCtx,
+    index: u64,
+    len: u64,
+    site: u32,
+) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &*ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    super::report::add(
+        host,
+        format!("Index exceeds static array size ({len} elements)"),
+        format!("index {}", index as i64),
+        Some(site_at(ctx, site)),
+    );
+}

@@ -1,0 +1,204 @@
+//! The values of a `.sim` file: element types, parsing and formatting as
+//! `oclgrind-kernel` does.
+
+/// The scalar type of a buffer's elements, for parsing and dumping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// `char`.
+    I8,
+    /// `uchar`.
+    U8,
+    /// `short`.
+    I16,
+    /// `ushort`.
+    U16,
+    /// `int`.
+    I32,
+    /// `uint`.
+    U32,
+    /// `long`.
+    I64,
+    /// `ulong`.
+    U64,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl Elem {
+    /// By its OpenCL C name (vector widths and pointers stripped).
+    pub fn from_name(name: &str) -> Option<Elem> {
+        let base = name
+            .trim_end_matches('*')
+            .trim()
+            .trim_start_matches("const ")
+            .trim_start_matches("unsigned ")
+            .trim_end_matches(|c: char| c.is_ascii_digit());
+        let unsigned = name.contains("unsigned ");
+        Some(match base {
+            "char" if unsigned => Elem::U8,
+            "char" => Elem::I8,
+            "uchar" | "bool" => Elem::U8,
+            "short" if unsigned => Elem::U16,
+            "short" => Elem::I16,
+            "ushort" | "half" => Elem::U16,
+            "int" if unsigned => Elem::U32,
+            "int" => Elem::I32,
+            "uint" => Elem::U32,
+            "long" if unsigned => Elem::U64,
+            "long" => Elem::I64,
+            "ulong" | "size_t" | "uintptr_t" => Elem::U64,
+            "ptrdiff_t" | "intptr_t" => Elem::I64,
+            "float" => Elem::F32,
+            "double" => Elem::F64,
+            _ => return None,
+        })
+    }
+
+    /// Bytes of one element.
+    pub fn size(self) -> usize {
+        match self {
+            Elem::I8 | Elem::U8 => 1,
+            Elem::I16 | Elem::U16 => 2,
+            Elem::I32 | Elem::U32 | Elem::F32 => 4,
+            Elem::I64 | Elem::U64 | Elem::F64 => 8,
+        }
+    }
+
+    /// Parses one value (decimal, `0x` hexadecimal, or hexadecimal where
+    /// `hex`) into its little-endian bytes.
+    pub(super) fn parse(self, text: &str, hex: bool) -> Option<Vec<u8>> {
+        let int = |t: &str| -> Option<i128> {
+            let (neg, t) = match t.strip_prefix('-') {
+                Some(r) => (true, r),
+                None => (false, t),
+            };
+            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                i128::from_str_radix(h, 16).ok()?
+            } else if hex {
+                i128::from_str_radix(t, 16).ok()?
+            } else {
+                t.parse::<i128>().ok()?
+            };
+            Some(if neg { -v } else { v })
+        };
+        let n = self.size();
+        Some(match self {
+            Elem::F32 => (text.parse::<f64>().ok()? as f32).to_le_bytes().to_vec(),
+            Elem::F64 => text.parse::<f64>().ok()?.to_le_bytes().to_vec(),
+            _ => {
+                let v = int(text)?;
+                let (lo, hi) = match self {
+                    Elem::I8 => (i8::MIN as i128, u8::MAX as i128),
+                    Elem::U8 => (i8::MIN as i128, u8::MAX as i128),
+                    Elem::I16 | Elem::U16 => (i16::MIN as i128, u16::MAX as i128),
+                    Elem::I32 | Elem::U32 => (i32::MIN as i128, u32::MAX as i128),
+                    _ => (i64::MIN as i128, u64::MAX as i128),
+                };
+                if v < lo || v > hi {
+                    return None;
+                }
+                (v as u64).to_le_bytes()[..n].to_vec()
+            }
+        })
+    }
+
+    /// Formats element `bytes` as `oclgrind-kernel` dumps it.
+    pub(super) fn format(self, b: &[u8], hex: bool) -> String {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        let u = u64::from_le_bytes(w);
+        if hex && !matches!(self, Elem::F32 | Elem::F64) {
+            return format!("0x{:0width$x}", u, width = 2 * self.size());
+        }
+        match self {
+            Elem::I8 => (u as u8 as i8).to_string(),
+            Elem::U8 => (u as u8).to_string(),
+            Elem::I16 => (u as u16 as i16).to_string(),
+            Elem::U16 => (u as u16).to_string(),
+            Elem::I32 => (u as u32 as i32).to_string(),
+            Elem::U32 => (u as u32).to_string(),
+            Elem::I64 => (u as i64).to_string(),
+            Elem::U64 => u.to_string(),
+            Elem::F32 => general(f32::from_bits(u as u32) as f64),
+            Elem::F64 => general(f64::from_bits(u)),
+        }
+    }
+}
+
+/// C++ streams' default float format: `%g` with six significant digits.
+pub(super) fn general(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exp = v.abs().log10().floor() as i32;
+    let e = format!("{:.5e}", v);
+    let (m, ex) = e.split_once('e').unwrap_or((&e, "0"));
+    let ex: i32 = ex.parse().unwrap_or(exp);
+    if !(-4..6).contains(&ex) {
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
+        return format!("{m}e{}{:02}", if ex < 0 { '-' } else { '+' }, ex.abs());
+    }
+    let s = format!("{:.*}", (5 - ex).max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn general_format_matches_cpp_streams() {
+        for (v, s) in [
+            (42.24f64, "42.24"),
+            (1.0, "1"),
+            (0.1, "0.1"),
+            (1e-5, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (-3.5, "-3.5"),
+            (1.0 / 3.0, "0.333333"),
+        ] {
+            assert_eq!(general(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn values_parse_with_their_type() {
+        assert_eq!(
+            Elem::I32.parse("-2", false),
+            Some((-2i32).to_le_bytes().to_vec())
+        );
+        assert_eq!(Elem::U8.parse("0x02", true), Some(vec![2]));
+        assert_eq!(Elem::U8.parse("300", false), None);
+        assert_eq!(
+            Elem::F32.parse("1.5", false),
+            Some(1.5f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(Elem::from_name("uint4*"), Some(Elem::U32));
+        assert_eq!(Elem::from_name("unsigned char*"), Some(Elem::U8));
+    }
+}

@@ -1,0 +1,248 @@
+//! Atomics: inline in the fast build (the code generator's atomics), through
+//! the runtime under the checker in the checked build.
+
+use clsync_spirv::spirv::Op;
+use clsync_spirv::Instruction;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+
+use super::cl_type;
+use super::function::Fx;
+use crate::exec::helpers::AccessKind;
+use crate::CompileError;
+
+impl Fx<'_, '_> {
+    /// The atomics. The code generator's atomics are sequentially
+    /// consistent, at least as strong as any order and scope a kernel
+    /// names, so each pairs with every other atomic, fence and barrier of
+    /// the launch and with the host's.
+    pub(super) fn atomic(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        let rmw = match op {
+            Op::AtomicExchange => Some(AtomicRmwOp::Xchg),
+            Op::AtomicIAdd | Op::AtomicIIncrement => Some(AtomicRmwOp::Add),
+            Op::AtomicISub | Op::AtomicIDecrement => Some(AtomicRmwOp::Sub),
+            Op::AtomicSMin => Some(AtomicRmwOp::Smin),
+            Op::AtomicUMin => Some(AtomicRmwOp::Umin),
+            Op::AtomicSMax => Some(AtomicRmwOp::Smax),
+            Op::AtomicUMax => Some(AtomicRmwOp::Umax),
+            Op::AtomicAnd => Some(AtomicRmwOp::And),
+            Op::AtomicOr => Some(AtomicRmwOp::Or),
+            Op::AtomicXor => Some(AtomicRmwOp::Xor),
+            Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear
+            | Op::AtomicFAddEXT => None,
+            _ => return Ok(false),
+        };
+        let p = self.id(inst, 0)?;
+        let (ty, storage) = self.pointee(p)?;
+        self.atomic_storage = storage;
+        let ptr = self.get1(p)?;
+        let t = cl_type(self.m, ty)?;
+        let size = self.m.layout(ty)?.size;
+        let flags = MemFlagsData::trusted();
+        let is_float = t == types::F32 || t == types::F64;
+        let it = if t == types::F32 {
+            types::I32
+        } else if t == types::F64 {
+            types::I64
+        } else {
+            t
+        };
+        let to_int = |fx: &mut Self, v: Value| {
+            if is_float {
+                fx.b.ins().bitcast(it, MemFlagsData::new(), v)
+            } else {
+                v
+            }
+        };
+        let from_int = |fx: &mut Self, v: Value| {
+            if is_float {
+                fx.b.ins().bitcast(t, MemFlagsData::new(), v)
+            } else {
+                v
+            }
+        };
+        if self.s.checked && size <= 8 {
+            return self.atomic_checked(inst, ptr, t, it, size, is_float);
+        }
+        if let Some(rop) = rmw {
+            let val = match op {
+                Op::AtomicIIncrement | Op::AtomicIDecrement => self.b.ins().iconst(it, 1),
+                _ => {
+                    let v = self.get1(self.id(inst, 3)?)?;
+                    to_int(self, v)
+                }
+            };
+            let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+            let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
+            let old = from_int(self, old);
+            self.def(inst, vec![old]);
+            return Ok(true);
+        }
+        match op {
+            Op::AtomicLoad => {
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let v = self.b.ins().atomic_load(it, flags, addr);
+                let v = from_int(self, v);
+                self.def(inst, vec![v]);
+            }
+            Op::AtomicStore => {
+                let v = self.get1(self.id(inst, 3)?)?;
+                let v = to_int(self, v);
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                self.b.ins().atomic_store(flags, v, addr);
+            }
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                let v = self.get1(self.id(inst, 4)?)?;
+                let c = self.get1(self.id(inst, 5)?)?;
+                let (v, c) = (to_int(self, v), to_int(self, c));
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let old = self.b.ins().atomic_cas(flags, addr, c, v);
+                let old = from_int(self, old);
+                self.def(inst, vec![old]);
+            }
+            Op::AtomicFlagTestAndSet => {
+                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
+                let one = self.b.ins().iconst(types::I32, 1);
+                let old = self
+                    .b
+                    .ins()
+                    .atomic_rmw(types::I32, flags, AtomicRmwOp::Xchg, addr, one);
+                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
+                self.def(inst, vec![set]);
+            }
+            Op::AtomicFlagClear => {
+                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
+                let zero = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().atomic_store(flags, zero, addr);
+            }
+            Op::AtomicFAddEXT => {
+                // A compare-and-swap loop: read, add, swap if unchanged.
+                let v = self.get1(self.id(inst, 3)?)?;
+                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let first = self.b.ins().atomic_load(it, flags, addr);
+                let looph = self.b.create_block();
+                let done = self.b.create_block();
+                let cur = self.b.append_block_param(looph, it);
+                let old = self.b.append_block_param(done, it);
+                self.b
+                    .ins()
+                    .jump(looph, &[cranelift_codegen::ir::BlockArg::Value(first)]);
+                self.b.switch_to_block(looph);
+                let f = self.b.ins().bitcast(t, MemFlagsData::new(), cur);
+                let sum = self.b.ins().fadd(f, v);
+                let si = self.b.ins().bitcast(it, MemFlagsData::new(), sum);
+                let seen = self.b.ins().atomic_cas(flags, addr, cur, si);
+                let same = self.b.ins().icmp(IntCC::Equal, seen, cur);
+                self.b.ins().brif(
+                    same,
+                    done,
+                    &[cranelift_codegen::ir::BlockArg::Value(seen)],
+                    looph,
+                    &[cranelift_codegen::ir::BlockArg::Value(seen)],
+                );
+                self.b.switch_to_block(done);
+                let r = self.b.ins().bitcast(t, MemFlagsData::new(), old);
+                self.def(inst, vec![r]);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// An atomic in the checked build: the runtime performs it under the
+    /// checker (`clsync_atomic`), which sees its order and scope.
+    fn atomic_checked(
+        &mut self,
+        inst: &Instruction,
+        ptr: Value,
+        t: cranelift_codegen::ir::Type,
+        it: cranelift_codegen::ir::Type,
+        size: u64,
+        is_float: bool,
+    ) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        let scope = self.const_u64(self.id(inst, 1)?)?;
+        let sem = self.const_u64(self.id(inst, 2)?)?;
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let widen = |fx: &mut Self, v: Value| -> Value {
+            let v = if is_float {
+                fx.b.ins().bitcast(it, MemFlagsData::new(), v)
+            } else {
+                v
+            };
+            if fx.b.func.dfg.value_type(v) == types::I64 {
+                v
+            } else {
+                fx.b.ins().uextend(types::I64, v)
+            }
+        };
+        let (value, cmp, fail_sem) = match op {
+            Op::AtomicLoad
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear => (zero, zero, 0),
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                let v = self.get1(self.id(inst, 4)?)?;
+                let c = self.get1(self.id(inst, 5)?)?;
+                let fail = self.const_u64(self.id(inst, 3)?)?;
+                (widen(self, v), widen(self, c), fail)
+            }
+            _ => {
+                let v = self.get1(self.id(inst, 3)?)?;
+                (widen(self, v), zero, 0)
+            }
+        };
+        let width = if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) {
+            4
+        } else {
+            size
+        };
+        let addr = self.address(ptr, width, AccessKind::Atomic, self.atomic_storage);
+        let site = self.site();
+        let args = [
+            self.ctx,
+            ptr,
+            addr,
+            self.b.ins().iconst(types::I32, op as i64),
+            self.b
+                .ins()
+                .iconst(types::I32, width as i64 | if is_float { 0x100 } else { 0 }),
+            value,
+            cmp,
+            self.b.ins().iconst(types::I32, sem as i64),
+            self.b.ins().iconst(types::I32, fail_sem as i64),
+            self.b.ins().iconst(types::I32, scope as i64),
+            self.b.ins().iconst(types::I32, site),
+        ];
+        let old = self.helper("clsync_atomic", &args)[0];
+        self.check_status();
+        match op {
+            Op::AtomicStore | Op::AtomicFlagClear => {}
+            Op::AtomicFlagTestAndSet => {
+                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
+                self.def(inst, vec![set]);
+            }
+            _ => {
+                let v = if it == types::I64 {
+                    old
+                } else {
+                    self.b.ins().ireduce(it, old)
+                };
+                let v = if is_float {
+                    self.b.ins().bitcast(t, MemFlagsData::new(), v)
+                } else {
+                    v
+                };
+                self.def(inst, vec![v]);
+            }
+        }
+        Ok(true)
+    }
+}
