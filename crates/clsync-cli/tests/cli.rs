@@ -175,3 +175,117 @@ fn litmus_json_is_json_with_the_verdict_and_the_runs() {
     assert_eq!(test["run"]["runs"], 2, "{doc}");
     assert_eq!(doc["unsound"], 0, "{doc}");
 }
+
+/// A `.sim` file and the `.cl` file it names beside it, removed when
+/// dropped.
+struct SimPair {
+    _cl: Scratch,
+    sim: Scratch,
+}
+
+fn sim_pair(name: &str, cl: &str, sim: &str) -> SimPair {
+    SimPair {
+        _cl: Scratch::new(&format!("{name}.cl"), cl),
+        sim: Scratch::new(&format!("{name}.sim"), sim),
+    }
+}
+
+#[test]
+fn run_dumps_a_sim_files_buffers_in_oclgrinds_format() {
+    let p = sim_pair(
+        "twice",
+        "kernel void twice(global int *x) { x[get_global_id(0)] *= 2; }\n",
+        "twice.cl\ntwice\n4 1 1\n2 1 1\n<size=16 range=1:1:4 dump>\n",
+    );
+    let out = clsync(&["run", "--check", p.sim.path()]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("Argument 'x': 16 bytes\n  x[0] = 2\n  x[1] = 4\n  x[2] = 6\n  x[3] = 8\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn run_reports_an_invalid_write_with_oclgrinds_headline_and_the_line() {
+    let p = sim_pair(
+        "oob",
+        "kernel void oob(global int *x) {\n  x[get_global_id(0) + 1] = 1;\n}\n",
+        "oob.cl\noob\n4 1 1\n4 1 1\n<size=16 fill=0 dump>\n",
+    );
+    let out = clsync(&["run", "--check", p.sim.path()]);
+    let stderr = text(&out.stderr);
+    // As oclgrind-kernel: diagnostics leave the exit status 0 ...
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: Invalid write of size 4 at global memory"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("oob.cl:2"), "{stderr}");
+    assert!(stderr.contains("Global(3,0,0)"), "{stderr}");
+    // ... unless asked otherwise.
+    let out = clsync(&["run", "--check", "--error-exitcode", "3", p.sim.path()]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn run_names_the_sim_line_that_does_not_parse() {
+    let p = sim_pair(
+        "bad",
+        "kernel void bad(global int *x) {}\n",
+        "bad.cl\nbad\n4 1 1\n4 1 1\n<size=16 fil=0>\n",
+    );
+    let out = clsync(&["run", p.sim.path()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("bad.sim:5:") && stderr.contains("unknown option `fil=0`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_shows_a_build_error_as_clang_printed_it() {
+    let p = sim_pair(
+        "broken",
+        "kernel void broken(global int *x) { x[0] = nope; }\n",
+        "broken.cl\nbroken\n1 1 1\n1 1 1\n<size=4 fill=0>\n",
+    );
+    let out = clsync(&["run", p.sim.path()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("broken.cl:1:") && stderr.contains("nope"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_takes_a_cl_file_with_the_range_and_arguments_on_the_command_line() {
+    let cl = Scratch::new("sq.cl", "kernel void sq(global float *x, float k) { size_t i = get_global_id(0); x[i] = x[i] * x[i] + k; }\n");
+    let out = clsync(&[
+        "run",
+        cl.path(),
+        "--kernel",
+        "sq",
+        "--global",
+        "3",
+        "--arg",
+        "<size=12 range=1:1:3 dump>",
+        "--arg",
+        "0.5",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("  x[0] = 1.5\n  x[1] = 4.5\n  x[2] = 9.5\n"),
+        "{stdout}"
+    );
+    let out = clsync(&["run", cl.path(), "--global", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--kernel"),
+        "{}",
+        text(&out.stderr)
+    );
+}
