@@ -31,6 +31,11 @@ pub struct RunArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = crate::at_least_one)]
     threads: Option<usize>,
+    /// Print one JSON document on stdout instead of the text: the kernel,
+    /// every diagnostic (Oclgrind's headline, the work-items, the lines),
+    /// a launch error if any, and the dumped buffers.
+    #[arg(long)]
+    json: bool,
     /// Exit with this status when a diagnostic was printed (default: 0, as
     /// oclgrind-kernel).
     #[arg(long, default_value_t = 0)]
@@ -174,16 +179,24 @@ pub fn main(a: &RunArgs) -> ExitCode {
         range = range.local(l);
     }
     let bound: Vec<_> = args.iter().map(SimArg::arg).collect();
-    let mut diagnostics = 0usize;
+    let mut found: Vec<serde_json::Value> = Vec::new();
+    let mut launch_error = None;
     match kernel.run_with(&rt, range, &bound, |l| l, a.check) {
-        Ok(found) => {
-            for r in &found.diagnostics {
-                eprintln!("{r}");
+        Ok(f) => {
+            for r in &f.diagnostics {
+                found.push(r.to_json());
+                if !a.json {
+                    eprintln!("{r}");
+                }
             }
-            for r in &found.checker {
-                eprintln!("{}", clsync_opencl::exec::report::render(r));
+            for r in &f.checker {
+                let mut v = r.to_json();
+                v["headline"] = clsync_opencl::exec::report::headline(r).into();
+                found.push(v);
+                if !a.json {
+                    eprintln!("{}", clsync_opencl::exec::report::render(r));
+                }
             }
-            diagnostics += found.diagnostics.len() + found.checker.len();
         }
         Err(RunError::Arguments { kernel, message }) => {
             eprintln!(
@@ -194,16 +207,40 @@ pub fn main(a: &RunArgs) -> ExitCode {
         }
         Err(RunError::Launch {
             error,
-            diagnostics: found,
+            diagnostics: f,
         }) => {
-            for r in &found {
-                eprintln!("{r}");
+            for r in &f {
+                found.push(r.to_json());
+                if !a.json {
+                    eprintln!("{r}");
+                }
             }
-            print_launch_error(&error);
-            diagnostics += 1 + found.len();
+            if !a.json {
+                print_launch_error(&error);
+            }
+            launch_error = Some(error.to_string());
         }
     }
-    print!("{}", sim::dumps(kernel.info(), &args));
+    let diagnostics = found.len() + usize::from(launch_error.is_some());
+    if a.json {
+        let dumps: Vec<serde_json::Value> = sim::dump_values(kernel.info(), &args)
+            .into_iter()
+            .map(|d| serde_json::json!({"argument": d.name, "bytes": d.bytes, "values": d.values}))
+            .collect();
+        let doc = serde_json::json!({
+            "kernel": sim.kernel,
+            "checked": a.check,
+            "diagnostics": found,
+            "launch_error": launch_error,
+            "dumps": dumps,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("JSON values always serialize")
+        );
+    } else {
+        print!("{}", sim::dumps(kernel.info(), &args));
+    }
     if diagnostics > 0 && a.error_exitcode != 0 {
         return ExitCode::from(a.error_exitcode);
     }

@@ -289,3 +289,30 @@ fn run_takes_a_cl_file_with_the_range_and_arguments_on_the_command_line() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn run_json_gives_the_findings_and_dumps_as_one_document() {
+    let p = sim_pair(
+        "race",
+        "kernel void race(global int *x) {\n  x[0] = get_global_id(0);\n}\n",
+        "race.cl\nrace\n4 1 1\n4 1 1\n<size=4 fill=0 dump>\n",
+    );
+    let out = clsync(&["run", "--check", "--json", p.sim.path()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["kernel"], "race");
+    let d = &doc["diagnostics"][0];
+    assert!(
+        d["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("Write-write data race at global memory"),
+        "{doc}"
+    );
+    assert!(
+        d["site"].as_str().unwrap().ends_with("race.cl:2:8"),
+        "{doc}"
+    );
+    assert_eq!(doc["dumps"][0]["argument"], "x");
+    assert_eq!(doc["dumps"][0]["bytes"], 4);
+}

@@ -54,6 +54,23 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// The report as JSON: each field by name, the site as
+    /// `file:line:column`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "headline": self.headline,
+            "kernel": self.kernel,
+            "global_id": self.global,
+            "local_id": self.local,
+            "group_id": self.group,
+            "details": self.details,
+            "site": self.site.map(|s| s.to_string()),
+            "count": self.count,
+        })
+    }
+}
+
 /// A launch's reports, one per kind and place, in the order first seen.
 #[derive(Debug, Default)]
 pub struct Reports {

@@ -459,9 +459,21 @@ impl Options {
     }
 }
 
-/// The dumps of the marked buffers, in `oclgrind-kernel`'s format.
-pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
-    let mut out = String::new();
+/// One dumped buffer: its argument's name, its bytes, and each element as
+/// `oclgrind-kernel` prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dump {
+    /// The argument's name.
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Its elements, formatted.
+    pub values: Vec<String>,
+}
+
+/// The marked buffers' contents, in argument order.
+pub fn dump_values(k: &KernelInfo, args: &[SimArg]) -> Vec<Dump> {
+    let mut out = Vec::new();
     for (p, a) in k.params.iter().zip(args) {
         let SimArg::Buffer {
             buffer,
@@ -471,11 +483,27 @@ pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
             continue;
         };
         let bytes = buffer.to_bytes();
-        let _ = writeln!(out, "\nArgument '{}': {} bytes", p.name, bytes.len());
-        for (i, c) in bytes.chunks(elem.size()).enumerate() {
-            if c.len() == elem.size() {
-                let _ = writeln!(out, "  {}[{i}] = {}", p.name, elem.format(c, *hex));
-            }
+        let values = bytes
+            .chunks(elem.size())
+            .filter(|c| c.len() == elem.size())
+            .map(|c| elem.format(c, *hex))
+            .collect();
+        out.push(Dump {
+            name: p.name.clone(),
+            bytes: bytes.len(),
+            values,
+        });
+    }
+    out
+}
+
+/// The dumps of the marked buffers, in `oclgrind-kernel`'s format.
+pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
+    let mut out = String::new();
+    for d in dump_values(k, args) {
+        let _ = writeln!(out, "\nArgument '{}': {} bytes", d.name, d.bytes);
+        for (i, v) in d.values.iter().enumerate() {
+            let _ = writeln!(out, "  {}[{i}] = {v}", d.name);
         }
     }
     out

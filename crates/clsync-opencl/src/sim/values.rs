@@ -104,8 +104,9 @@ impl Elem {
         })
     }
 
-    /// Formats element `bytes` as `oclgrind-kernel` dumps it.
-    pub(super) fn format(self, b: &[u8], hex: bool) -> String {
+    /// Formats element `b` (its little-endian bytes) as `oclgrind-kernel`
+    /// dumps it.
+    pub fn format(self, b: &[u8], hex: bool) -> String {
         let mut w = [0u8; 8];
         w[..b.len()].copy_from_slice(b);
         let u = u64::from_le_bytes(w);
