@@ -30,4 +30,12 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo is missing; install a Rust toolchain (1.85 or newer) first" >&2
   exit 1
 fi
-echo "setup: ready ($(cargo --version))"
+# The `clsync` command on PATH: a launcher that runs this checkout's release
+# build, rebuilt when stale. Built here once, so that its first use (say, by
+# Oclgrind's check.py, which runs each test from the test's folder and finds
+# `clsync` by name) does not wait for the build.
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+sed "s|@REPO@|$repo|" "$repo/scripts/clsync-launcher.sh" >/usr/local/bin/clsync
+chmod +x /usr/local/bin/clsync
+cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli
+echo "setup: ready ($(cargo --version)); clsync is $(command -v clsync)"
