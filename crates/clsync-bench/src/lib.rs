@@ -15,6 +15,9 @@
 //!
 //! Each run returns its time and whether its result matched the
 //! sequential reference in [`reference`](mod@reference).
+//!
+//! Where to start reading: `main.rs` (the table and its interleaving), then
+//! one side: [`kernels`], [`opencl_c`] or [`limit`].
 
 pub mod ceiling;
 pub mod kernels;

@@ -5,6 +5,9 @@
 //! runs them under the checker. `clsync litmus PATH…` explores litmus tests
 //! under the OpenCL memory model. `clsync run k.sim` runs an OpenCL C
 //! kernel as `oclgrind-kernel` does.
+//!
+//! Where to start reading: [`Command`] (one subcommand a module: `litmus`,
+//! `run`, and the samples here, with `tour_cl` for their OpenCL C table).
 
 mod litmus;
 mod run;

@@ -36,6 +36,9 @@
 //! | [`report`] | printing results |
 //! | [`expect`] | expectation files (`path,0|1`) and test collection |
 //! | [`run`] | running a litmus test on the clsync runtime, as work-items |
+//!
+//! Where to start reading: [`syntax`] (a litmus file to a program), then
+//! [`enumerate`] (its executions), then [`model`] (which are consistent).
 
 pub mod enumerate;
 pub mod expect;

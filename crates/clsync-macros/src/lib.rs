@@ -43,6 +43,9 @@
 //!   with each barrier awaited (`awaited.rs`), where the barriers are the
 //!   kernel's own to await, else the coroutine engine (a barrier in a
 //!   closure, the work-item passed to a function).
+//!
+//! Where to start reading: `kernel` (the attribute's entry), then `lift`
+//! (the group-level form).
 
 mod awaited;
 mod lift;

@@ -5,6 +5,9 @@
 //! Each sample builds its inputs from a fixed seed, runs on a
 //! [`Runtime`], and compares the result with a plain
 //! sequential computation.
+//!
+//! Where to start reading: the [`Sample`] trait and [`all`], then one
+//! sample's module (`reduce` is the shortest).
 
 pub mod histogram;
 pub mod message_passing;

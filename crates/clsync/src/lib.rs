@@ -56,6 +56,10 @@
 //! data race (undefined in OpenCL) reads some written value instead of
 //! having undefined behaviour in Rust. Local memory is `!Send`/`!Sync` and
 //! only reachable from its group's thread. See the [`memory`] module docs.
+//!
+//! Where to start reading: [`Runtime::launch`] and [`WorkItem`], then the
+//! layer a question is about, in the table above. The design, the checker,
+//! the explorer and the measurements are in the repository's `docs/`.
 
 pub mod atomics;
 pub mod checker;
@@ -321,3 +325,8 @@ pub use clsync_macros::kernel;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// The examples of `docs/kernels.md`, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/kernels.md")]
+struct KernelsDocDoctests;

@@ -1,7 +1,7 @@
 //! SPIR-V to native code through Cranelift.
 //!
 //! Every function of the module becomes one Cranelift function whose first
-//! parameter is the work-item's [`ItemCtx`](crate::exec::ItemCtx) and whose
+//! parameter is the work-item's [`ItemCtx`](crate::exec::ctx::ItemCtx) and whose
 //! other parameters and results are the SPIR-V values *flattened*: a vector,
 //! struct or array value is its scalars in order ([`Module::leaves`]), each
 //! a Cranelift value, so that vector arithmetic is lane-wise scalar code and
@@ -12,7 +12,7 @@
 //! Memory accesses go through the slot table (see [`crate::exec::ctx`]);
 //! barriers, copies, faults and most of the math library are calls into
 //! [`crate::exec::helpers`]. After each call that can stop the work-item
-//! the code tests [`ItemCtx::status`](crate::exec::ItemCtx::status) and
+//! the code tests [`ItemCtx::status`](crate::exec::ctx::ItemCtx::status) and
 //! returns.
 
 mod arith;
