@@ -284,24 +284,22 @@ fn row(
         ratio(c, l),
         goal
     );
-    if !lifted.is_empty() {
-        let k = median(lifted);
-        println!(
-            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  {unit} (written per work-item, lifted by #[kernel])",
+    let sub_rows = [
+        (
             "  #[kernel]",
-            figure(w, s, k).0,
-            "",
-            "",
-            p.map_or("-".to_string(), |p| ratio(k, p)),
-            ratio(k, l),
-            goal
-        );
-    }
-    if !occ.is_empty() {
-        let k = median(occ);
+            lifted,
+            "written per work-item, lifted by #[kernel]",
+        ),
+        ("  OpenCL C", occ, "kernels.cl compiled by clsync-opencl"),
+    ];
+    for (label, runs, what) in sub_rows {
+        if runs.is_empty() {
+            continue;
+        }
+        let k = median(runs);
         println!(
-            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  {unit} (kernels.cl compiled by clsync-opencl)",
-            "  OpenCL C",
+            "{:<18} {:>13.3} {:>13} {:>13} {:>12} {:>12} {:>6}  {unit} ({what})",
+            label,
             figure(w, s, k).0,
             "",
             "",

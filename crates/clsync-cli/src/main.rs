@@ -83,6 +83,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// A table row's last column for a result checked against its reference:
+/// `yes`, or `NO:` and why, counted in `failed`.
+fn verdict(verified: &Result<(), String>, failed: &mut usize) -> String {
+    match verified {
+        Ok(()) => "yes".to_string(),
+        Err(e) => {
+            *failed += 1;
+            format!("NO: {e}")
+        }
+    }
+}
+
 /// A count of at least one (`--threads`, `--run`): zero threads could run
 /// nothing, and zero runs would report on runs never made.
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -133,13 +145,7 @@ fn samples(args: &SamplesArgs) -> ExitCode {
     for sample in chosen {
         match sample.run(&rt, size) {
             Ok(r) => {
-                let verdict = match &r.verified {
-                    Ok(()) => "yes".to_string(),
-                    Err(e) => {
-                        failed += 1;
-                        format!("NO: {e}")
-                    }
-                };
+                let verdict = verdict(&r.verified, &mut failed);
                 println!(
                     "{:<22} {:<48} {:>9.2}ms {:>11.3} {:<8}  {}",
                     r.name,

@@ -72,13 +72,7 @@ pub fn run(rt: &Runtime, checked: bool, only: Option<&str>) -> usize {
             println!("{name:<22} {size:<48} (needs two threads)");
             continue;
         };
-        let verdict = match &r.verified {
-            Ok(()) => "yes".to_string(),
-            Err(e) => {
-                failed += 1;
-                format!("NO: {e}")
-            }
-        };
+        let verdict = crate::verdict(&r.verified, &mut failed);
         println!(
             "{name:<22} {size:<48} {:>9.2}ms {:>20}  {verdict}",
             r.time.as_secs_f64() * 1e3,

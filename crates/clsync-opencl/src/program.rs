@@ -10,7 +10,7 @@ use clsync_spirv::{Constant, Module, Operand, Type};
 use crate::exec::ctx::OFFSET_BITS;
 use crate::exec::{self, Arg, RunError};
 use crate::frontend::{self, ArgInfo};
-use crate::translate::{self, Compiled, EntryFn};
+use crate::translate::{self, Compiled};
 use crate::{BuildError, CompileError};
 
 /// How a kernel parameter is passed.
@@ -100,7 +100,6 @@ pub struct Program {
 pub struct Kernel<'p> {
     program: &'p Program,
     info: &'p KernelInfo,
-    entry: EntryFn,
 }
 
 impl std::fmt::Debug for Program {
@@ -228,13 +227,9 @@ impl Program {
                 name: name.to_string(),
                 available: self.kernels.iter().map(|k| k.name.clone()).collect(),
             })?;
-        let entry = *self.compiled.entries.get(name).ok_or_else(|| {
-            BuildError::Translate(CompileError::Internal(format!("no entry for `{name}`")))
-        })?;
         Ok(Kernel {
             program: self,
             info,
-            entry,
         })
     }
 
@@ -291,11 +286,8 @@ impl Kernel<'_> {
                 kernel: self.info.name.clone(),
                 message: format!("the checked build failed: {e}"),
             })?;
-        let entry = if checked {
-            build.entries[&self.info.name]
-        } else {
-            self.entry
-        };
+        // Every entry point of the module has its stub in either build.
+        let entry = build.entries[&self.info.name];
         exec::run(
             self.program,
             build,

@@ -2,16 +2,15 @@
 //! error in the fast mode, a report in the checked mode, with the source
 //! line and the work-item; never memory corruption or a hang.
 
+mod common;
+
 use clsync::checker::ReportKind;
 use clsync::{Buffer, LaunchError, NdRange, Runtime};
 use clsync_opencl::{Arg, Findings, Program, RunError};
 
 /// Runs `name` of `p` checked and returns what was found.
 fn checked(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) -> Findings {
-    p.kernel(name)
-        .unwrap()
-        .run_with(&Runtime::new(), range, args, |l| l, true)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    common::run(p, name, range, args, true)
 }
 
 const OOB: &str =
@@ -19,7 +18,7 @@ const OOB: &str =
 
 #[test]
 fn an_out_of_bounds_write_stops_the_fast_mode_naming_it() {
-    let p = Program::build(OOB, "oob.cl", "").unwrap();
+    let p = common::build(OOB, "oob.cl", "");
     let out = Buffer::<i32>::new(4);
     let e = p
         .kernel("k")
@@ -47,19 +46,9 @@ fn an_out_of_bounds_write_stops_the_fast_mode_naming_it() {
 
 #[test]
 fn an_out_of_bounds_write_is_reported_and_skipped_when_checked() {
-    let p = Program::build(OOB, "oob.cl", "").unwrap();
+    let p = common::build(OOB, "oob.cl", "");
     let out = Buffer::<i32>::new(4);
-    let found = p
-        .kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([4]),
-            &[Arg::Buffer(&out)],
-            |l| l,
-            true,
-        )
-        .unwrap();
+    let found = common::run(&p, "k", NdRange::new([4]), &[Arg::Buffer(&out)], true);
     assert_eq!(found.diagnostics.len(), 1, "{found:?}");
     let d = &found.diagnostics[0];
     assert!(
@@ -75,12 +64,11 @@ fn an_out_of_bounds_write_is_reported_and_skipped_when_checked() {
 
 #[test]
 fn a_null_pointer_is_an_invalid_access() {
-    let p = Program::build(
+    let p = common::build(
         "kernel void k(global int *p) { p[get_global_id(0)] = 1; }",
         "null.cl",
         "",
-    )
-    .unwrap();
+    );
     let e = p
         .kernel("k")
         .unwrap()
@@ -94,12 +82,7 @@ fn a_null_pointer_is_an_invalid_access() {
 
 #[test]
 fn a_divergent_barrier_is_an_error_not_a_hang() {
-    let p = Program::build(
-        "kernel void k(global int *p) {\n  int i = get_local_id(0);\n  if (i != 0) barrier(CLK_GLOBAL_MEM_FENCE);\n  p[i] = i;\n}\n",
-        "div.cl",
-        "",
-    )
-    .unwrap();
+    let p = common::build("kernel void k(global int *p) {\n  int i = get_local_id(0);\n  if (i != 0) barrier(CLK_GLOBAL_MEM_FENCE);\n  p[i] = i;\n}\n", "div.cl", "");
     let out = Buffer::<i32>::new(4);
     let e = p
         .kernel("k")
@@ -117,24 +100,15 @@ fn a_divergent_barrier_is_an_error_not_a_hang() {
 
 #[test]
 fn a_data_race_in_local_memory_is_reported_with_both_lines() {
-    let p = Program::build(
-        "kernel void k(local int *s, global int *out) {\n  int i = get_local_id(0);\n  s[i] = i;\n  out[i] = s[(i + 1) % get_local_size(0)];\n}\n",
-        "race.cl",
-        "",
-    )
-    .unwrap();
+    let p = common::build("kernel void k(local int *s, global int *out) {\n  int i = get_local_id(0);\n  s[i] = i;\n  out[i] = s[(i + 1) % get_local_size(0)];\n}\n", "race.cl", "");
     let out = Buffer::<i32>::new(8);
-    let found = p
-        .kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([8]).local([8]),
-            &[Arg::Local(32), Arg::Buffer(&out)],
-            |l| l,
-            true,
-        )
-        .unwrap();
+    let found = common::run(
+        &p,
+        "k",
+        NdRange::new([8]).local([8]),
+        &[Arg::Local(32), Arg::Buffer(&out)],
+        true,
+    );
     let race = found
         .checker
         .iter()
@@ -153,24 +127,15 @@ fn a_data_race_in_local_memory_is_reported_with_both_lines() {
 
 #[test]
 fn the_same_kernel_with_a_barrier_is_clean() {
-    let p = Program::build(
-        "kernel void k(local int *s, global int *out) {\n  int i = get_local_id(0);\n  s[i] = i;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  out[i] = s[(i + 1) % get_local_size(0)];\n}\n",
-        "ok.cl",
-        "",
-    )
-    .unwrap();
+    let p = common::build("kernel void k(local int *s, global int *out) {\n  int i = get_local_id(0);\n  s[i] = i;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  out[i] = s[(i + 1) % get_local_size(0)];\n}\n", "ok.cl", "");
     let out = Buffer::<i32>::new(8);
-    let found = p
-        .kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([8]).local([8]),
-            &[Arg::Local(32), Arg::Buffer(&out)],
-            |l| l,
-            true,
-        )
-        .unwrap();
+    let found = common::run(
+        &p,
+        "k",
+        NdRange::new([8]).local([8]),
+        &[Arg::Local(32), Arg::Buffer(&out)],
+        true,
+    );
     assert!(found.is_empty(), "{found:?}");
     assert_eq!(out.to_vec(), vec![1, 2, 3, 4, 5, 6, 7, 0]);
 }
@@ -180,19 +145,15 @@ fn relaxed_c11_atomics_of_work_group_scope_across_groups_are_too_narrow() {
     // Every group increments the same counter with work-group scope: the
     // scopes do not include each other (001_b96d5603ef61627c.txt).
     let src = "kernel void k(global atomic_int *c) {\n  atomic_fetch_add_explicit(c, 1, memory_order_relaxed, memory_scope_work_group);\n}\n";
-    let p = Program::build(src, "scope.cl", "-cl-std=CL2.0").unwrap();
+    let p = common::build(src, "scope.cl", "-cl-std=CL2.0");
     let c = Buffer::<i32>::new(1);
-    let found = p
-        .kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([8]).local([4]),
-            &[Arg::Buffer(&c)],
-            |l| l,
-            true,
-        )
-        .unwrap();
+    let found = common::run(
+        &p,
+        "k",
+        NdRange::new([8]).local([4]),
+        &[Arg::Buffer(&c)],
+        true,
+    );
     assert!(
         found
             .checker
@@ -202,24 +163,19 @@ fn relaxed_c11_atomics_of_work_group_scope_across_groups_are_too_narrow() {
     );
     assert_eq!(c.to_vec(), vec![8]);
     // Device scope: clean.
-    let p = Program::build(
+    let p = common::build(
         &src.replace("memory_scope_work_group", "memory_scope_device"),
         "scope.cl",
         "-cl-std=CL2.0",
-    )
-    .unwrap();
+    );
     let c = Buffer::<i32>::new(1);
-    let found = p
-        .kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([8]).local([4]),
-            &[Arg::Buffer(&c)],
-            |l| l,
-            true,
-        )
-        .unwrap();
+    let found = common::run(
+        &p,
+        "k",
+        NdRange::new([8]).local([4]),
+        &[Arg::Buffer(&c)],
+        true,
+    );
     assert!(found.is_empty(), "{found:?}");
 }
 
@@ -237,7 +193,7 @@ fn read_only_and_write_only_buffers_are_enforced_when_checked() {
             self.1
         }
     }
-    let p = Program::build("kernel void k(global int *a, global int *b) {\n  int i = get_global_id(0);\n  b[i] = a[i]++;\n}\n", "ro.cl", "").unwrap();
+    let p = common::build("kernel void k(global int *a, global int *b) {\n  int i = get_global_id(0);\n  b[i] = a[i]++;\n}\n", "ro.cl", "");
     let (a, b) = (
         Buffer::<i32>::new(4).named("a"),
         Buffer::<i32>::new(4).named("b"),
@@ -275,7 +231,7 @@ fn read_only_and_write_only_buffers_are_enforced_when_checked() {
 #[test]
 fn an_index_past_a_static_array_is_reported_when_checked() {
     let src = "typedef struct { int a; char b[2]; } S;\nkernel void k(global char *out) {\n  volatile S s = {-1, {42, 7}};\n  int i = get_global_id(0);\n  s.b[i] = i;\n  out[i] = s.b[i];\n}\n";
-    let p = Program::build(src, "static.cl", "").unwrap();
+    let p = common::build(src, "static.cl", "");
     let out = Buffer::<i8>::new(4);
     let found = checked(&p, "k", NdRange::new([4]), &[Arg::Buffer(&out)]);
     let d = found
@@ -297,12 +253,11 @@ fn an_index_past_a_static_array_is_reported_when_checked() {
 fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
     // One work-item waits for a flag no one sets: the compiled loop makes
     // no runtime call but its back-edge's cancellation point.
-    let p = Program::build(
+    let p = common::build(
         "kernel void spin(global volatile int *flag) {\n  while (flag[0] == 0) {}\n}\n",
         "spin.cl",
         "",
-    )
-    .unwrap();
+    );
     let flag = Buffer::<i32>::new(1);
     let e = p
         .kernel("spin")

@@ -1,10 +1,12 @@
 //! OpenCL C kernels compiled and run, against sequential references.
 
+mod common;
+
 use clsync::{Buffer, NdRange, Runtime};
 use clsync_opencl::{Arg, Program};
 
 fn build(src: &str, options: &str) -> Program {
-    Program::build(src, "test.cl", options).unwrap_or_else(|e| panic!("build failed:\n{e}"))
+    common::build(src, "test.cl", options)
 }
 
 #[test]
@@ -90,10 +92,7 @@ fn float_vectors_and_math() {
 }
 
 fn run(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) {
-    p.kernel(name)
-        .unwrap()
-        .run(&Runtime::new(), range, args)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    common::run(p, name, range, args, false);
 }
 
 #[test]
@@ -158,22 +157,19 @@ fn c11_atomics_and_a_release_acquire_flag() {
     let flags = Buffer::<i32>::new(4);
     let seen = Buffer::<i32>::new(4);
     let total = Buffer::<u32>::new(1);
-    p.kernel("k")
-        .unwrap()
-        .run_with(
-            &Runtime::new(),
-            NdRange::new([32]).local([8]),
-            &[
-                Arg::Buffer(&data),
-                Arg::Buffer(&flags),
-                Arg::Buffer(&seen),
-                Arg::Buffer(&total),
-            ],
-            |l| l,
-            true,
-        )
-        .map(|f| assert!(f.is_empty(), "{f:?}"))
-        .unwrap();
+    let found = common::run(
+        &p,
+        "k",
+        NdRange::new([32]).local([8]),
+        &[
+            Arg::Buffer(&data),
+            Arg::Buffer(&flags),
+            Arg::Buffer(&seen),
+            Arg::Buffer(&total),
+        ],
+        true,
+    );
+    assert!(found.is_empty(), "{found:?}");
     assert_eq!(seen.to_vec(), vec![100, 101, 102, 103]);
     assert_eq!(total.to_vec(), vec![(0..32).sum::<u32>()]);
 }
@@ -195,17 +191,13 @@ fn async_copy_into_local_memory_then_reversed() {
     let input = Buffer::from_slice(&data);
     let out = Buffer::<i32>::new(64);
     for checked in [false, true] {
-        let found = p
-            .kernel("k")
-            .unwrap()
-            .run_with(
-                &Runtime::new(),
-                NdRange::new([64]).local([16]),
-                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(64)],
-                |l| l,
-                checked,
-            )
-            .unwrap();
+        let found = common::run(
+            &p,
+            "k",
+            NdRange::new([64]).local([16]),
+            &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(64)],
+            checked,
+        );
         assert!(found.is_empty(), "{found:?}");
         let expect: Vec<i32> = data
             .chunks(16)
@@ -322,17 +314,13 @@ fn work_group_and_sub_group_collectives_match_sequential_results() {
     let out = Buffer::<i32>::new(7 * n);
     let f = Buffer::<f32>::new(n);
     for checked in [false, true] {
-        let found = p
-            .kernel("k")
-            .unwrap()
-            .run_with(
-                &Runtime::new(),
-                NdRange::new([n]).local([local]).sub_group_size(sg),
-                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&f)],
-                |l| l,
-                checked,
-            )
-            .unwrap();
+        let found = common::run(
+            &p,
+            "k",
+            NdRange::new([n]).local([local]).sub_group_size(sg),
+            &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&f)],
+            checked,
+        );
         assert!(found.is_empty(), "{found:?}");
         let o = out.to_vec();
         for i in 0..n {
@@ -401,17 +389,13 @@ fn sub_group_reverse_through_local_memory_with_partial_sub_groups() {
     let input = Buffer::from_slice(&data);
     for sg in [7usize, 32] {
         let out = Buffer::<u32>::new(2000);
-        let found = p
-            .kernel("reverse")
-            .unwrap()
-            .run_with(
-                &Runtime::new(),
-                NdRange::new([2000]).local([200]).sub_group_size(sg),
-                &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(800)],
-                |l| l,
-                true,
-            )
-            .unwrap();
+        let found = common::run(
+            &p,
+            "reverse",
+            NdRange::new([2000]).local([200]).sub_group_size(sg),
+            &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Local(800)],
+            true,
+        );
         assert!(found.is_empty(), "{found:?}");
         let mut want = vec![0u32; 2000];
         for (gi, group) in data.chunks(200).enumerate() {

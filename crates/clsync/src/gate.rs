@@ -46,6 +46,12 @@ pub(crate) fn quiet() -> bool {
     RAISED.load(Ordering::Relaxed) == 0
 }
 
+/// The counter itself, for engines that compile kernels and test it inline
+/// (see [`crate::engine::slow_path_gate`]).
+pub(crate) fn word() -> &'static AtomicUsize {
+    &RAISED
+}
+
 /// Adds a cause; pair it with one [`lower`].
 pub(crate) fn raise() {
     // Relaxed: see the module docs.

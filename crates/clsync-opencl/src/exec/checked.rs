@@ -186,27 +186,10 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
     };
     // One step of the operation on the old value: (new value, wrote).
     let step = move |old: u64| -> (u64, bool) {
-        let f = |bits: u64| {
-            if bytes == 4 {
-                f32::from_bits(bits as u32) as f64
-            } else {
-                f64::from_bits(bits)
-            }
-        };
-        let unf = |v: f64| {
-            if bytes == 4 {
-                (v as f32).to_bits() as u64
-            } else {
-                v.to_bits()
-            }
-        };
-        let sx = |v: u64| {
-            if bytes == 4 {
-                v as u32 as i32 as i64
-            } else {
-                v as i64
-            }
-        };
+        let width = bytes * 8;
+        let f = |b: u64| super::bits::float(b, width);
+        let unf = |v: f64| super::bits::float_bits(v, width);
+        let sx = |v: u64| super::bits::signed(v, width);
         match opcode {
             Op::AtomicLoad => (old, false),
             Op::AtomicStore | Op::AtomicExchange => (value, true),

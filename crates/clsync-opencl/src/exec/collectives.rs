@@ -64,26 +64,10 @@ pub mod ty {
 }
 
 fn combine(op: u32, kind: u32, bits: u32, a: u64, b: u64) -> u64 {
-    let mask = if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
-    let sx = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
-    let f = |v: u64| {
-        if bits == 32 {
-            f32::from_bits(v as u32) as f64
-        } else {
-            f64::from_bits(v)
-        }
-    };
-    let unf = |v: f64| {
-        if bits == 32 {
-            (v as f32).to_bits() as u64
-        } else {
-            v.to_bits()
-        }
-    };
+    let mask = super::bits::mask(bits);
+    let sx = |v: u64| super::bits::signed(v, bits);
+    let f = |v: u64| super::bits::float(v, bits);
+    let unf = |v: f64| super::bits::float_bits(v, bits);
     match (op, kind) {
         (op::ADD, ty::FLOAT) => unf(f(a) + f(b)),
         (op::ADD, _) => a.wrapping_add(b) & mask,
@@ -101,18 +85,8 @@ fn combine(op: u32, kind: u32, bits: u32, a: u64, b: u64) -> u64 {
 
 /// The identity of `op` (an exclusive scan's first result).
 fn identity(op: u32, kind: u32, bits: u32) -> u64 {
-    let mask = if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
-    let f = |v: f64| {
-        if bits == 32 {
-            (v as f32).to_bits() as u64
-        } else {
-            v.to_bits()
-        }
-    };
+    let mask = super::bits::mask(bits);
+    let f = |v: f64| super::bits::float_bits(v, bits);
     match (op, kind) {
         (op::ADD, ty::FLOAT) => f(0.0),
         (op::MIN, ty::FLOAT) => f(f64::INFINITY),

@@ -58,7 +58,7 @@ fn report(ctx: &ItemCtx, headline: &str, details: String, site: u32) {
     // SAFETY: the context's host side lives for the work-item's run (see
     // `exec::run`).
     let host = unsafe { &*ctx.host };
-    let at = host.sites.get(site as usize).map(|s| **s);
+    let at = host.sites.get(site as usize).copied();
     super::report::add(host, headline.to_string(), details, at);
 }
 

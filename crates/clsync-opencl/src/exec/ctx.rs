@@ -135,7 +135,7 @@ pub struct HostSide<'a> {
     /// The work-item, for barriers.
     pub wi: &'a clsync::WorkItem<'a>,
     /// The program's source locations, by the index compiled code passes.
-    pub sites: &'a [&'static Site],
+    pub sites: &'a [Site],
     /// What each slot is, for reports.
     pub slot_names: &'a [SlotInfo],
     /// The kernel's name.

@@ -128,7 +128,7 @@ pub(crate) unsafe extern "C" fn clsync_fault(
     if host.checked && kind & 0xff != 3 && size as usize <= super::ctx::SCRATCH_BYTES {
         let headline = headline(ctx, ptr, size, kind);
         let details = fault_details(ctx, ptr);
-        let at = host.sites.get(site as usize).map(|s| **s);
+        let at = host.sites.get(site as usize).copied();
         super::report::add(host, headline, details, at);
         return 0;
     }
@@ -228,14 +228,14 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     } else {
         BarrierKind::WorkGroup
     };
-    let site = static_site(ctx, site);
+    let site = site_at(ctx, site);
     // A barrier with a run-time site: the scheduler compares its wait in a
     // round's general loop. (Giving compiled barriers the two-word arrival
     // of the fast path, by a `&'static Site`, was measured to slow the Rust
     // coroutine engine's barriers from 9.3 to 23 ns, and backed out.)
     let r = catch_unwind(AssertUnwindSafe(|| {
         host.wi
-            .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), *site)
+            .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), site)
     }));
     match r {
         Ok(Ok(())) => {}
@@ -356,20 +356,17 @@ pub(crate) unsafe extern "C" fn clsync_cast_space(
     }
 }
 
-/// The site of index `site`.
+/// The site of index `site` (a placeholder for an index the program does
+/// not have, which compiled code never passes).
 pub(crate) fn site_at(ctx: &ItemCtx, site: u32) -> clsync::sync::Site {
-    *static_site(ctx, site)
-}
-
-/// The interned site of index `site` (a placeholder for an index the
-/// program does not have, which compiled code never passes).
-pub(crate) fn static_site(ctx: &ItemCtx, site: u32) -> &'static clsync::sync::Site {
-    static UNKNOWN: clsync::sync::Site = clsync::sync::Site {
-        file: "<unknown>",
-        line: 0,
-        column: 0,
-    };
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
-    host.sites.get(site as usize).copied().unwrap_or(&UNKNOWN)
+    host.sites
+        .get(site as usize)
+        .copied()
+        .unwrap_or(clsync::sync::Site {
+            file: "<unknown>",
+            line: 0,
+            column: 0,
+        })
 }

@@ -7,6 +7,7 @@
 //! detection, the watchdog and the scheduler are the same as for Rust
 //! kernels.
 
+mod bits;
 pub mod checked;
 pub mod collectives;
 pub mod copies;

@@ -1,7 +1,7 @@
 //! Atomics: inline in the fast build (the code generator's atomics), through
 //! the runtime under the checker in the checked build.
 
-use clsync_spirv::spirv::Op;
+use clsync_spirv::spirv::{Op, StorageClass};
 use clsync_spirv::Instruction;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
@@ -40,7 +40,6 @@ impl Fx<'_, '_> {
         };
         let p = self.id(inst, 0)?;
         let (ty, storage) = self.pointee(p)?;
-        self.atomic_storage = storage;
         let ptr = self.get1(p)?;
         let t = cl_type(self.m, ty)?;
         let size = self.m.layout(ty)?.size;
@@ -68,7 +67,7 @@ impl Fx<'_, '_> {
             }
         };
         if self.s.checked && size <= 8 {
-            return self.atomic_checked(inst, ptr, t, it, size, is_float);
+            return self.atomic_checked(inst, ptr, storage, t, size);
         }
         if let Some(rop) = rmw {
             let val = match op {
@@ -78,7 +77,7 @@ impl Fx<'_, '_> {
                     to_int(self, v)
                 }
             };
-            let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+            let addr = self.address(ptr, size, AccessKind::Atomic, storage);
             let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
             let old = from_int(self, old);
             self.def(inst, vec![old]);
@@ -86,7 +85,7 @@ impl Fx<'_, '_> {
         }
         match op {
             Op::AtomicLoad => {
-                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let v = self.b.ins().atomic_load(it, flags, addr);
                 let v = from_int(self, v);
                 self.def(inst, vec![v]);
@@ -94,20 +93,20 @@ impl Fx<'_, '_> {
             Op::AtomicStore => {
                 let v = self.get1(self.id(inst, 3)?)?;
                 let v = to_int(self, v);
-                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 self.b.ins().atomic_store(flags, v, addr);
             }
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
                 let (v, c) = (to_int(self, v), to_int(self, c));
-                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let old = self.b.ins().atomic_cas(flags, addr, c, v);
                 let old = from_int(self, old);
                 self.def(inst, vec![old]);
             }
             Op::AtomicFlagTestAndSet => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, 4, AccessKind::Atomic, storage);
                 let one = self.b.ins().iconst(types::I32, 1);
                 let old = self
                     .b
@@ -117,14 +116,14 @@ impl Fx<'_, '_> {
                 self.def(inst, vec![set]);
             }
             Op::AtomicFlagClear => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, 4, AccessKind::Atomic, storage);
                 let zero = self.b.ins().iconst(types::I32, 0);
                 self.b.ins().atomic_store(flags, zero, addr);
             }
             Op::AtomicFAddEXT => {
                 // A compare-and-swap loop: read, add, swap if unchanged.
                 let v = self.get1(self.id(inst, 3)?)?;
-                let addr = self.address(ptr, size, AccessKind::Atomic, self.atomic_storage);
+                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let first = self.b.ins().atomic_load(it, flags, addr);
                 let looph = self.b.create_block();
                 let done = self.b.create_block();
@@ -161,11 +160,11 @@ impl Fx<'_, '_> {
         &mut self,
         inst: &Instruction,
         ptr: Value,
+        storage: StorageClass,
         t: cranelift_codegen::ir::Type,
-        it: cranelift_codegen::ir::Type,
         size: u64,
-        is_float: bool,
     ) -> Result<bool, CompileError> {
+        let (is_float, it) = (t.is_float(), t.as_int());
         let op = inst.class.opcode;
         let scope = self.const_u64(self.id(inst, 1)?)?;
         let sem = self.const_u64(self.id(inst, 2)?)?;
@@ -204,7 +203,7 @@ impl Fx<'_, '_> {
         } else {
             size
         };
-        let addr = self.address(ptr, width, AccessKind::Atomic, self.atomic_storage);
+        let addr = self.address(ptr, width, AccessKind::Atomic, storage);
         let site = self.site();
         let args = [
             self.ctx,

@@ -69,8 +69,6 @@ pub(crate) struct Fx<'a, 'm> {
     current: Word,
     /// The opcode being translated, for messages.
     op: Op,
-    /// The address space of the atomic being translated.
-    pub atomic_storage: StorageClass,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -108,7 +106,6 @@ pub(crate) fn translate(
         line: SourceLine::default(),
         current: 0,
         op: Op::Nop,
-        atomic_storage: StorageClass::Generic,
     };
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
@@ -425,11 +422,27 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// A cancellation point, at a loop's back-edge: a launch the watchdog
     /// or a failed work-item cancels stops here, so a loop that makes no
     /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
-    /// never runs) cannot hang the process.
+    /// never runs) cannot hang the process. Inline, it is one load of the
+    /// runtime's slow-path gate and a branch; the call happens only while
+    /// the gate is raised ([`clsync::engine::slow_path_gate`]).
     fn poll(&mut self) {
+        let gate = clsync::engine::slow_path_gate() as *const _ as i64;
+        let addr = self.b.ins().iconst(types::I64, gate);
+        // Relaxed in effect (a plain load on x86-64): see `slow_path_gate`.
+        let raised = self
+            .b
+            .ins()
+            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
+        let call = self.b.create_block();
+        self.b.set_cold_block(call);
+        let cont = self.b.create_block();
+        self.b.ins().brif(raised, call, &[], cont, &[]);
+        self.b.switch_to_block(call);
         let ctx = self.ctx;
         self.helper("clsync_poll", &[ctx]);
         self.check_status();
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
     }
 
     /// The block arguments of the edge from the current block to `to`.

@@ -70,7 +70,7 @@ pub struct Compiled {
     /// Each kernel's entry stub.
     pub entries: HashMap<String, EntryFn>,
     /// Source locations by the index the code passes.
-    pub sites: Vec<&'static Site>,
+    pub sites: Vec<Site>,
     /// The variables' slots.
     pub plan: SlotPlan,
 }
@@ -123,25 +123,6 @@ fn intern(name: &str) -> &'static str {
         return s;
     }
     let s: &'static str = Box::leak(name.to_string().into_boxed_str());
-    set.insert(s);
-    s
-}
-
-/// `site` as a `'static` reference, the same one for equal sites: what a
-/// barrier's [`Arrival`](clsync::sync::Arrival) identifies it by. Each
-/// distinct site is leaked once per process, as file names are.
-fn intern_site(site: Site) -> &'static Site {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static SITES: OnceLock<Mutex<HashSet<&'static Site>>> = OnceLock::new();
-    let mut set = SITES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = set.get(&site) {
-        return s;
-    }
-    let s: &'static Site = Box::leak(Box::new(site));
     set.insert(s);
     s
 }
@@ -493,7 +474,7 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         let f: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(p) };
         entries.insert(name, f);
     }
-    let sites = shared.sites.list.iter().map(|s| intern_site(*s)).collect();
+    let sites = std::mem::take(&mut shared.sites.list);
     Ok(Compiled {
         _jit: jit,
         entries,

@@ -89,6 +89,25 @@ pub enum KernelForm {
     Coroutines,
 }
 
+/// The one word the runtime's hot paths test before doing anything but
+/// the operation, for engines that compile kernels to native code: while
+/// it is zero, no launch is cancelled, on probation, checked or traced, and
+/// a loop's back-edge has nothing to do; while it is not, the code calls
+/// [`WorkItem::cancellation_point`] (which tests each cause again). A
+/// relaxed load is enough: a cancellation seen one iteration late only
+/// delays the unwind, and the word stays raised until the cancelled launch
+/// ends.
+///
+/// ```
+/// use std::sync::atomic::Ordering;
+/// // Quiet outside any launch (when no other test raises it meanwhile).
+/// let word = clsync::engine::slow_path_gate();
+/// let _ = word.load(Ordering::Relaxed);
+/// ```
+pub fn slow_path_gate() -> &'static std::sync::atomic::AtomicUsize {
+    crate::gate::word()
+}
+
 /// How the scheduler resumes a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resume {

@@ -1,0 +1,22 @@
+//! What the integration tests share: building a program and running a
+//! kernel, either failing the test with the error.
+
+#![allow(dead_code)] // Each test file uses what it needs.
+
+use clsync::{NdRange, Runtime};
+use clsync_opencl::{Arg, Findings, Program};
+
+/// Builds `src` as the file `name` with `options`, or fails with clang's
+/// messages.
+pub fn build(src: &str, name: &str, options: &str) -> Program {
+    Program::build(src, name, options).unwrap_or_else(|e| panic!("build failed:\n{e}"))
+}
+
+/// Runs kernel `name` of `p` on a fresh runtime, checked or not, and
+/// returns what a checked run found; fails on a launch error.
+pub fn run(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>], checked: bool) -> Findings {
+    p.kernel(name)
+        .unwrap()
+        .run_with(&Runtime::new(), range, args, |l| l, checked)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
