@@ -281,3 +281,69 @@ fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
         "{e:?}"
     );
 }
+
+#[test]
+fn a_barrier_orders_only_the_memory_its_flags_name() {
+    // 003_2caebc1f01141481.txt: barrier(CLK_GLOBAL_MEM_FENCE) orders global
+    // memory; the neighbour's local element read after it is a race.
+    let src = |flags: &str| {
+        format!(
+            "kernel void k(local int *s, global int *out) {{\n  int i = get_local_id(0);\n  s[i] = i;\n  barrier({flags});\n  out[i] = s[(i + 1) % get_local_size(0)];\n}}\n"
+        )
+    };
+    let out = Buffer::<i32>::new(8);
+    let args = [Arg::Local(32), Arg::Buffer(&out)];
+    let p = common::build(&src("CLK_GLOBAL_MEM_FENCE"), "flags.cl", "");
+    let found = checked(&p, "k", NdRange::new([8]).local([8]), &args);
+    assert!(
+        found.checker.iter().any(|r| r.kind == ReportKind::DataRace),
+        "{found:?}"
+    );
+    let p = common::build(
+        &src("CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE"),
+        "flags.cl",
+        "",
+    );
+    let found = checked(&p, "k", NdRange::new([8]).local([8]), &args);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn release_and_acquire_fences_around_relaxed_atomics_order_the_data() {
+    // 004_bfca21a36d7bd2da.txt: a release fence before a relaxed store
+    // synchronizes with an acquire fence after the relaxed load that reads
+    // it, across work-groups at device scope: the data is not raced on.
+    // Without the fences it is.
+    let src = |release: &str, acquire: &str| {
+        format!(
+            "kernel void k(global int *data, global atomic_int *flag, global int *seen) {{\n  if (get_group_id(0) == 0) {{\n    data[0] = 42;\n    {release}\n    atomic_store_explicit(flag, 1, memory_order_relaxed, memory_scope_device);\n  }} else {{\n    while (atomic_load_explicit(flag, memory_order_relaxed, memory_scope_device) == 0) {{}}\n    {acquire}\n    seen[0] = data[0];\n  }}\n}}\n"
+        )
+    };
+    let fenced = src(
+        "atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);",
+        "atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acquire, memory_scope_device);",
+    );
+    for (source, racy) in [(fenced, false), (src("", ""), true)] {
+        let p = common::build(&source, "fence.cl", "-cl-std=CL2.0");
+        let (data, flag, seen) = (
+            Buffer::<i32>::new(1),
+            Buffer::<i32>::new(1),
+            Buffer::<i32>::new(1),
+        );
+        // Two workers: the groups wait for each other.
+        let found = p
+            .kernel("k")
+            .unwrap()
+            .run_with(
+                &Runtime::with_threads(2),
+                NdRange::new([2]).local([1]),
+                &[Arg::Buffer(&data), Arg::Buffer(&flag), Arg::Buffer(&seen)],
+                |l| l,
+                true,
+            )
+            .unwrap();
+        let raced = found.checker.iter().any(|r| r.kind == ReportKind::DataRace);
+        assert_eq!(raced, racy, "{found:?}");
+        assert_eq!(seen.to_vec(), vec![42]);
+    }
+}
