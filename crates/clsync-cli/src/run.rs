@@ -205,6 +205,12 @@ pub fn main(a: &RunArgs) -> ExitCode {
             );
             return ExitCode::from(2);
         }
+        Err(e @ (RunError::CheckedBuild { .. } | RunError::Found(_))) => {
+            // run_with returns findings rather than `Found`; a checked
+            // build that fails where the fast one built is clsync's bug.
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
         Err(RunError::Launch {
             error,
             diagnostics: f,

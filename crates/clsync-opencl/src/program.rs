@@ -263,14 +263,24 @@ impl Kernel<'_> {
     }
 
     /// Runs the kernel over `range` with `args` on `rt`. An invalid
-    /// access stops the work-item and fails the launch, naming it.
+    /// access stops the work-item and fails the launch, naming it. On a
+    /// runtime [with checking](Runtime::with_checking) (or with
+    /// `CLSYNC_CHECK` set) the launch is checked, and what it finds is the
+    /// error [`RunError::Found`].
     pub fn run(&self, rt: &Runtime, range: NdRange, args: &[Arg<'_>]) -> Result<(), RunError> {
-        self.run_with(rt, range, args, |l| l, false).map(drop)
+        let found = self.run_with(rt, range, args, |l| l, false)?;
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(RunError::Found(Box::new(found)))
+        }
     }
 
     /// Runs the kernel with `configure` setting up the launch (schedule,
-    /// watchdog). `checked`: an invalid access is reported and skipped,
-    /// as Oclgrind does, and the launch goes on; the reports are returned.
+    /// watchdog, `checked`). The launch is checked when `checked`, the
+    /// configured launch or the runtime asks for it: an invalid access is
+    /// then reported and skipped, as Oclgrind does, and the launch goes on;
+    /// the findings are returned.
     pub fn run_with(
         &self,
         rt: &Runtime,
@@ -279,12 +289,14 @@ impl Kernel<'_> {
         configure: impl FnOnce(Launch) -> Launch,
         checked: bool,
     ) -> Result<exec::Findings, RunError> {
+        let launch = configure(Launch::new(self.info.name.clone(), range));
+        let checked = checked || launch.is_checked() || rt.checking();
         let build = self
             .program
             .build_for(checked)
-            .map_err(|e| RunError::Arguments {
+            .map_err(|error| RunError::CheckedBuild {
                 kernel: self.info.name.clone(),
-                message: format!("the checked build failed: {e}"),
+                error,
             })?;
         // Every entry point of the module has its stub in either build.
         let entry = build.entries[&self.info.name];
@@ -294,9 +306,8 @@ impl Kernel<'_> {
             self.info,
             entry,
             rt,
-            range,
+            launch.checked(checked),
             args,
-            configure,
             checked,
         )
     }

@@ -347,3 +347,49 @@ fn release_and_acquire_fences_around_relaxed_atomics_order_the_data() {
         assert_eq!(seen.to_vec(), vec![42]);
     }
 }
+
+#[test]
+fn a_checking_runtime_checks_compiled_kernels_and_run_reports_what_it_found() {
+    // Runtime::with_checking (or CLSYNC_CHECK) checks every launch: the
+    // compiled kernel's accesses are seen, and Kernel::run fails with the
+    // findings instead of dropping them.
+    let p = common::build(
+        "kernel void k(global int *out) {\n  out[0] = get_global_id(0);\n}\n",
+        "racy.cl",
+        "",
+    );
+    let out = Buffer::<i32>::new(1);
+    let e = p
+        .kernel("k")
+        .unwrap()
+        .run(
+            &Runtime::new().with_checking(true),
+            NdRange::new([4]).local([4]),
+            &[Arg::Buffer(&out)],
+        )
+        .unwrap_err();
+    let RunError::Found(found) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        found.checker.iter().any(|r| r.kind == ReportKind::DataRace),
+        "{found:?}"
+    );
+    assert!(e.to_string().contains("Write-write data race"), "{e}");
+    // A launch configured as checked is checked too.
+    let found = p
+        .kernel("k")
+        .unwrap()
+        .run_with(
+            &Runtime::new(),
+            NdRange::new([4]).local([4]),
+            &[Arg::Buffer(&out)],
+            |l| l.checked(true),
+            false,
+        )
+        .unwrap();
+    assert!(
+        found.checker.iter().any(|r| r.kind == ReportKind::DataRace),
+        "{found:?}"
+    );
+}

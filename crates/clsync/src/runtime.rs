@@ -298,6 +298,14 @@ impl Launch {
         self
     }
 
+    /// Whether [`checked`](Launch::checked) asked for this launch to be
+    /// checked (a runtime [with checking](Runtime::with_checking), or
+    /// `CLSYNC_CHECK`, checks it too: [`Runtime::checking`]). An engine
+    /// that compiles kernels chooses its checked build by both.
+    pub fn is_checked(&self) -> bool {
+        self.checked
+    }
+
     /// Adds a local-memory argument of `len` elements of `T`; every
     /// work-group gets its own.
     pub fn local<T: Element>(&mut self, len: usize) -> LocalArg<T> {

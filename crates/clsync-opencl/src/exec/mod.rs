@@ -19,7 +19,7 @@ pub mod report;
 
 use std::panic::resume_unwind;
 
-use clsync::{Launch, LaunchError, NdRange, Runtime, WorkItem};
+use clsync::{Launch, LaunchError, Runtime, WorkItem};
 
 use crate::program::{ArgKind, KernelInfo, Program};
 use crate::translate::EntryFn;
@@ -120,6 +120,18 @@ pub enum RunError {
         /// What is wrong, naming the argument.
         message: String,
     },
+    /// The checked build of the program failed (the fast one built).
+    #[error("kernel `{kernel}`: the checked build failed: {error}")]
+    CheckedBuild {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        error: crate::CompileError,
+    },
+    /// A checked launch that [`Kernel::run`](crate::Kernel::run) made
+    /// found something.
+    #[error("{} finding(s) of the checked launch; the first: {}", .0.diagnostics.len() + .0.checker.len(), first_finding(.0))]
+    Found(Box<Findings>),
     /// The launch failed: divergence, a fault, a stall, an invalid range.
     /// A checked launch's own findings up to then are kept.
     #[error("{error}")]
@@ -129,6 +141,14 @@ pub enum RunError {
         /// What a checked launch found before.
         diagnostics: Vec<report::Diagnostic>,
     },
+}
+
+fn first_finding(f: &Findings) -> String {
+    match (f.diagnostics.first(), f.checker.first()) {
+        (Some(d), _) => d.headline.clone(),
+        (None, Some(r)) => report::headline(r),
+        (None, None) => "none".into(),
+    }
 }
 
 /// What a checked run found: invalid accesses and the async-copy rules
@@ -325,9 +345,8 @@ pub(crate) fn run(
     k: &KernelInfo,
     entry: EntryFn,
     rt: &Runtime,
-    range: NdRange,
+    mut launch: Launch,
     args: &[Arg<'_>],
-    configure: impl FnOnce(Launch) -> Launch,
     checked: bool,
 ) -> Result<Findings, RunError> {
     let bound = bind(p, k, args)?;
@@ -335,7 +354,6 @@ pub(crate) fn run(
     let copies = copies::Copies::default();
     let exchanges = collectives::Exchanges::default();
     let plan = &build.plan;
-    let mut launch = configure(Launch::new(k.name.clone(), range)).checked(checked);
     // Local memory as bytes: a checked launch keeps its shadow per
     // element, and a byte is the one element size that never puts two
     // scalars of a kernel in one shadow cell. ALIGN spare bytes let the
