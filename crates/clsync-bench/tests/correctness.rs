@@ -181,3 +181,16 @@ fn opencl_c_kernels_match_the_references_checked_and_unchecked() {
         }
     }
 }
+
+/// Every kernel of `kernels.cl` compiles to work-item loops (a
+/// continuation function per kernel) for unchecked launches: the fast
+/// path the OpenCL C rows measure.
+#[test]
+fn every_opencl_c_kernel_runs_as_work_item_loops() {
+    let src = include_str!("../src/kernels.cl");
+    let p = clsync_opencl::Program::build(src, "kernels.cl", "-cl-std=CL3.0").unwrap();
+    assert!(p.kernels().len() >= 6);
+    for k in p.kernels() {
+        assert_eq!(p.kernel(&k.name).unwrap().engine(), Ok(()), "{}", k.name);
+    }
+}

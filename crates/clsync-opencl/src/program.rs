@@ -100,6 +100,9 @@ pub struct Program {
 pub struct Kernel<'p> {
     program: &'p Program,
     info: &'p KernelInfo,
+    /// Whether its launches run on the coroutine engine whatever the
+    /// kernel's shape.
+    coroutines: bool,
 }
 
 impl std::fmt::Debug for Program {
@@ -230,6 +233,7 @@ impl Program {
         Ok(Kernel {
             program: self,
             info,
+            coroutines: false,
         })
     }
 
@@ -260,6 +264,46 @@ impl Kernel<'_> {
     /// The kernel's interface.
     pub fn info(&self) -> &KernelInfo {
         self.info
+    }
+
+    /// How an unchecked launch of the kernel runs: as work-item loops
+    /// (`Ok`), or on the coroutine engine, with the reason (`Err`): a
+    /// barrier in a called function or in a sub-group, a collective, an
+    /// async copy. Checked launches always run on coroutines.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let p = clsync_opencl::Program::build(
+    ///     "kernel void k(global int* a) { a[get_global_id(0)] = 1; }",
+    ///     "k.cl",
+    ///     "",
+    /// )?;
+    /// assert!(p.kernel("k")?.engine().is_ok());
+    /// # Ok(()) }
+    /// ```
+    pub fn engine(&self) -> Result<(), String> {
+        if self.coroutines {
+            return Err("asked for the coroutine engine".into());
+        }
+        let c = &self.program.compiled;
+        match (
+            c.groups.contains_key(&self.info.name),
+            c.refusals.get(&self.info.name),
+        ) {
+            (true, _) => Ok(()),
+            (false, Some(why)) => Err(why.clone()),
+            (false, None) => Err("not compiled as work-item loops".into()),
+        }
+    }
+
+    /// The kernel, to run on the coroutine engine even where it could run
+    /// as work-item loops: to compare the two engines on one kernel (as
+    /// `CLSYNC_ENGINE=coroutines` does for every kernel).
+    pub fn on_coroutines(self) -> Self {
+        Kernel {
+            coroutines: true,
+            ..self
+        }
     }
 
     /// Runs the kernel over `range` with `args` on `rt`. An invalid
@@ -309,6 +353,7 @@ impl Kernel<'_> {
             launch.checked(checked),
             args,
             checked,
+            self.coroutines,
         )
     }
 }

@@ -62,12 +62,7 @@ pub(crate) unsafe extern "C" fn clsync_check_access(
             host.slot_names[slot].name,
             ptr & OFFSET_MASK
         );
-        super::report::add(
-            host,
-            headline.to_string(),
-            details,
-            Some(site_at(ctx, site)),
-        );
+        super::report::add(ctx, headline.to_string(), details, Some(site_at(ctx, site)));
     }
     let Some(local) = checked_space(ctx, ptr) else {
         return;
@@ -314,7 +309,8 @@ pub(crate) unsafe extern "C" fn clsync_fence(
     }
     let r = catch_unwind(AssertUnwindSafe(|| {
         let _at = clsync::checker::SiteScope::enter(site_at(ctx, site));
-        host.wi
+        host.runner
+            .item()
             .atomic_work_item_fence_dyn(flags, order(semantics), scope(scope_id))
     }));
     match r {
@@ -343,10 +339,8 @@ pub(crate) unsafe extern "C" fn clsync_index_exceeds(
 ) {
     // SAFETY: our contract.
     let ctx = unsafe { &*ctx };
-    // SAFETY: as in `site_text`.
-    let host = unsafe { &*ctx.host };
     super::report::add(
-        host,
+        ctx,
         format!("Index exceeds static array size ({len} elements)"),
         format!("index {}", index as i64),
         Some(site_at(ctx, site)),

@@ -123,7 +123,7 @@ pub(crate) unsafe extern "C" fn clsync_collective(
     let c = unsafe { &mut *ctx };
     // SAFETY: the host side lives for the work-item's run (`exec::run`).
     let host = unsafe { &*c.host };
-    let wi = host.wi;
+    let wi = host.runner.item();
     let sub = scope == 3;
     let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
     let (lane, lanes, which) = if sub {

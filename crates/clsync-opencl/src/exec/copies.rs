@@ -59,7 +59,7 @@ fn report(ctx: &ItemCtx, headline: &str, details: String, site: u32) {
     // `exec::run`).
     let host = unsafe { &*ctx.host };
     let at = host.sites.get(site as usize).copied();
-    super::report::add(host, headline.to_string(), details, at);
+    super::report::add(ctx, headline.to_string(), details, at);
 }
 
 /// `OpGroupAsyncCopy`: copies this work-item's share of `n` elements of
@@ -86,7 +86,7 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
     let c = unsafe { &mut *ctx };
     // SAFETY: as in `report`.
     let host = unsafe { &*c.host };
-    let wi = host.wi;
+    let wi = host.runner.item();
     let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
     let index = c.events.copies;
     c.events.copies += 1;
@@ -176,7 +176,7 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
         }
     }
     if host.checked {
-        let wi = host.wi;
+        let wi = host.runner.item();
         let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
         let index = c.events.waits;
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
@@ -213,7 +213,7 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
     // Copies of this work-item that some work-item of the group never
     // reached: performed now, by the first to wait.
     let pending: Vec<[u64; 6]> = {
-        let wi = host.wi;
+        let wi = host.runner.item();
         let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
         let g = all.entry(group).or_default();

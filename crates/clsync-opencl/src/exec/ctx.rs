@@ -132,8 +132,8 @@ pub struct ItemCtx {
 
 /// What the runtime calls need besides the context.
 pub struct HostSide<'a> {
-    /// The work-item, for barriers.
-    pub wi: &'a clsync::WorkItem<'a>,
+    /// What runs the work-item: its coroutine, or its group's loop.
+    pub runner: Runner<'a>,
     /// The program's source locations, by the index compiled code passes.
     pub sites: &'a [Site],
     /// What each slot is, for reports.
@@ -151,6 +151,41 @@ pub struct HostSide<'a> {
     pub copies: &'a crate::exec::copies::Copies,
     /// The open exchanges of collectives.
     pub exchanges: &'a crate::exec::collectives::Exchanges,
+}
+
+/// What runs a work-item.
+#[derive(Clone, Copy)]
+pub enum Runner<'a> {
+    /// The coroutine engine: the work-item itself, for barriers and the
+    /// runtime calls of checked builds.
+    Item(&'a clsync::WorkItem<'a>),
+    /// A work-item loop of its group (an unchecked build's continuation
+    /// function: no barrier, collective or checked access reaches the
+    /// runtime through it).
+    Group(&'a clsync::Group<'a>),
+}
+
+impl<'a> Runner<'a> {
+    /// The work-item, for the runtime calls that only the coroutine build
+    /// makes (barriers, collectives, async copies, checked accesses):
+    /// `continuation::plan` keeps kernels that make them off work-item
+    /// loops, and checked builds never run there.
+    pub fn item(&self) -> &'a clsync::WorkItem<'a> {
+        match self {
+            Runner::Item(wi) => wi,
+            Runner::Group(_) => {
+                unreachable!("a coroutine-only runtime call from a work-item loop")
+            }
+        }
+    }
+
+    /// A cancellation point.
+    pub fn cancellation_point(&self) {
+        match self {
+            Runner::Item(wi) => wi.cancellation_point(),
+            Runner::Group(g) => g.cancellation_point(),
+        }
+    }
 }
 
 /// What a slot holds, for reports.

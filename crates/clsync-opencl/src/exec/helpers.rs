@@ -129,7 +129,7 @@ pub(crate) unsafe extern "C" fn clsync_fault(
         let headline = headline(ctx, ptr, size, kind);
         let details = fault_details(ctx, ptr);
         let at = host.sites.get(site as usize).copied();
-        super::report::add(host, headline, details, at);
+        super::report::add(ctx, headline, details, at);
         return 0;
     }
     let msg = fault_message(ctx, ptr, size, kind, site);
@@ -234,7 +234,8 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     // of the fast path, by a `&'static Site`, was measured to slow the Rust
     // coroutine engine's barriers from 9.3 to 23 ns, and backed out.)
     let r = catch_unwind(AssertUnwindSafe(|| {
-        host.wi
+        host.runner
+            .item()
             .barrier_dyn_at(kind, fence_flags(semantics), scope(mem_scope), site)
     }));
     match r {
@@ -257,7 +258,7 @@ pub(crate) unsafe extern "C" fn clsync_poll(ctx: *mut ItemCtx) {
     let ctx = unsafe { &mut *ctx };
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| host.wi.cancellation_point())) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| host.runner.cancellation_point())) {
         stop(ctx, Stop::Unwind(payload));
     }
 }

@@ -1,11 +1,19 @@
 //! Running compiled kernels on clsync's runtime.
 //!
-//! A launch is a [`clsync::Launch`] on the coroutine engine: each work-item
-//! is a resumable task whose body calls the kernel's compiled entry with
-//! its own [`ItemCtx`]; a barrier in the kernel is a runtime call that
-//! suspends the task ([`clsync::WorkItem::barrier_dyn_at`]), so divergence
-//! detection, the watchdog and the scheduler are the same as for Rust
-//! kernels.
+//! A launch runs on one of two of the runtime's engines (`launch`):
+//!
+//! * **work-item loops** (`loops`), for unchecked launches of kernels whose
+//!   barriers are work-group barriers in their own body: each work-group is
+//!   a [`clsync::Group`] whose barrier intervals are loops over its
+//!   work-items, each calling the kernel's continuation function (see
+//!   [`crate::translate::continuation`]), and a barrier is the group's;
+//! * **coroutines**, for every other kernel and every checked launch: each
+//!   work-item is a resumable task whose body calls the kernel's compiled
+//!   entry with its own [`ctx::ItemCtx`]; a barrier is a runtime call that
+//!   suspends the task ([`clsync::WorkItem::barrier_dyn_at`]).
+//!
+//! Both share the runtime's scheduler, watchdog and divergence reports
+//! with Rust kernels.
 
 mod bits;
 pub mod checked;
@@ -13,17 +21,17 @@ pub mod collectives;
 pub mod copies;
 pub mod ctx;
 pub mod helpers;
+mod launch;
+mod loops;
 pub mod math;
 pub mod printf;
 pub mod report;
 
-use std::panic::resume_unwind;
-
-use clsync::{Launch, LaunchError, Runtime, WorkItem};
+use clsync::{Launch, LaunchError, Runtime};
 
 use crate::program::{ArgKind, KernelInfo, Program};
 use crate::translate::EntryFn;
-use ctx::{builtin, HostSide, ItemCtx, Slot, SlotInfo, Stop, OFFSET_BITS};
+use ctx::{Slot, SlotInfo, OFFSET_BITS};
 
 /// A kernel argument.
 pub enum Arg<'a> {
@@ -312,31 +320,6 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     })
 }
 
-fn builtins(wi: &WorkItem<'_>) -> [u64; builtin::COUNT] {
-    let mut b = [0u64; builtin::COUNT];
-    for d in 0..3u32 {
-        let i = d as usize;
-        b[builtin::GLOBAL_ID + i] = wi.get_global_id(d) as u64;
-        b[builtin::LOCAL_ID + i] = wi.get_local_id(d) as u64;
-        b[builtin::GROUP_ID + i] = wi.get_group_id(d) as u64;
-        b[builtin::GLOBAL_SIZE + i] = wi.get_global_size(d) as u64;
-        b[builtin::LOCAL_SIZE + i] = wi.get_local_size(d) as u64;
-        b[builtin::ENQUEUED_LOCAL_SIZE + i] = wi.get_enqueued_local_size(d) as u64;
-        b[builtin::NUM_GROUPS + i] = wi.get_num_groups(d) as u64;
-        b[builtin::GLOBAL_OFFSET + i] = wi.get_global_offset(d) as u64;
-    }
-    b[builtin::GLOBAL_LINEAR_ID] = wi.get_global_linear_id() as u64;
-    b[builtin::LOCAL_LINEAR_ID] = wi.get_local_linear_id() as u64;
-    b[builtin::WORK_DIM] = wi.get_work_dim() as u64;
-    b[builtin::SUB_GROUP_SIZE] = wi.get_sub_group_size() as u64;
-    b[builtin::MAX_SUB_GROUP_SIZE] = wi.get_max_sub_group_size() as u64;
-    b[builtin::NUM_SUB_GROUPS] = wi.get_num_sub_groups() as u64;
-    b[builtin::ENQUEUED_NUM_SUB_GROUPS] = wi.get_enqueued_num_sub_groups() as u64;
-    b[builtin::SUB_GROUP_ID] = wi.get_sub_group_id() as u64;
-    b[builtin::SUB_GROUP_LOCAL_ID] = wi.get_sub_group_local_id() as u64;
-    b
-}
-
 /// Runs kernel `k` of `p` over `range` with `args`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
@@ -345,139 +328,11 @@ pub(crate) fn run(
     k: &KernelInfo,
     entry: EntryFn,
     rt: &Runtime,
-    mut launch: Launch,
+    launch: Launch,
     args: &[Arg<'_>],
     checked: bool,
+    coroutines: bool,
 ) -> Result<Findings, RunError> {
     let bound = bind(p, k, args)?;
-    let reports = std::sync::Mutex::new(report::Reports::default());
-    let copies = copies::Copies::default();
-    let exchanges = collectives::Exchanges::default();
-    let plan = &build.plan;
-    // Local memory as bytes: a checked launch keeps its shadow per
-    // element, and a byte is the one element size that never puts two
-    // scalars of a kernel in one shadow cell. ALIGN spare bytes let the
-    // kernel's memory start aligned (`aligned`).
-    let local_args: Vec<_> = bound
-        .locals
-        .iter()
-        .zip(
-            &k.params
-                .iter()
-                .filter(|p| p.kind == ArgKind::Local)
-                .collect::<Vec<_>>(),
-        )
-        .map(|((_, bytes, _), p)| launch.local_named::<u8>(p.name.clone(), bytes + ALIGN))
-        .collect();
-    let workgroup = (plan.workgroup_bytes > 0).then(|| {
-        launch.local_named::<u8>("local variables", plan.workgroup_bytes as usize + ALIGN)
-    });
-    let table = bound
-        .table
-        .iter()
-        .map(|s| (SendPtr(s.base), s.len))
-        .collect::<Vec<_>>();
-    let sites = &build.sites;
-    let private_words = bound.private_bytes.div_ceil(8);
-    let result = rt.launch(&launch, |wi| {
-        let mut slots: Vec<Slot> = table
-            .iter()
-            .map(|(b, len)| Slot {
-                base: b.0,
-                len: *len,
-            })
-            .collect();
-        if let Some(wg) = workgroup {
-            let base = aligned(wi.local(wg).raw_bytes().0);
-            for (id, slot, off) in &plan.workgroup {
-                let size = p.variable_size(*id);
-                // SAFETY: the group's block holds every workgroup variable
-                // at its planned offset (`plan_slots` summed their sizes).
-                slots[*slot as usize] = Slot {
-                    base: unsafe { base.add(*off as usize) },
-                    len: size,
-                };
-            }
-        }
-        for ((slot, bytes, _), arg) in bound.locals.iter().zip(&local_args) {
-            let base = aligned(wi.local(*arg).raw_bytes().0);
-            slots[*slot] = Slot {
-                base,
-                len: *bytes as u64,
-            };
-        }
-        let mut private = vec![0u64; private_words];
-        let pbase = private.as_mut_ptr() as *mut u8;
-        for (id, slot, off) in &plan.private {
-            let size = p.variable_size(*id);
-            // SAFETY: the private block holds every variable at its planned
-            // offset.
-            slots[*slot as usize] = Slot {
-                base: unsafe { pbase.add(*off as usize) },
-                len: size,
-            };
-        }
-        for (slot, off, bytes) in &bound.byval {
-            // SAFETY: `bind` placed each by-value argument after the
-            // variables, inside `private_bytes`.
-            let dst = unsafe { pbase.add(*off) };
-            // SAFETY: `dst` has `bytes.len()` bytes of the block after it.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
-            slots[*slot] = Slot {
-                base: dst,
-                len: bytes.len() as u64,
-            };
-        }
-        let host = HostSide {
-            wi,
-            sites,
-            slot_names: &bound.infos,
-            kernel: &k.name,
-            checked,
-            reports: &reports,
-            legacy_atomics: p.legacy_atomics,
-            copies: &copies,
-            exchanges: &exchanges,
-        };
-        let mut ctx = ItemCtx {
-            slots: slots.as_ptr(),
-            nslots: slots.len() as u64,
-            status: 0,
-            builtins: builtins(wi),
-            scratch: [0; ctx::SCRATCH_BYTES / 8],
-            host: (&host as *const HostSide<'_>).cast(),
-            stop: None,
-            events: Default::default(),
-            collectives: Default::default(),
-        };
-        // SAFETY: `entry` was compiled for this program's module and takes
-        // its context and the flattened arguments `bind` made for this
-        // kernel; every slot points at memory that lives until the call
-        // returns (the buffers outlive the launch, local memory the group,
-        // `private` and `slots` this frame); the code checks every access
-        // against the slots and never unwinds.
-        unsafe { entry(&mut ctx, bound.words.as_ptr()) };
-        copies::finish(&mut ctx);
-        drop(private);
-        match ctx.stop.take() {
-            None => {}
-            Some(Stop::Unwind(payload)) => resume_unwind(payload),
-            Some(Stop::Fault(message)) => panic!("{message}"),
-        }
-    });
-    let diagnostics = reports
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_vec();
-    match result {
-        Ok(_) => Ok(Findings {
-            diagnostics,
-            checker: Vec::new(),
-        }),
-        Err(LaunchError::Reported(r)) => Ok(Findings {
-            diagnostics,
-            checker: r.reports,
-        }),
-        Err(error) => Err(RunError::Launch { error, diagnostics }),
-    }
+    launch::run(p, build, k, entry, rt, launch, bound, checked, coroutines)
 }

@@ -6,7 +6,7 @@ use std::fmt;
 
 use clsync::sync::Site;
 
-use super::ctx::HostSide;
+use super::ctx::{builtin, HostSide, ItemCtx};
 
 /// One report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,8 +85,11 @@ impl Reports {
     }
 }
 
-/// Adds a report for the work-item of `host`.
-pub(crate) fn add(host: &HostSide<'_>, headline: String, details: String, site: Option<Site>) {
+/// Adds a report for the work-item of `ctx`.
+pub(crate) fn add(ctx: &ItemCtx, headline: String, details: String, site: Option<Site>) {
+    // SAFETY: the context's host side lives for the work-item's run (see
+    // `exec::run`).
+    let host: &HostSide<'_> = unsafe { &*ctx.host };
     let kind = headline
         .split(" address ")
         .next()
@@ -97,14 +100,13 @@ pub(crate) fn add(host: &HostSide<'_>, headline: String, details: String, site: 
         r.list[i].count += 1;
         return;
     }
-    let wi = host.wi;
-    let d3 = |f: &dyn Fn(u32) -> usize| [f(0), f(1), f(2)];
+    let ids = |first: usize| std::array::from_fn(|d| ctx.builtins[first + d] as usize);
     let d = Diagnostic {
         headline,
         kernel: host.kernel.to_string(),
-        global: d3(&|d| wi.get_global_id(d)),
-        local: d3(&|d| wi.get_local_id(d)),
-        group: d3(&|d| wi.get_group_id(d)),
+        global: ids(builtin::GLOBAL_ID),
+        local: ids(builtin::LOCAL_ID),
+        group: ids(builtin::GROUP_ID),
         details,
         site,
         count: 1,

@@ -7,7 +7,7 @@ use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Function, Instruction, Operand};
 
 /// A block's successors.
-fn successors(term: &Instruction) -> Vec<Word> {
+pub(super) fn successors(term: &Instruction) -> Vec<Word> {
     let ids = |from: usize, step: usize| {
         term.operands
             .iter()

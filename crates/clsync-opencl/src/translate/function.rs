@@ -13,11 +13,12 @@ use cranelift_codegen::ir::{
     Value,
 };
 use cranelift_codegen::isa::CallConv;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::Module as _;
 
 use super::cfg::reverse_postorder;
+use super::continuation::{self, STOPPED};
 use super::{cl_type, flat_types, Shared};
 use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
 use crate::CompileError;
@@ -69,6 +70,39 @@ pub(crate) struct Fx<'a, 'm> {
     current: Word,
     /// The opcode being translated, for messages.
     op: Op,
+    /// The index of the instruction being translated in its block.
+    at: usize,
+    /// The state of a continuation build (work-item loops).
+    cont: Option<Cont>,
+}
+
+/// One barrier of a continuation build: what the group's loop does
+/// between the intervals it separates.
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierSpec {
+    /// Its memory scope (SPIR-V `Scope`).
+    pub mem_scope: u32,
+    /// Its memory semantics (SPIR-V `MemorySemantics`).
+    pub semantics: u32,
+    /// Its site index.
+    pub site: u32,
+}
+
+/// A continuation build's state (see [`continuation`]).
+struct Cont {
+    plan: continuation::Plan,
+    /// The work-item's frame and the state to resume at.
+    frame: Value,
+    state: Value,
+    /// The block that dispatches on the state.
+    dispatch: ir::Block,
+    /// The variables of the values live across a barrier, each with its
+    /// byte offset in the frame.
+    vars: HashMap<Word, Vec<(Variable, i32, ClType)>>,
+    frame_bytes: i32,
+    /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
+    resumes: Vec<ir::Block>,
+    barriers: Vec<BarrierSpec>,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -85,6 +119,43 @@ pub(crate) fn translate(
     fbc: &mut FunctionBuilderContext,
     f: &Function,
 ) -> Result<(), CompileError> {
+    translate_as(s, jit, func, fbc, f, None).map(|_| ())
+}
+
+/// The signature of a continuation function: context, arguments, frame,
+/// state; the state reached.
+pub(crate) fn continuation_signature(cc: CallConv) -> Signature {
+    let mut s = Signature::new(cc);
+    for t in [types::I64, types::I64, types::I64, types::I32] {
+        s.params.push(AbiParam::new(t));
+    }
+    s.returns.push(AbiParam::new(types::I32));
+    s
+}
+
+/// Translates kernel `f` into `func` as a continuation function (see
+/// [`continuation`]): its barriers and the bytes of its frame.
+pub(crate) fn translate_continuation(
+    s: &mut Shared<'_>,
+    jit: &mut JITModule,
+    func: &mut ir::Function,
+    fbc: &mut FunctionBuilderContext,
+    f: &Function,
+    plan: continuation::Plan,
+) -> Result<(Vec<BarrierSpec>, usize), CompileError> {
+    let c = translate_as(s, jit, func, fbc, f, Some(plan))?;
+    let c = c.ok_or_else(|| CompileError::Internal("no continuation state".into()))?;
+    Ok((c.barriers, c.frame_bytes as usize))
+}
+
+fn translate_as(
+    s: &mut Shared<'_>,
+    jit: &mut JITModule,
+    func: &mut ir::Function,
+    fbc: &mut FunctionBuilderContext,
+    f: &Function,
+    plan: Option<continuation::Plan>,
+) -> Result<Option<Cont>, CompileError> {
     let m = s.m;
     let b = FunctionBuilder::new(func, fbc);
     let mut fx = Fx {
@@ -106,13 +177,30 @@ pub(crate) fn translate(
         line: SourceLine::default(),
         current: 0,
         op: Op::Nop,
+        at: 0,
+        cont: None,
     };
+    if let Some(plan) = plan {
+        let dispatch = fx.b.create_block();
+        let zero = Value::from_u32(0);
+        fx.rets = vec![types::I32];
+        fx.cont = Some(Cont {
+            plan,
+            frame: zero,
+            state: zero,
+            dispatch,
+            vars: HashMap::new(),
+            frame_bytes: 0,
+            resumes: Vec::new(),
+            barriers: Vec::new(),
+        });
+    }
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
     fx.b.seal_all_blocks();
     let cfg = fx.jit.target_config();
     fx.b.finalize(cfg);
-    Ok(())
+    Ok(fx.cont)
 }
 
 /// The kernel's entry stub: reads the flattened arguments from the array,
@@ -180,41 +268,176 @@ impl<'a, 'm> Fx<'a, 'm> {
             self.phis.insert(blk.label, phis);
         }
         let entry = self.blocks[&f.blocks[0].label];
-        self.b.append_block_params_for_function_params(entry);
-        self.b.switch_to_block(entry);
-        let params = self.b.block_params(entry).to_vec();
-        self.ctx = params[0];
-        let mut k = 1;
-        for (id, ty) in &f.params {
-            let n = self.m.leaves(*ty)?.len();
-            self.vals.insert(*id, params[k..k + n].to_vec());
-            self.types_of.insert(*id, *ty);
-            k += n;
+        if self.cont.is_some() {
+            self.prologue(f)?;
+        } else {
+            self.b.append_block_params_for_function_params(entry);
+            self.b.switch_to_block(entry);
+            let params = self.b.block_params(entry).to_vec();
+            self.ctx = params[0];
+            let mut k = 1;
+            for (id, ty) in &f.params {
+                let n = self.m.leaves(*ty)?.len();
+                self.vals.insert(*id, params[k..k + n].to_vec());
+                self.types_of.insert(*id, *ty);
+                k += n;
+            }
+            self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
+            self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
         }
-        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
-        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
         for (n, &i) in order.iter().enumerate() {
             let blk = &f.blocks[i];
-            if n > 0 {
+            if n > 0 || self.cont.is_some() {
                 let cb = self.blocks[&blk.label];
                 self.b.switch_to_block(cb);
             }
             self.current = blk.label;
-            for (inst, line) in &blk.instructions {
+            self.phi_vars(blk.label);
+            for (at, (inst, line)) in blk.instructions.iter().enumerate() {
                 self.line = *line;
                 self.op = inst.class.opcode;
+                self.at = at;
                 self.instruction(inst)?;
             }
         }
         if let Some(bail) = self.bail {
             self.b.switch_to_block(bail);
-            let zeros: Vec<Value> = self
-                .rets
-                .clone()
-                .into_iter()
-                .map(|t| self.zero(t))
-                .collect();
-            self.b.ins().return_(&zeros);
+            if self.cont.is_some() {
+                let r = self.b.ins().iconst(types::I32, STOPPED as i64);
+                self.b.ins().return_(&[r]);
+            } else {
+                let zeros: Vec<Value> = self
+                    .rets
+                    .clone()
+                    .into_iter()
+                    .map(|t| self.zero(t))
+                    .collect();
+                self.b.ins().return_(&zeros);
+            }
+        }
+        if let Some(c) = &self.cont {
+            // State 0 starts the kernel, k resumes after barrier k.
+            let (dispatch, state) = (c.dispatch, c.state);
+            let mut sw = Switch::new();
+            for (k, r) in c.resumes.iter().enumerate() {
+                sw.set_entry(k as u128 + 1, *r);
+            }
+            self.b.switch_to_block(dispatch);
+            sw.emit(&mut self.b, state, entry);
+        }
+        Ok(())
+    }
+
+    /// A continuation function's first block: the context, the kernel's
+    /// arguments read from their words (as the entry stub reads them), the
+    /// slot table; then the dispatch on the state. Everything it defines
+    /// dominates every block, the resume blocks included.
+    fn prologue(&mut self, f: &Function) -> Result<(), CompileError> {
+        let pro = self.b.create_block();
+        self.b.append_block_params_for_function_params(pro);
+        self.b.switch_to_block(pro);
+        let p = self.b.block_params(pro).to_vec();
+        self.ctx = p[0];
+        let mut k = 0i32;
+        for (id, ty) in &f.params {
+            let mut vs = Vec::new();
+            for t in flat_types(self.m, *ty)? {
+                vs.push(self.b.ins().load(t, mem(), p[1], k * 8));
+                k += 1;
+            }
+            self.vals.insert(*id, vs);
+            self.types_of.insert(*id, *ty);
+        }
+        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
+        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
+        let c = self.cont.as_mut().expect("a continuation build");
+        c.frame = p[2];
+        c.state = p[3];
+        let dispatch = c.dispatch;
+        self.b.ins().jump(dispatch, &[]);
+        Ok(())
+    }
+
+    /// In a continuation build, makes the block's phis that live across a
+    /// barrier variables (defined by their block parameters here).
+    fn phi_vars(&mut self, label: Word) {
+        if self.cont.is_none() {
+            return;
+        }
+        let ids: Vec<Word> = self
+            .phis
+            .get(&label)
+            .map(|p| p.iter().map(|(id, _, _)| *id).collect())
+            .unwrap_or_default();
+        for id in ids {
+            if let Some(v) = self.vals.get(&id).cloned() {
+                self.define_var(id, &v);
+            }
+        }
+    }
+
+    /// In a continuation build, if `id` lives across a barrier: its
+    /// variables (made on its first definition, each with a place in the
+    /// frame) are defined as `v` here.
+    fn define_var(&mut self, id: Word, v: &[Value]) {
+        let Some(c) = self.cont.as_mut() else { return };
+        if !c.plan.cross.contains(&id) {
+            return;
+        }
+        if !c.vars.contains_key(&id) {
+            let mut vars = Vec::new();
+            for x in v {
+                let t = self.b.func.dfg.value_type(*x);
+                vars.push((self.b.declare_var(t), c.frame_bytes, t));
+                c.frame_bytes += 8;
+            }
+            c.vars.insert(id, vars);
+        }
+        for ((var, _, _), x) in c.vars[&id].iter().zip(v) {
+            self.b.def_var(*var, *x);
+        }
+    }
+
+    /// A work-group barrier of a continuation build: the values live after
+    /// it go to the frame, the function returns the barrier's number, and
+    /// translation goes on in the block that resumes there, which loads
+    /// them back.
+    fn continuation_barrier(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        let memscope = self.const_u64(self.id(inst, 1)?)?;
+        let sem = self.const_u64(self.id(inst, 2)?)?;
+        let site = self.site();
+        let key = (self.current, self.at);
+        let c = self.cont.as_ref().expect("a continuation build");
+        let live = c.plan.live.get(&key).cloned().unwrap_or_default();
+        let frame = c.frame;
+        let mut kept = Vec::new();
+        for id in &live {
+            let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
+                return Err(CompileError::Unsupported(format!(
+                    "%{id} lives across a barrier but has no value there"
+                )));
+            };
+            for (var, off, t) in vars {
+                let v = self.b.use_var(var);
+                self.b.ins().store(mem(), v, frame, off);
+                kept.push((var, off, t));
+            }
+        }
+        let c = self.cont.as_mut().expect("a continuation build");
+        c.barriers.push(BarrierSpec {
+            mem_scope: memscope as u32,
+            semantics: sem as u32,
+            site: site as u32,
+        });
+        let k = c.barriers.len() as i64;
+        let resume = self.b.create_block();
+        c.resumes.push(resume);
+        let r = self.b.ins().iconst(types::I32, k);
+        self.b.ins().return_(&[r]);
+        self.b.switch_to_block(resume);
+        for (var, off, t) in kept {
+            let v = self.b.ins().load(t, mem(), frame, off);
+            self.b.def_var(var, v);
         }
         Ok(())
     }
@@ -288,6 +511,10 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// The flattened value of `id`: defined earlier, or a constant or a
     /// module-scope variable's address made here.
     pub fn get(&mut self, id: Word) -> Result<Vec<Value>, CompileError> {
+        if let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(&id)) {
+            let vars: Vec<Variable> = vars.iter().map(|(v, _, _)| *v).collect();
+            return Ok(vars.into_iter().map(|v| self.b.use_var(v)).collect());
+        }
         if let Some(v) = self.vals.get(&id) {
             return Ok(v.clone());
         }
@@ -408,6 +635,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         if let Some(t) = inst.result_type {
             self.types_of.insert(id, t);
         }
+        self.define_var(id, &v);
         self.vals.insert(id, v);
     }
 
@@ -537,6 +765,10 @@ impl<'a, 'm> Fx<'a, 'm> {
                 let db = self.edge_block(default)?;
                 sw.emit(&mut self.b, sel, db);
             }
+            Op::Return if self.cont.is_some() => {
+                let r = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().return_(&[r]);
+            }
             Op::Return => {
                 self.b.ins().return_(&[]);
             }
@@ -568,6 +800,7 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.def(inst, v);
             }
             Op::ExtInst => self.ext_inst(inst)?,
+            Op::ControlBarrier if self.cont.is_some() => self.continuation_barrier(inst)?,
             Op::ControlBarrier => {
                 let exec = self.const_u64(self.id(inst, 0)?)?;
                 let memscope = self.const_u64(self.id(inst, 1)?)?;

@@ -115,6 +115,7 @@ impl Fx<'_, '_> {
                 )))
             }
         };
+        self.s.builtins_used |= ((1u64 << n) - 1) << first;
         let ts = self.result_types(inst)?;
         let mut out = Vec::new();
         for (k, t) in ts.iter().enumerate().take(n) {

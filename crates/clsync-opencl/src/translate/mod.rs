@@ -19,6 +19,7 @@ mod arith;
 mod atomics;
 mod cfg;
 mod composite;
+pub mod continuation;
 mod ext;
 mod function;
 mod group;
@@ -41,6 +42,23 @@ use crate::CompileError;
 
 /// The entry stub's type.
 pub type EntryFn = unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64);
+
+/// A continuation function's type (see [`continuation`]): context,
+/// arguments, frame, state; the state reached.
+pub type ContinuationFn =
+    unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64, *mut u8, u32) -> u32;
+
+pub use function::BarrierSpec;
+
+/// A kernel compiled to run as work-item loops.
+pub struct GroupEntry {
+    /// Its continuation function.
+    pub func: ContinuationFn,
+    /// Its barriers, by number minus one.
+    pub barriers: Vec<BarrierSpec>,
+    /// Bytes of a work-item's frame.
+    pub frame_bytes: usize,
+}
 
 /// Where each module-scope and function-scope variable lives.
 #[derive(Debug, Default, Clone)]
@@ -69,6 +87,13 @@ pub struct Compiled {
     _jit: JITModule,
     /// Each kernel's entry stub.
     pub entries: HashMap<String, EntryFn>,
+    /// The kernels that run as work-item loops (unchecked builds only).
+    pub groups: HashMap<String, GroupEntry>,
+    /// Why each other kernel of an unchecked build runs on coroutines.
+    pub refusals: HashMap<String, String>,
+    /// The work-item built-ins the module reads, a bit per index of
+    /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
+    pub builtins_used: u64,
     /// Source locations by the index the code passes.
     pub sites: Vec<Site>,
     /// The variables' slots.
@@ -385,6 +410,9 @@ pub(crate) struct Shared<'m> {
     /// Whether this is the checked build: every access is reported to the
     /// checker, atomics and fences go through the runtime.
     pub checked: bool,
+    /// The work-item built-ins the code reads, a bit per index of
+    /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
+    pub builtins_used: u64,
 }
 
 /// Compiles every function and kernel of `m`; `checked`: the build whose
@@ -417,6 +445,7 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         helpers: HashMap::new(),
         sites: Sites::default(),
         checked,
+        builtins_used: 0,
     };
     let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
     for (name, _, params, rets) in &hs {
@@ -464,6 +493,22 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         jit.clear_context(&mut ctx);
         entry_ids.push((e.name.clone(), id));
     }
+    let mut cont_ids = Vec::new();
+    let mut refusals = HashMap::new();
+    for e in m.entry_points.iter().filter(|_| !checked) {
+        let Some(f) = m.function(e.function) else {
+            continue;
+        };
+        match continuation_function(&mut shared, &mut jit, &mut ctx, f, &e.name, call_conv) {
+            Ok((id, barriers, frame_bytes)) => {
+                cont_ids.push((e.name.clone(), id, barriers, frame_bytes))
+            }
+            Err(why) => {
+                refusals.insert(e.name.clone(), why);
+            }
+        }
+        jit.clear_context(&mut ctx);
+    }
     jit.finalize_definitions().map_err(jerr)?;
     let mut entries = HashMap::new();
     for (name, id) in entry_ids {
@@ -474,13 +519,63 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         let f: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(p) };
         entries.insert(name, f);
     }
+    let mut groups = HashMap::new();
+    for (name, id, barriers, frame_bytes) in cont_ids {
+        let p = jit.get_finalized_function(id);
+        // SAFETY: generated with `continuation_signature`, exactly
+        // `ContinuationFn`'s parameters and result in the platform's C
+        // calling convention.
+        let func = unsafe { std::mem::transmute::<*const u8, ContinuationFn>(p) };
+        groups.insert(
+            name,
+            GroupEntry {
+                func,
+                barriers,
+                frame_bytes,
+            },
+        );
+    }
     let sites = std::mem::take(&mut shared.sites.list);
     Ok(Compiled {
         _jit: jit,
         entries,
+        groups,
+        refusals,
+        builtins_used: shared.builtins_used,
         sites,
         plan,
     })
+}
+
+/// Compiles kernel `f` as a continuation function, or says why it runs on
+/// coroutines: its shape ([`continuation::plan`]), or an error of the
+/// translation or of Cranelift's verifier, which leave the coroutine build
+/// as it was.
+fn continuation_function(
+    shared: &mut Shared<'_>,
+    jit: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    f: &clsync_spirv::Function,
+    name: &str,
+    call_conv: CallConv,
+) -> Result<(FuncId, Vec<BarrierSpec>, usize), String> {
+    let f = continuation::body(shared.m, f);
+    let plan = continuation::plan(shared.m, f)?;
+    ctx.func.signature = function::continuation_signature(call_conv);
+    let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
+    let (barriers, frame_bytes) =
+        function::translate_continuation(shared, jit, &mut ctx.func, &mut fbc, f, plan)
+            .map_err(|e| e.to_string())?;
+    let id = jit
+        .declare_function(
+            &format!("continuation_{name}"),
+            Linkage::Local,
+            &ctx.func.signature,
+        )
+        .map_err(|e| format!("{e:?}"))?;
+    jit.define_function(id, ctx)
+        .map_err(|e| format!("code generation: {e:?}"))?;
+    Ok((id, barriers, frame_bytes))
 }
 
 #[cfg(test)]

@@ -362,6 +362,16 @@ impl Group<'_> {
     }
 }
 
+impl Group<'_> {
+    /// Stops the group with a barrier divergence at `barrier`, the work-items
+    /// being where `places` says (by local linear id): for group-level code
+    /// that finds its work-items at different barriers, or some at a barrier
+    /// and some returned (compiled kernels run as work-item loops).
+    pub fn diverged(&self, barrier: Site, places: Vec<PlaceRun>) -> ! {
+        std::panic::resume_unwind(Box::new(Disagreement { barrier, places }))
+    }
+}
+
 impl Disagreement {
     /// The launch error, for the group this happened in.
     pub(crate) fn into_divergence(

@@ -9,8 +9,8 @@ use super::{Group, IN_LOOP};
 use crate::checker::GroupCheck;
 use crate::scheduler::hooks;
 use crate::sync::{
-    fence_effect, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder, FenceScopeFor,
-    MemFlags, MemScope, Site,
+    fence_effect, validate, BarrierKind, BarrierScope, BarrierWait, FenceFlags, FenceOrder,
+    FenceScopeFor, MemFlags, MemScope, Site, SyncError,
 };
 
 /// Barriers and fences (`003_2caebc1f01141481.txt`,
@@ -75,6 +75,32 @@ impl Group<'_> {
             S::SCOPE,
             Location::caller(),
         )
+    }
+
+    /// A work-group barrier whose flags and scope are known only at run
+    /// time: what a compiled OpenCL C kernel's barrier does between two of
+    /// its loops over the group (`clsync-opencl`'s work-item loops).
+    /// Its flags are checked as
+    /// [`WorkItem::barrier_dyn_at`](crate::WorkItem::barrier_dyn_at) checks
+    /// them (an error names `site`).
+    #[inline]
+    #[track_caller]
+    pub fn barrier_dyn(&self, flags: u32, scope: MemScope, site: Site) -> Result<(), SyncError> {
+        let op = "work_group_barrier";
+        let flags = crate::checker::argument(op, validate::barrier(op, flags, scope), site)?;
+        self.wait(BarrierKind::WorkGroup, flags, scope, Location::caller());
+        Ok(())
+    }
+
+    /// A cancellation point outside a barrier (a loop's back-edge in code
+    /// that runs inside [`for_each`](Self::for_each)): a launch the watchdog
+    /// or a failed group cancelled unwinds here, as
+    /// [`WorkItem::cancellation_point`](crate::WorkItem::cancellation_point)
+    /// does.
+    #[inline]
+    #[track_caller]
+    pub fn cancellation_point(&self) {
+        hooks::poll(Location::caller());
     }
 
     /// `atomic_work_item_fence(flags, order, scope)` by the work-item

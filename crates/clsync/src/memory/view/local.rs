@@ -78,6 +78,11 @@ impl<T: Element> LocalView<'_, T> {
     pub fn name(&self) -> &str {
         self.slice.name()
     }
+    /// Its memory as bytes, for code that accesses it itself (compiled
+    /// kernels): see [`LocalSlice::raw_bytes`](crate::LocalSlice::raw_bytes).
+    pub fn raw_bytes(&self) -> (*mut u8, usize) {
+        self.slice.raw_bytes()
+    }
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
