@@ -1,10 +1,16 @@
-//! The control-flow graph: successors and the order blocks are translated
-//! in.
+//! Control flow: the graph's successors and the order blocks are
+//! translated in, branches, switches and returns, the edges' phi
+//! arguments, and the cancellation point at each loop's back-edge.
 
 use std::collections::HashMap;
 
 use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Function, Instruction, Operand};
+use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData};
+use cranelift_frontend::Switch;
+
+use super::function::Fx;
+use crate::CompileError;
 
 /// A block's successors.
 pub(super) fn successors(term: &Instruction) -> Vec<Word> {
@@ -74,4 +80,147 @@ pub(super) fn reverse_postorder(f: &Function) -> Vec<usize> {
     }
     post.reverse();
     post
+}
+
+impl Fx<'_, '_> {
+    /// Translates a branch, switch or return.
+    pub(super) fn control(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        match inst.class.opcode {
+            Op::Branch => {
+                let to = self.id(inst, 0)?;
+                if self.is_back_edge(to) {
+                    self.poll();
+                }
+                let args = self.edge_args(to)?;
+                let t = self.target(to)?;
+                self.b.ins().jump(t, &args);
+            }
+            Op::BranchConditional => {
+                let c = self.get1(self.id(inst, 0)?)?;
+                let (t, e) = (self.id(inst, 1)?, self.id(inst, 2)?);
+                if self.is_back_edge(t) || self.is_back_edge(e) {
+                    self.poll();
+                }
+                let (ta, ea) = (self.edge_args(t)?, self.edge_args(e)?);
+                let (tb, eb) = (self.target(t)?, self.target(e)?);
+                self.b.ins().brif(c, tb, &ta, eb, &ea);
+            }
+            Op::Switch => {
+                let sel = self.get1(self.id(inst, 0)?)?;
+                if (1..inst.operands.len())
+                    .step_by(2)
+                    .any(|k| self.id(inst, k).is_ok_and(|t| self.is_back_edge(t)))
+                {
+                    self.poll();
+                }
+                let default = self.id(inst, 1)?;
+                let mut sw = Switch::new();
+                let mut k = 2;
+                let mut seen = std::collections::HashSet::new();
+                while k + 1 < inst.operands.len() + 1 && k < inst.operands.len() {
+                    let v = self.lit(inst, k)?;
+                    let to = self.id(inst, k + 1)?;
+                    if seen.insert(v) {
+                        let eb = self.edge_block(to)?;
+                        sw.set_entry(v as u128, eb);
+                    }
+                    k += 2;
+                }
+                let db = self.edge_block(default)?;
+                sw.emit(&mut self.b, sel, db);
+            }
+            Op::Return if self.cont.is_some() => {
+                let r = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().return_(&[r]);
+            }
+            Op::Return => {
+                self.b.ins().return_(&[]);
+            }
+            Op::ReturnValue => {
+                let v = self.get(self.id(inst, 0)?)?;
+                self.b.ins().return_(&v);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether the edge from the current block to `to` goes back (a loop).
+    pub(super) fn is_back_edge(&self, to: Word) -> bool {
+        match (self.order.get(&to), self.order.get(&self.current)) {
+            (Some(t), Some(c)) => t <= c,
+            _ => false,
+        }
+    }
+
+    /// A cancellation point, at a loop's back-edge: a launch the watchdog
+    /// or a failed work-item cancels stops here, so a loop that makes no
+    /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
+    /// never runs) cannot hang the process. Inline, it is one load of the
+    /// runtime's slow-path gate and a branch; the call happens only while
+    /// the gate is raised ([`clsync::engine::slow_path_gate`]).
+    pub(super) fn poll(&mut self) {
+        let gate = clsync::engine::slow_path_gate() as *const _ as i64;
+        let addr = self.b.ins().iconst(types::I64, gate);
+        // Relaxed in effect (a plain load on x86-64): see `slow_path_gate`.
+        let raised = self
+            .b
+            .ins()
+            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
+        let call = self.b.create_block();
+        self.b.set_cold_block(call);
+        let cont = self.b.create_block();
+        self.b.ins().brif(raised, call, &[], cont, &[]);
+        self.b.switch_to_block(call);
+        let ctx = self.ctx;
+        self.helper("clsync_poll", &[ctx]);
+        self.check_status();
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// The block arguments of the edge from the current block to `to`.
+    pub(super) fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
+        let phis = self.phis.get(&to).cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        for (id, _, pairs) in phis {
+            let (v, _) = pairs
+                .iter()
+                .find(|(_, p)| *p == self.current)
+                .ok_or_else(|| {
+                    CompileError::Invalid(format!(
+                        "phi %{id} has no value for the edge from %{}",
+                        self.current
+                    ))
+                })?;
+            out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
+        }
+        Ok(out)
+    }
+
+    pub(super) fn target(&self, label: Word) -> Result<ir::Block, CompileError> {
+        self.blocks.get(&label).copied().ok_or_else(|| {
+            CompileError::Invalid(format!("a branch to %{label}, which is not a block"))
+        })
+    }
+
+    /// A block that jumps to `label` with the current edge's arguments
+    /// (for switch targets, which take none).
+    pub(super) fn edge_block(&mut self, label: Word) -> Result<ir::Block, CompileError> {
+        let args = self.edge_args(label)?;
+        let to = self.target(label)?;
+        if args.is_empty() {
+            return Ok(to);
+        }
+        let here = self.b.current_block();
+        let eb = self.b.create_block();
+        self.b.switch_to_block(eb);
+        // The values were made in (or dominate) the current block, which
+        // is this block's only predecessor.
+        self.b.ins().jump(to, &args);
+        if let Some(h) = here {
+            self.b.switch_to_block(h);
+        }
+        Ok(eb)
+    }
 }

@@ -24,6 +24,13 @@ use std::collections::{HashMap, HashSet};
 
 use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Function, Instruction, Module, Operand};
+use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
+use cranelift_frontend::Variable;
+
+use super::flat_types;
+use super::function::{mem, Fx};
+use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS};
+use crate::CompileError;
 
 /// What a continuation function returns when its work-item stopped.
 pub const STOPPED: u32 = u32::MAX;
@@ -223,4 +230,149 @@ fn liveness(f: &Function) -> Plan {
         }
     }
     plan
+}
+
+/// One barrier of a continuation build: what the group's loop does
+/// between the intervals it separates.
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierSpec {
+    /// Its memory scope (SPIR-V `Scope`).
+    pub mem_scope: u32,
+    /// Its memory semantics (SPIR-V `MemorySemantics`).
+    pub semantics: u32,
+    /// Its site index.
+    pub site: u32,
+}
+
+/// A continuation build's state (see the module docs).
+pub(crate) struct Cont {
+    pub plan: Plan,
+    /// The work-item's frame and the state to resume at.
+    pub frame: Value,
+    pub state: Value,
+    /// The block that dispatches on the state.
+    pub dispatch: ir::Block,
+    /// The variables of the values live across a barrier, each with its
+    /// byte offset in the frame.
+    pub vars: HashMap<Word, Vec<(Variable, i32, ClType)>>,
+    pub frame_bytes: i32,
+    /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
+    pub resumes: Vec<ir::Block>,
+    pub barriers: Vec<BarrierSpec>,
+}
+
+impl Fx<'_, '_> {
+    /// A continuation function's first block: the context, the kernel's
+    /// arguments read from their words (as the entry stub reads them), the
+    /// slot table; then the dispatch on the state. Everything it defines
+    /// dominates every block, the resume blocks included.
+    pub(super) fn prologue(&mut self, f: &Function) -> Result<(), CompileError> {
+        let pro = self.b.create_block();
+        self.b.append_block_params_for_function_params(pro);
+        self.b.switch_to_block(pro);
+        let p = self.b.block_params(pro).to_vec();
+        self.ctx = p[0];
+        let mut k = 0i32;
+        for (id, ty) in &f.params {
+            let mut vs = Vec::new();
+            for t in flat_types(self.m, *ty)? {
+                vs.push(self.b.ins().load(t, mem(), p[1], k * 8));
+                k += 1;
+            }
+            self.vals.insert(*id, vs);
+            self.types_of.insert(*id, *ty);
+        }
+        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
+        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
+        let c = self.cont.as_mut().expect("a continuation build");
+        c.frame = p[2];
+        c.state = p[3];
+        let dispatch = c.dispatch;
+        self.b.ins().jump(dispatch, &[]);
+        Ok(())
+    }
+
+    /// In a continuation build, makes the block's phis that live across a
+    /// barrier variables (defined by their block parameters here).
+    pub(super) fn phi_vars(&mut self, label: Word) {
+        if self.cont.is_none() {
+            return;
+        }
+        let ids: Vec<Word> = self
+            .phis
+            .get(&label)
+            .map(|p| p.iter().map(|(id, _, _)| *id).collect())
+            .unwrap_or_default();
+        for id in ids {
+            if let Some(v) = self.vals.get(&id).cloned() {
+                self.define_var(id, &v);
+            }
+        }
+    }
+
+    /// In a continuation build, if `id` lives across a barrier: its
+    /// variables (made on its first definition, each with a place in the
+    /// frame) are defined as `v` here.
+    pub(super) fn define_var(&mut self, id: Word, v: &[Value]) {
+        let Some(c) = self.cont.as_mut() else { return };
+        if !c.plan.cross.contains(&id) {
+            return;
+        }
+        if !c.vars.contains_key(&id) {
+            let mut vars = Vec::new();
+            for x in v {
+                let t = self.b.func.dfg.value_type(*x);
+                vars.push((self.b.declare_var(t), c.frame_bytes, t));
+                c.frame_bytes += 8;
+            }
+            c.vars.insert(id, vars);
+        }
+        for ((var, _, _), x) in c.vars[&id].iter().zip(v) {
+            self.b.def_var(*var, *x);
+        }
+    }
+
+    /// A work-group barrier of a continuation build: the values live after
+    /// it go to the frame, the function returns the barrier's number, and
+    /// translation goes on in the block that resumes there, which loads
+    /// them back.
+    pub(super) fn continuation_barrier(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        let memscope = self.const_u64(self.id(inst, 1)?)?;
+        let sem = self.const_u64(self.id(inst, 2)?)?;
+        let site = self.site();
+        let key = (self.current, self.at);
+        let c = self.cont.as_ref().expect("a continuation build");
+        let live = c.plan.live.get(&key).cloned().unwrap_or_default();
+        let frame = c.frame;
+        let mut kept = Vec::new();
+        for id in &live {
+            let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
+                return Err(CompileError::Unsupported(format!(
+                    "%{id} lives across a barrier but has no value there"
+                )));
+            };
+            for (var, off, t) in vars {
+                let v = self.b.use_var(var);
+                self.b.ins().store(mem(), v, frame, off);
+                kept.push((var, off, t));
+            }
+        }
+        let c = self.cont.as_mut().expect("a continuation build");
+        c.barriers.push(BarrierSpec {
+            mem_scope: memscope as u32,
+            semantics: sem as u32,
+            site: site as u32,
+        });
+        let k = c.barriers.len() as i64;
+        let resume = self.b.create_block();
+        c.resumes.push(resume);
+        let r = self.b.ins().iconst(types::I32, k);
+        self.b.ins().return_(&[r]);
+        self.b.switch_to_block(resume);
+        for (var, off, t) in kept {
+            let v = self.b.ins().load(t, mem(), frame, off);
+            self.b.def_var(var, v);
+        }
+        Ok(())
+    }
 }

@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Constant, Function, Instruction, Module, Operand, SourceLine};
 use cranelift_codegen::ir::{
-    self, types, AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as ClType,
-    Value,
+    self, types, AbiParam, FuncRef, InstBuilder, MemFlagsData, Signature, Type as ClType, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -18,7 +17,8 @@ use cranelift_jit::JITModule;
 use cranelift_module::Module as _;
 
 use super::cfg::reverse_postorder;
-use super::continuation::{self, STOPPED};
+pub use super::continuation::BarrierSpec;
+use super::continuation::{self, Cont, STOPPED};
 use super::{cl_type, flat_types, Shared};
 use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
 use crate::CompileError;
@@ -52,57 +52,28 @@ pub(crate) struct Fx<'a, 'm> {
     pub vals: HashMap<Word, Vec<Value>>,
     /// The type of each id with one.
     pub types_of: HashMap<Word, Word>,
-    blocks: HashMap<Word, ir::Block>,
+    pub(super) blocks: HashMap<Word, ir::Block>,
     /// Each block's place in reverse postorder: an edge to a block not
     /// after the current one is a loop's back-edge.
-    order: HashMap<Word, usize>,
-    phis: HashMap<Word, Vec<Phi>>,
+    pub(super) order: HashMap<Word, usize>,
+    pub(super) phis: HashMap<Word, Vec<Phi>>,
     refs: HashMap<&'static str, FuncRef>,
     /// The context, the slot table and its length.
     pub ctx: Value,
     pub slots: Value,
     pub nslots: Value,
-    bail: Option<ir::Block>,
-    rets: Vec<ClType>,
+    pub(super) bail: Option<ir::Block>,
+    pub(super) rets: Vec<ClType>,
     /// The source line of the instruction being translated.
     pub line: SourceLine,
     /// The label of the block being translated.
-    current: Word,
+    pub(super) current: Word,
     /// The opcode being translated, for messages.
     op: Op,
     /// The index of the instruction being translated in its block.
-    at: usize,
+    pub(super) at: usize,
     /// The state of a continuation build (work-item loops).
-    cont: Option<Cont>,
-}
-
-/// One barrier of a continuation build: what the group's loop does
-/// between the intervals it separates.
-#[derive(Clone, Copy, Debug)]
-pub struct BarrierSpec {
-    /// Its memory scope (SPIR-V `Scope`).
-    pub mem_scope: u32,
-    /// Its memory semantics (SPIR-V `MemorySemantics`).
-    pub semantics: u32,
-    /// Its site index.
-    pub site: u32,
-}
-
-/// A continuation build's state (see [`continuation`]).
-struct Cont {
-    plan: continuation::Plan,
-    /// The work-item's frame and the state to resume at.
-    frame: Value,
-    state: Value,
-    /// The block that dispatches on the state.
-    dispatch: ir::Block,
-    /// The variables of the values live across a barrier, each with its
-    /// byte offset in the frame.
-    vars: HashMap<Word, Vec<(Variable, i32, ClType)>>,
-    frame_bytes: i32,
-    /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
-    resumes: Vec<ir::Block>,
-    barriers: Vec<BarrierSpec>,
+    pub(super) cont: Option<Cont>,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -328,120 +299,6 @@ impl<'a, 'm> Fx<'a, 'm> {
         Ok(())
     }
 
-    /// A continuation function's first block: the context, the kernel's
-    /// arguments read from their words (as the entry stub reads them), the
-    /// slot table; then the dispatch on the state. Everything it defines
-    /// dominates every block, the resume blocks included.
-    fn prologue(&mut self, f: &Function) -> Result<(), CompileError> {
-        let pro = self.b.create_block();
-        self.b.append_block_params_for_function_params(pro);
-        self.b.switch_to_block(pro);
-        let p = self.b.block_params(pro).to_vec();
-        self.ctx = p[0];
-        let mut k = 0i32;
-        for (id, ty) in &f.params {
-            let mut vs = Vec::new();
-            for t in flat_types(self.m, *ty)? {
-                vs.push(self.b.ins().load(t, mem(), p[1], k * 8));
-                k += 1;
-            }
-            self.vals.insert(*id, vs);
-            self.types_of.insert(*id, *ty);
-        }
-        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
-        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
-        let c = self.cont.as_mut().expect("a continuation build");
-        c.frame = p[2];
-        c.state = p[3];
-        let dispatch = c.dispatch;
-        self.b.ins().jump(dispatch, &[]);
-        Ok(())
-    }
-
-    /// In a continuation build, makes the block's phis that live across a
-    /// barrier variables (defined by their block parameters here).
-    fn phi_vars(&mut self, label: Word) {
-        if self.cont.is_none() {
-            return;
-        }
-        let ids: Vec<Word> = self
-            .phis
-            .get(&label)
-            .map(|p| p.iter().map(|(id, _, _)| *id).collect())
-            .unwrap_or_default();
-        for id in ids {
-            if let Some(v) = self.vals.get(&id).cloned() {
-                self.define_var(id, &v);
-            }
-        }
-    }
-
-    /// In a continuation build, if `id` lives across a barrier: its
-    /// variables (made on its first definition, each with a place in the
-    /// frame) are defined as `v` here.
-    fn define_var(&mut self, id: Word, v: &[Value]) {
-        let Some(c) = self.cont.as_mut() else { return };
-        if !c.plan.cross.contains(&id) {
-            return;
-        }
-        if !c.vars.contains_key(&id) {
-            let mut vars = Vec::new();
-            for x in v {
-                let t = self.b.func.dfg.value_type(*x);
-                vars.push((self.b.declare_var(t), c.frame_bytes, t));
-                c.frame_bytes += 8;
-            }
-            c.vars.insert(id, vars);
-        }
-        for ((var, _, _), x) in c.vars[&id].iter().zip(v) {
-            self.b.def_var(*var, *x);
-        }
-    }
-
-    /// A work-group barrier of a continuation build: the values live after
-    /// it go to the frame, the function returns the barrier's number, and
-    /// translation goes on in the block that resumes there, which loads
-    /// them back.
-    fn continuation_barrier(&mut self, inst: &Instruction) -> Result<(), CompileError> {
-        let memscope = self.const_u64(self.id(inst, 1)?)?;
-        let sem = self.const_u64(self.id(inst, 2)?)?;
-        let site = self.site();
-        let key = (self.current, self.at);
-        let c = self.cont.as_ref().expect("a continuation build");
-        let live = c.plan.live.get(&key).cloned().unwrap_or_default();
-        let frame = c.frame;
-        let mut kept = Vec::new();
-        for id in &live {
-            let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
-                return Err(CompileError::Unsupported(format!(
-                    "%{id} lives across a barrier but has no value there"
-                )));
-            };
-            for (var, off, t) in vars {
-                let v = self.b.use_var(var);
-                self.b.ins().store(mem(), v, frame, off);
-                kept.push((var, off, t));
-            }
-        }
-        let c = self.cont.as_mut().expect("a continuation build");
-        c.barriers.push(BarrierSpec {
-            mem_scope: memscope as u32,
-            semantics: sem as u32,
-            site: site as u32,
-        });
-        let k = c.barriers.len() as i64;
-        let resume = self.b.create_block();
-        c.resumes.push(resume);
-        let r = self.b.ins().iconst(types::I32, k);
-        self.b.ins().return_(&[r]);
-        self.b.switch_to_block(resume);
-        for (var, off, t) in kept {
-            let v = self.b.ins().load(t, mem(), frame, off);
-            self.b.def_var(var, v);
-        }
-        Ok(())
-    }
-
     /// The block every early return goes through.
     pub fn bail_block(&mut self) -> ir::Block {
         if let Some(b) = self.bail {
@@ -639,142 +496,12 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.vals.insert(id, v);
     }
 
-    /// Whether the edge from the current block to `to` goes back (a loop).
-    fn is_back_edge(&self, to: Word) -> bool {
-        match (self.order.get(&to), self.order.get(&self.current)) {
-            (Some(t), Some(c)) => t <= c,
-            _ => false,
-        }
-    }
-
-    /// A cancellation point, at a loop's back-edge: a launch the watchdog
-    /// or a failed work-item cancels stops here, so a loop that makes no
-    /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
-    /// never runs) cannot hang the process. Inline, it is one load of the
-    /// runtime's slow-path gate and a branch; the call happens only while
-    /// the gate is raised ([`clsync::engine::slow_path_gate`]).
-    fn poll(&mut self) {
-        let gate = clsync::engine::slow_path_gate() as *const _ as i64;
-        let addr = self.b.ins().iconst(types::I64, gate);
-        // Relaxed in effect (a plain load on x86-64): see `slow_path_gate`.
-        let raised = self
-            .b
-            .ins()
-            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
-        let call = self.b.create_block();
-        self.b.set_cold_block(call);
-        let cont = self.b.create_block();
-        self.b.ins().brif(raised, call, &[], cont, &[]);
-        self.b.switch_to_block(call);
-        let ctx = self.ctx;
-        self.helper("clsync_poll", &[ctx]);
-        self.check_status();
-        self.b.ins().jump(cont, &[]);
-        self.b.switch_to_block(cont);
-    }
-
-    /// The block arguments of the edge from the current block to `to`.
-    fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
-        let phis = self.phis.get(&to).cloned().unwrap_or_default();
-        let mut out = Vec::new();
-        for (id, _, pairs) in phis {
-            let (v, _) = pairs
-                .iter()
-                .find(|(_, p)| *p == self.current)
-                .ok_or_else(|| {
-                    CompileError::Invalid(format!(
-                        "phi %{id} has no value for the edge from %{}",
-                        self.current
-                    ))
-                })?;
-            out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
-        }
-        Ok(out)
-    }
-
-    fn target(&self, label: Word) -> Result<ir::Block, CompileError> {
-        self.blocks.get(&label).copied().ok_or_else(|| {
-            CompileError::Invalid(format!("a branch to %{label}, which is not a block"))
-        })
-    }
-
-    /// A block that jumps to `label` with the current edge's arguments
-    /// (for switch targets, which take none).
-    fn edge_block(&mut self, label: Word) -> Result<ir::Block, CompileError> {
-        let args = self.edge_args(label)?;
-        let to = self.target(label)?;
-        if args.is_empty() {
-            return Ok(to);
-        }
-        let here = self.b.current_block();
-        let eb = self.b.create_block();
-        self.b.switch_to_block(eb);
-        // The values were made in (or dominate) the current block, which
-        // is this block's only predecessor.
-        self.b.ins().jump(to, &args);
-        if let Some(h) = here {
-            self.b.switch_to_block(h);
-        }
-        Ok(eb)
-    }
-
     fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {
         let op = inst.class.opcode;
         match op {
             Op::Phi | Op::SelectionMerge | Op::LoopMerge | Op::Nop => {}
-            Op::Branch => {
-                let to = self.id(inst, 0)?;
-                if self.is_back_edge(to) {
-                    self.poll();
-                }
-                let args = self.edge_args(to)?;
-                let t = self.target(to)?;
-                self.b.ins().jump(t, &args);
-            }
-            Op::BranchConditional => {
-                let c = self.get1(self.id(inst, 0)?)?;
-                let (t, e) = (self.id(inst, 1)?, self.id(inst, 2)?);
-                if self.is_back_edge(t) || self.is_back_edge(e) {
-                    self.poll();
-                }
-                let (ta, ea) = (self.edge_args(t)?, self.edge_args(e)?);
-                let (tb, eb) = (self.target(t)?, self.target(e)?);
-                self.b.ins().brif(c, tb, &ta, eb, &ea);
-            }
-            Op::Switch => {
-                let sel = self.get1(self.id(inst, 0)?)?;
-                if (1..inst.operands.len())
-                    .step_by(2)
-                    .any(|k| self.id(inst, k).is_ok_and(|t| self.is_back_edge(t)))
-                {
-                    self.poll();
-                }
-                let default = self.id(inst, 1)?;
-                let mut sw = Switch::new();
-                let mut k = 2;
-                let mut seen = std::collections::HashSet::new();
-                while k + 1 < inst.operands.len() + 1 && k < inst.operands.len() {
-                    let v = self.lit(inst, k)?;
-                    let to = self.id(inst, k + 1)?;
-                    if seen.insert(v) {
-                        let eb = self.edge_block(to)?;
-                        sw.set_entry(v as u128, eb);
-                    }
-                    k += 2;
-                }
-                let db = self.edge_block(default)?;
-                sw.emit(&mut self.b, sel, db);
-            }
-            Op::Return if self.cont.is_some() => {
-                let r = self.b.ins().iconst(types::I32, 0);
-                self.b.ins().return_(&[r]);
-            }
-            Op::Return => {
-                self.b.ins().return_(&[]);
-            }
-            Op::ReturnValue => {
-                let v = self.get(self.id(inst, 0)?)?;
-                self.b.ins().return_(&v);
+            Op::Branch | Op::BranchConditional | Op::Switch | Op::Return | Op::ReturnValue => {
+                self.control(inst)?
             }
             Op::Unreachable => {
                 let site = self.site();

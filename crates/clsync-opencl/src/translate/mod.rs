@@ -594,6 +594,8 @@ mod tests {
             include_str!("group.rs"),
             include_str!("atomics.rs"),
             include_str!("composite.rs"),
+            include_str!("cfg.rs"),
+            include_str!("continuation.rs"),
         ];
         let mut called = 0;
         for src in sources {
