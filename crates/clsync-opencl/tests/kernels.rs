@@ -408,3 +408,80 @@ fn sub_group_reverse_through_local_memory_with_partial_sub_groups() {
         assert_eq!(out.to_vec(), want, "sub-groups of {sg}");
     }
 }
+
+/// The built-ins with a second result stored through a pointer, against
+/// Rust's own functions: fract, modf, sincos (floats), frexp and remquo
+/// (ints), on vectors, in private and global memory.
+#[test]
+fn built_ins_with_a_second_result_through_a_pointer() {
+    let p = build(
+        r#"
+        kernel void split(global const float *x, global float *r, global float *o, global int *e) {
+            int i = get_global_id(0);
+            float2 v = (float2)(x[i], -x[i]);
+            float2 w;
+            float2 f = fract(v, &w);
+            r[8 * i + 0] = f.x; o[8 * i + 0] = w.x;
+            r[8 * i + 1] = f.y; o[8 * i + 1] = w.y;
+            float m = modf(x[i], &o[8 * i + 2]);
+            r[8 * i + 2] = m;
+            float c;
+            r[8 * i + 3] = sincos(x[i], &c);
+            o[8 * i + 3] = c;
+            int ex;
+            r[8 * i + 4] = frexp(x[i], &ex);
+            e[2 * i] = ex;
+            int q;
+            r[8 * i + 5] = remquo(x[i], 0.75f, &q);
+            e[2 * i + 1] = q;
+        }"#,
+        "",
+    );
+    let xs = [2.75f32, -1.25, 0.5, 7.0];
+    let x = Buffer::from_slice(&xs);
+    let (r, o, e) = (
+        Buffer::<f32>::new(32),
+        Buffer::<f32>::new(32),
+        Buffer::<i32>::new(8),
+    );
+    run(
+        &p,
+        "split",
+        NdRange::new([4]),
+        &[
+            Arg::Buffer(&x),
+            Arg::Buffer(&r),
+            Arg::Buffer(&o),
+            Arg::Buffer(&e),
+        ],
+    );
+    let (r, o, e) = (r.to_vec(), o.to_vec(), e.to_vec());
+    for (i, &v) in xs.iter().enumerate() {
+        assert_eq!(
+            (r[8 * i], o[8 * i]),
+            (v - v.floor(), v.floor()),
+            "fract {v}"
+        );
+        assert_eq!(
+            (r[8 * i + 1], o[8 * i + 1]),
+            (-v - (-v).floor(), (-v).floor())
+        );
+        assert_eq!(
+            (r[8 * i + 2], o[8 * i + 2]),
+            (v - v.trunc(), v.trunc()),
+            "modf {v}"
+        );
+        assert!((r[8 * i + 3] - v.sin()).abs() < 1e-6 && (o[8 * i + 3] - v.cos()).abs() < 1e-6);
+        let (m, ex) = (r[8 * i + 4], e[2 * i]);
+        assert!(
+            (0.5..1.0).contains(&m.abs()) && m * 2f32.powi(ex) == v,
+            "frexp {v}"
+        );
+        let n = (v / 0.75).round_ties_even();
+        assert_eq!(
+            (r[8 * i + 5], e[2 * i + 1]),
+            (v - n * 0.75, n as i32),
+            "remquo {v}"
+        );
+    }
+}

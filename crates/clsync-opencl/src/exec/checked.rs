@@ -1,8 +1,11 @@
 //! The runtime calls of the checked build: every access reported to the
 //! runtime's checker, atomics and fences performed under it, and the
-//! checked build's own findings (static array indices, read-only buffers).
+//! checked build's own findings (static array indices, read-only buffers,
+//! uninitialized values: see `translate::shadow` for the shadows compiled
+//! code keeps, and [`ItemCtx::shadows`] for memory's).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use clsync::sync::MemScope;
 
@@ -36,6 +39,12 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
 ///
 /// `ctx` is the context of the work-item that is running the call (as
 /// compiled code passes it), alive for the call.
+///
+/// It also keeps memory's shadow: a write marks its bytes written, unless
+/// the value it stores is poisoned (`poisoned` nonzero), which in global
+/// memory is Oclgrind's `Uninitialized value`; a read returns 1 when any of
+/// its bytes was never written, or the access is invalid (what an invalid
+/// read yields is no value anything wrote), else 0.
 pub(crate) unsafe extern "C" fn clsync_check_access(
     ctx: *mut ItemCtx,
     ptr: u64,
@@ -43,9 +52,205 @@ pub(crate) unsafe extern "C" fn clsync_check_access(
     size: u64,
     write: u32,
     site: u32,
-) {
+    poisoned: u32,
+) -> u32 {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
+    let read_poisoned = shadow_access(ctx, ptr, size, write != 0, poisoned != 0, site);
+    check_plain(ctx, ptr, addr, size, write, site);
+    read_poisoned as u32
+}
+
+/// The shadow of `size` bytes at tagged pointer `ptr`: `Err(())` when the
+/// range is not inside a memory object, `Ok(None)` when the object has no
+/// shadow (all initialized), else its first shadow byte.
+fn shadow_of(ctx: &ItemCtx, ptr: u64, size: u64) -> Result<Option<*mut u8>, ()> {
+    let slot = ptr >> OFFSET_BITS;
+    let off = ptr & OFFSET_MASK;
+    if slot == 0 || slot >= ctx.nslots {
+        return Err(());
+    }
+    // SAFETY: slot < nslots, the table's length.
+    let s = unsafe { *ctx.slots.add(slot as usize) };
+    if off.checked_add(size).is_none_or(|end| end > s.len) {
+        return Err(());
+    }
+    if ctx.shadows.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the shadow table has an entry per slot (`Setup::shadows`).
+    let sh = unsafe { *ctx.shadows.add(slot as usize) };
+    // SAFETY: a slot's shadow has a byte per byte of the object, and the
+    // range is inside it.
+    Ok((!sh.is_null()).then(|| unsafe { sh.add(off as usize) }))
+}
+
+/// The shadow bytes at `sh`, as atomics: global memory's shadow is shared by
+/// every thread that runs the launch (relaxed: a shadow byte carries no
+/// data but itself, and the accesses it shadows are ordered, or reported
+/// as races, by the checker).
+///
+/// # Safety
+///
+/// `sh` points at `n` shadow bytes that live for the launch.
+unsafe fn shadow_bytes<'a>(sh: *mut u8, n: u64) -> &'a [AtomicU8] {
+    // SAFETY: our contract; `AtomicU8` has `u8`'s layout.
+    unsafe { std::slice::from_raw_parts(sh.cast::<AtomicU8>(), n as usize) }
+}
+
+/// Keeps memory's shadow for an access and reports a poisoned value stored
+/// to global memory; returns whether a read is poisoned.
+fn shadow_access(
+    ctx: &ItemCtx,
+    ptr: u64,
+    size: u64,
+    write: bool,
+    poisoned: bool,
+    site: u32,
+) -> bool {
+    let sh = match shadow_of(ctx, ptr, size) {
+        Err(()) => return !write,
+        Ok(sh) => sh,
+    };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    if write {
+        if poisoned
+            && host
+                .slot_names
+                .get(slot)
+                .is_some_and(|i| i.space == "global")
+        {
+            let info = &host.slot_names[slot];
+            let details = format!(
+                "the value stored to global `{}` at byte {} depends on memory nothing wrote",
+                info.name,
+                ptr & OFFSET_MASK
+            );
+            super::report::add(
+                ctx,
+                "Uninitialized value".into(),
+                details,
+                Some(site_at(ctx, site)),
+            );
+        }
+        if let Some(sh) = sh {
+            // SAFETY: `shadow_of` found `size` shadow bytes there.
+            for b in unsafe { shadow_bytes(sh, size) } {
+                b.store(u8::from(!poisoned), Ordering::Relaxed);
+            }
+        }
+        false
+    } else {
+        // SAFETY: as above.
+        sh.is_some_and(|sh| {
+            unsafe { shadow_bytes(sh, size) }
+                .iter()
+                .any(|b| b.load(Ordering::Relaxed) == 0)
+        })
+    }
+}
+
+/// Copies the shadow of `size` bytes from `src` to `dst` (a copy of memory
+/// copies whether its bytes were written: a struct's padding stays
+/// unwritten, and is no error).
+pub(crate) fn copy_shadow(ctx: &ItemCtx, dst: u64, src: u64, size: u64) {
+    let Ok(Some(d)) = shadow_of(ctx, dst, size) else {
+        return;
+    };
+    let s = shadow_of(ctx, src, size).ok().flatten();
+    // SAFETY: `shadow_of` found `size` shadow bytes at each.
+    let d = unsafe { shadow_bytes(d, size) };
+    match s {
+        // SAFETY: as above.
+        Some(s) => {
+            for (d, s) in d.iter().zip(unsafe { shadow_bytes(s, size) }) {
+                d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        None => d.iter().for_each(|b| b.store(1, Ordering::Relaxed)),
+    }
+}
+
+/// A copy to global memory of bytes nothing wrote that are a value's, not
+/// padding (`significant`: an index into the build's masks, `u32::MAX`
+/// for every byte): Oclgrind's `Uninitialized value`.
+pub(crate) fn copy_to_global(
+    ctx: &ItemCtx,
+    dst: u64,
+    src: u64,
+    size: u64,
+    significant: u32,
+    site: u32,
+) {
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (dst >> OFFSET_BITS) as usize;
+    if host
+        .slot_names
+        .get(slot)
+        .is_none_or(|i| i.space != "global")
+    {
+        return;
+    }
+    let Ok(Some(s)) = shadow_of(ctx, src, size) else {
+        return;
+    };
+    let mask = host.significant.get(significant as usize);
+    // SAFETY: `shadow_of` found `size` shadow bytes there.
+    let bytes = unsafe { shadow_bytes(s, size) };
+    let unwritten = bytes.iter().enumerate().any(|(k, b)| {
+        let counts = mask.is_none_or(|m| m.is_empty() || m[k % m.len()]);
+        counts && b.load(Ordering::Relaxed) == 0
+    });
+    if unwritten {
+        let details = format!(
+            "a copy to global `{}` at byte {} copies a value nothing wrote",
+            host.slot_names[slot].name,
+            dst & OFFSET_MASK
+        );
+        super::report::add(
+            ctx,
+            "Uninitialized value".into(),
+            details,
+            Some(site_at(ctx, site)),
+        );
+    }
+}
+
+/// An access through a pointer computed from an uninitialized value
+/// (`kind` 1, Oclgrind's `Uninitialized address`), or another use of an
+/// uninitialized value that Oclgrind reports (`kind` 0, `Uninitialized
+/// value`), at `site`.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_uninit(ctx: *mut ItemCtx, kind: u32, site: u32) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &*ctx };
+    let (headline, details) = match kind {
+        1 => (
+            "Uninitialized address",
+            "the address of an access depends on memory nothing wrote",
+        ),
+        _ => (
+            "Uninitialized value",
+            "a value that depends on memory nothing wrote was used",
+        ),
+    };
+    super::report::add(
+        ctx,
+        headline.into(),
+        details.into(),
+        Some(site_at(ctx, site)),
+    );
+}
+
+/// The checker's part of a plain access, and a write to a read-only buffer.
+fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: u32) {
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;

@@ -264,6 +264,7 @@ fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32) -> bool {
         if checked {
             super::checked::note_group_access(c, s, sa, size, false, site);
             super::checked::note_group_access(c, d, da, size, true, site);
+            super::checked::copy_shadow(c, d, s, size);
         }
         // SAFETY: both ranges are inside their objects (resolved above);
         // `copy` allows overlap.

@@ -109,7 +109,8 @@ pub enum Stop {
 pub struct ItemCtx {
     /// The slot table.
     pub slots: *const Slot,
-    /// Its length.
+    /// Its length, not counting the null sentinel after the last slot
+    /// that compiled code reads for a slot past the table.
     pub nslots: u64,
     /// Nonzero once the work-item must stop: compiled code tests it after
     /// each call that can fail and returns.
@@ -128,6 +129,10 @@ pub struct ItemCtx {
     pub events: crate::exec::copies::ItemEvents,
     /// How many collectives it made, per scope.
     pub collectives: crate::exec::collectives::ItemCollectives,
+    /// In a checked launch, the shadow of each slot's bytes (null: all
+    /// initialized): a byte is nonzero once something wrote it. Null in
+    /// unchecked launches.
+    pub shadows: *const *mut u8,
 }
 
 /// What the runtime calls need besides the context.
@@ -151,6 +156,9 @@ pub struct HostSide<'a> {
     pub copies: &'a crate::exec::copies::Copies,
     /// The open exchanges of collectives.
     pub exchanges: &'a crate::exec::collectives::Exchanges,
+    /// Which bytes of each copied type are values, not padding (see
+    /// `Compiled::significant`).
+    pub significant: &'a [Vec<bool>],
 }
 
 /// What runs a work-item.

@@ -297,6 +297,7 @@ pub(crate) unsafe extern "C" fn clsync_memcpy(
     src: u64,
     size: u64,
     site: u32,
+    significant: u32,
 ) {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &mut *ctx };
@@ -317,9 +318,11 @@ pub(crate) unsafe extern "C" fn clsync_memcpy(
     if unsafe { &*ctx.host }.checked {
         // SAFETY: `ctx` is this call's own context (our contract).
         unsafe {
-            super::checked::clsync_check_access(ctx, src, s as u64, size, 0, site);
-            super::checked::clsync_check_access(ctx, dst, d as u64, size, 1, site);
+            super::checked::clsync_check_access(ctx, src, s as u64, size, 0, site, 0);
+            super::checked::clsync_check_access(ctx, dst, d as u64, size, 1, site, 0);
         }
+        super::checked::copy_to_global(ctx, dst, src, size, significant, site);
+        super::checked::copy_shadow(ctx, dst, src, size);
     }
     // SAFETY: both ranges are inside their objects (checked above); they
     // may overlap, which `copy` allows.

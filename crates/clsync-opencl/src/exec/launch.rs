@@ -3,6 +3,7 @@
 //! engine's work-item.
 
 use std::panic::resume_unwind;
+use std::sync::atomic::AtomicU8;
 use std::sync::Mutex;
 
 use clsync::{Launch, LaunchError, LocalArg, Runtime, WorkItem};
@@ -44,13 +45,24 @@ pub(super) struct Setup<'a> {
     /// Words of a work-item's private block.
     pub private_words: usize,
     pub checked: bool,
+    /// Checked launches: the shadows of buffers the host did not write
+    /// (zero bytes: unwritten), by slot.
+    global_shadows: Vec<(usize, Box<[AtomicU8]>)>,
+    /// Checked launches: the shadows of the local arguments and of the
+    /// block of `local` variables, in the group's local memory (which
+    /// starts zeroed, so unwritten).
+    local_shadows: Vec<(usize, LocalArg<u8>)>,
+    workgroup_shadow: Option<LocalArg<u8>>,
     reports: Mutex<Reports>,
     copies: Copies,
     exchanges: Exchanges,
 }
 
 impl Setup<'_> {
-    /// The slot table of a group whose local memory `local` gives.
+    /// The slot table of a group whose local memory `local` gives, and
+    /// after its last slot the sentinel that compiled code reads for a
+    /// slot past the table (see `Fx::address`): its length is the
+    /// context's `nslots` plus one.
     pub fn group_slots(&self, local: impl Fn(LocalArg<u8>) -> *mut u8) -> Vec<Slot> {
         let mut slots: Vec<Slot> = self
             .table
@@ -77,7 +89,42 @@ impl Setup<'_> {
                 len: *bytes,
             };
         }
+        slots.push(Slot::NULL);
         slots
+    }
+
+    /// A checked launch's shadow table for a work-item: the group's local
+    /// memory from `local`, the work-item's private shadow block
+    /// `private` (`private_words` words, as its private block).
+    pub fn shadows(
+        &self,
+        local: impl Fn(LocalArg<u8>) -> *mut u8,
+        private: *mut u8,
+    ) -> Vec<*mut u8> {
+        let mut t = vec![std::ptr::null_mut(); self.table.len()];
+        for (slot, sh) in &self.global_shadows {
+            t[*slot] = sh.as_ptr() as *mut u8;
+        }
+        if let Some(wg) = self.workgroup_shadow {
+            let base = local(wg);
+            for (_, slot, off) in &self.build.plan.workgroup {
+                // SAFETY: the shadow block is as large as the variables' block.
+                t[*slot as usize] = unsafe { base.add(*off as usize) };
+            }
+        }
+        for (slot, arg) in &self.local_shadows {
+            t[*slot] = local(*arg);
+        }
+        for (slot, off, _) in &self.private {
+            // SAFETY: `private` is a block as large as the private block.
+            t[*slot] = unsafe { private.add(*off) };
+        }
+        // By-value arguments are written by the host.
+        for (off, bytes) in &self.byval {
+            // SAFETY: as above; `bind` placed them inside the block.
+            unsafe { std::ptr::write_bytes(private.add(*off), 1, bytes.len()) };
+        }
+        t
     }
 
     /// Fills a work-item's fresh private block: the by-value arguments.
@@ -125,6 +172,7 @@ impl Setup<'_> {
             legacy_atomics: self.p.legacy_atomics,
             copies: &self.copies,
             exchanges: &self.exchanges,
+            significant: &self.build.significant,
         }
     }
 
@@ -140,6 +188,7 @@ impl Setup<'_> {
             stop: None,
             events: Default::default(),
             collectives: Default::default(),
+            shadows: std::ptr::null(),
         }
     }
 }
@@ -186,6 +235,18 @@ pub(super) fn run(
     let workgroup = (plan.workgroup_bytes > 0).then(|| {
         launch.local_named::<u8>("local variables", plan.workgroup_bytes as usize + ALIGN)
     });
+    let (mut local_shadows, mut workgroup_shadow, mut global_shadows) =
+        (Vec::new(), None, Vec::new());
+    if checked {
+        for (slot, bytes, _) in &bound.locals {
+            local_shadows.push((*slot, launch.local_named::<u8>("(shadow)", (*bytes).max(1))));
+        }
+        workgroup_shadow = (plan.workgroup_bytes > 0)
+            .then(|| launch.local_named::<u8>("(shadow)", plan.workgroup_bytes as usize));
+        for (slot, len) in &bound.uninitialized {
+            global_shadows.push((*slot, (0..*len).map(|_| AtomicU8::new(0)).collect()));
+        }
+    }
     let mut private: Vec<(usize, usize, u64)> = plan
         .private
         .iter()
@@ -214,6 +275,9 @@ pub(super) fn run(
         private,
         private_words: bound.private_bytes.div_ceil(8),
         checked,
+        global_shadows,
+        local_shadows,
+        workgroup_shadow,
         reports: Mutex::default(),
         copies: Copies::default(),
         exchanges: Exchanges::default(),
@@ -234,9 +298,17 @@ pub(super) fn run(
             diagnostics,
             checker: Vec::new(),
         }),
+        // The checker's reads of local memory no work-item wrote are left
+        // to the shadows of the checked build, which report only what
+        // Oclgrind does (an uninitialized value stored to global memory,
+        // not a struct's padding copied through local memory).
         Err(LaunchError::Reported(r)) => Ok(Findings {
             diagnostics,
-            checker: r.reports,
+            checker: r
+                .reports
+                .into_iter()
+                .filter(|r| r.kind != clsync::checker::ReportKind::UninitializedLocal)
+                .collect(),
         }),
         Err(error) => Err(RunError::Launch { error, diagnostics }),
     }
@@ -261,8 +333,19 @@ fn on_coroutines(
             s.point_private(slots.as_mut_ptr(), pbase);
         }
         let host = s.host(Runner::Item(wi));
-        let mut ctx = s.context(slots.as_ptr(), slots.len(), &host);
+        let mut ctx = s.context(slots.as_ptr(), slots.len() - 1, &host);
         ctx.builtins = builtins(wi);
+        let mut private_shadow = Vec::new();
+        let shadows = if s.checked {
+            private_shadow = vec![0u64; s.private_words];
+            let p = private_shadow.as_mut_ptr() as *mut u8;
+            s.shadows(|arg| wi.local(arg).raw_bytes().0, p)
+        } else {
+            Vec::new()
+        };
+        if s.checked {
+            ctx.shadows = shadows.as_ptr();
+        }
         // SAFETY: `entry` was compiled for this program's module and takes
         // its context and the flattened arguments `bind` made for this
         // kernel; every slot points at memory that lives until the call
@@ -272,6 +355,7 @@ fn on_coroutines(
         unsafe { entry(&mut ctx, s.words.as_ptr()) };
         copies::finish(&mut ctx);
         drop(private);
+        drop(private_shadow);
         raise(&mut ctx);
     })
 }

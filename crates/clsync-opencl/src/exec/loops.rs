@@ -34,7 +34,7 @@ pub(super) fn run(
 fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
     let n = g.len();
     let mut slots = s.group_slots(|arg| g.local(arg).raw_bytes().0);
-    let nslots = slots.len();
+    let nslots = slots.len() - 1;
     // One pointer for the context's reads and the private slots' writes.
     let table = slots.as_mut_ptr();
     let stride = s.private_words;

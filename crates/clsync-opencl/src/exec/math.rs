@@ -5,7 +5,71 @@
 //! the specification's table of ULP values for the full profile).
 
 macro_rules! math {
-    ($un:ident, $bin:ident, $tern:ident, $t:ident, $pi:expr) => {
+    ($un:ident, $bin:ident, $tern:ident, $split:ident, $t:ident, $pi:expr) => {
+        /// A function of OpenCL.std with a second result, which it stores
+        /// through a pointer (by its number): `fract`, `frexp`, `modf`,
+        /// `remquo`, `sincos`. The second result goes to `out` (an
+        /// integer one as its value).
+        ///
+        /// # Safety
+        ///
+        /// `out` is valid for a write of one value (compiled code passes a
+        /// stack slot of its own).
+        pub unsafe extern "C" fn $split(op: u32, x: $t, y: $t, out: *mut $t) -> $t {
+            let (r, o): ($t, $t) = match op {
+                30 => {
+                    // fract: the largest value below 1 at most.
+                    let f = x.floor();
+                    if x.is_infinite() {
+                        ((0.0 as $t).copysign(x), f)
+                    } else {
+                        ((x - f).min(1.0 - <$t>::EPSILON / 2.0), f)
+                    }
+                }
+                31 => {
+                    // frexp: x = m * 2^e with 0.5 <= |m| < 1.
+                    if x == 0.0 || !x.is_finite() {
+                        (x, 0.0)
+                    } else {
+                        let mut e = x.abs().log2().floor() + 1.0;
+                        let mut m = x / (2.0 as $t).powf(e);
+                        if m.abs() >= 1.0 {
+                            m /= 2.0;
+                            e += 1.0;
+                        } else if m.abs() < 0.5 {
+                            m *= 2.0;
+                            e -= 1.0;
+                        }
+                        (m, e)
+                    }
+                }
+                45 => {
+                    let t = x.trunc();
+                    if x.is_infinite() {
+                        ((0.0 as $t).copysign(x), t)
+                    } else {
+                        (x - t, t)
+                    }
+                }
+                52 => {
+                    // remquo: the remainder, and the quotient's sign and
+                    // its lowest 7 bits.
+                    let n = (x / y).round_ties_even();
+                    let q = if n.is_finite() {
+                        (n.abs() % 128.0).copysign(n)
+                    } else {
+                        0.0
+                    };
+                    (x - n * y, q)
+                }
+                58 => (x.sin(), x.cos()),
+                _ => (<$t>::NAN, <$t>::NAN),
+            };
+            // SAFETY: our contract.
+            unsafe { out.write(o) };
+            r
+        }
+
         /// A one-argument function of OpenCL.std, by its number.
         pub extern "C" fn $un(op: u32, x: $t) -> $t {
             const PI: $t = $pi;
@@ -132,6 +196,7 @@ math!(
     clsync_f32_1,
     clsync_f32_2,
     clsync_f32_3,
+    clsync_f32_split,
     f32,
     std::f32::consts::PI
 );
@@ -139,6 +204,7 @@ math!(
     clsync_f64_1,
     clsync_f64_2,
     clsync_f64_3,
+    clsync_f64_split,
     f64,
     std::f64::consts::PI
 );

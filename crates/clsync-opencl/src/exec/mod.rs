@@ -106,6 +106,12 @@ pub trait MemObject: Sync {
     fn access(&self) -> Access {
         Access::ReadWrite
     }
+    /// Whether the host wrote its contents: a checked launch treats the
+    /// bytes of a buffer that is not as uninitialized until a kernel
+    /// writes them (Oclgrind's `noinit` buffers).
+    fn initialized(&self) -> bool {
+        true
+    }
 }
 
 impl<T: clsync::memory::Element> MemObject for clsync::Buffer<T> {
@@ -192,6 +198,8 @@ struct Bound {
     /// bytes).
     byval: Vec<(usize, usize, Vec<u8>)>,
     private_bytes: usize,
+    /// Buffers whose contents the host did not write: (slot, bytes).
+    uninitialized: Vec<(usize, usize)>,
 }
 
 struct SendPtr(*mut u8);
@@ -227,12 +235,16 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     let mut locals = Vec::new();
     let mut byval = Vec::new();
     let mut private_bytes = plan.private_bytes as usize;
+    let mut uninitialized = Vec::new();
     for (i, (param, arg)) in k.params.iter().zip(args).enumerate() {
         let which = || format!("argument {i} (`{}`, {})", param.name, param.type_name);
         let slot = table.len();
         match (&param.kind, arg) {
             (ArgKind::Global | ArgKind::Constant, Arg::Buffer(b)) => {
                 let (base, len) = b.bytes();
+                if !b.initialized() {
+                    uninitialized.push((slot, len));
+                }
                 table.push(Slot {
                     base,
                     len: len as u64,
@@ -317,6 +329,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
         locals,
         byval,
         private_bytes,
+        uninitialized,
     })
 }
 

@@ -75,9 +75,18 @@ pub struct SimBuffer {
     size: usize,
     name: String,
     access: crate::exec::Access,
+    /// Whether its contents are unspecified (`noinit`).
+    noinit: bool,
 }
 
 impl SimBuffer {
+    /// The buffer, marked as holding no data the host wrote (`noinit`):
+    /// a checked launch reports a value read from it and stored to global
+    /// memory.
+    fn uninitialized(self, noinit: bool) -> SimBuffer {
+        SimBuffer { noinit, ..self }
+    }
+
     fn new(data: &[u8], name: &str, access: crate::exec::Access) -> SimBuffer {
         let bytes = clsync::Buffer::<u8>::new(data.len() + crate::exec::ALIGN).named(name);
         let base = bytes.raw_bytes().0;
@@ -91,6 +100,7 @@ impl SimBuffer {
             size: data.len(),
             name: name.to_string(),
             access,
+            noinit: false,
         }
     }
 
@@ -112,6 +122,9 @@ impl MemObject for SimBuffer {
     }
     fn access(&self) -> crate::exec::Access {
         self.access
+    }
+    fn initialized(&self) -> bool {
+        !self.noinit
     }
 }
 
@@ -299,7 +312,8 @@ impl Sim {
                             .map_err(|(l, m)| err(l.unwrap_or(line), m))?;
                         match kind {
                             ArgKind::Global | ArgKind::Constant => SimArg::Buffer {
-                                buffer: SimBuffer::new(&bytes, &p.name, opts.access),
+                                buffer: SimBuffer::new(&bytes, &p.name, opts.access)
+                                    .uninitialized(opts.noinit),
                                 dump: opts.dump.then_some((elem, opts.hex)),
                             },
                             _ => SimArg::Value(bytes),

@@ -195,6 +195,20 @@ impl Fx<'_, '_> {
                 })?;
             out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
         }
+        if self.s.checked {
+            for (id, _, pairs) in self.phis.get(&to).cloned().unwrap_or_default() {
+                let (v, _) = pairs
+                    .iter()
+                    .find(|(_, p)| *p == self.current)
+                    .ok_or_else(|| {
+                        CompileError::Invalid(format!("phi %{id} has no value for this edge"))
+                    })?;
+                for lane in self.lanes(*v) {
+                    let x = self.lane_value(lane);
+                    out.push(BlockArg::Value(x));
+                }
+            }
+        }
         Ok(out)
     }
 

@@ -91,7 +91,7 @@ impl Fx<'_, '_> {
 
     /// The leaves that literal indices from operand `from` select in a
     /// value of type `ty`.
-    fn leaf_range(
+    pub(super) fn leaf_range(
         &self,
         mut ty: Word,
         inst: &Instruction,

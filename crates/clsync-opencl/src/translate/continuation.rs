@@ -28,7 +28,7 @@ use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
 use cranelift_frontend::Variable;
 
 use super::flat_types;
-use super::function::{mem, Fx};
+use super::function::{fixed, mem, Fx};
 use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
@@ -276,14 +276,14 @@ impl Fx<'_, '_> {
         for (id, ty) in &f.params {
             let mut vs = Vec::new();
             for t in flat_types(self.m, *ty)? {
-                vs.push(self.b.ins().load(t, mem(), p[1], k * 8));
+                vs.push(self.b.ins().load(t, fixed(), p[1], k * 8));
                 k += 1;
             }
             self.vals.insert(*id, vs);
             self.types_of.insert(*id, *ty);
         }
-        self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
-        self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
+        self.slots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_SLOTS);
+        self.nslots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_NSLOTS);
         let c = self.cont.as_mut().expect("a continuation build");
         c.frame = p[2];
         c.state = p[3];

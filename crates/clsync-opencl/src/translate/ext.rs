@@ -57,13 +57,17 @@ impl Fx<'_, '_> {
                 let (_, storage) = self.pointee(ptr_id)?;
                 let addr = self.address(base, es * count, AccessKind::Read, storage);
                 let mut out = Vec::new();
+                let mut lanes = Vec::new();
                 for k in 0..count {
-                    self.note_access(base, addr, k * es, es, false);
+                    lanes.push(self.note_access(base, addr, k * es, es, false, None));
                     out.push(
                         self.b
                             .ins()
                             .load(et, super::function::mem(), addr, (k * es) as i32),
                     );
+                }
+                if self.s.checked {
+                    self.pending = Some(lanes);
                 }
                 self.def(inst, out);
                 return Ok(());
@@ -81,8 +85,14 @@ impl Fx<'_, '_> {
                 let base = self.scaled(p, off, es * count);
                 let (_, storage) = self.pointee(self.id(inst, 4)?)?;
                 let addr = self.address(base, es * count, AccessKind::Write, storage);
+                let lanes = if self.s.checked {
+                    self.lanes(self.id(inst, 2)?)
+                } else {
+                    Vec::new()
+                };
                 for (k, v) in data.iter().enumerate() {
-                    self.note_access(base, addr, k as u64 * es, es, true);
+                    let lane = lanes.get(k).copied().flatten();
+                    self.note_access(base, addr, k as u64 * es, es, true, lane);
                     self.b
                         .ins()
                         .store(super::function::mem(), *v, addr, (k as u64 * es) as i32);
@@ -111,6 +121,9 @@ impl Fx<'_, '_> {
                 }
                 self.def(inst, out);
                 return Ok(());
+            }
+            X::fract | X::modf | X::sincos | X::frexp | X::remquo => {
+                return self.split_math(inst, op);
             }
             X::length | X::fast_length | X::distance | X::fast_distance => {
                 let a = self.args(inst)?;
@@ -188,6 +201,53 @@ impl Fx<'_, '_> {
         };
         let s = self.b.ins().imul_imm_s(off, size as i64);
         self.b.ins().iadd(p, s)
+    }
+
+    /// The functions with a second result stored through their last
+    /// argument, a pointer: `fract`, `modf`, `sincos` (a float there),
+    /// `frexp`, `remquo` (an int).
+    fn split_math(&mut self, inst: &Instruction, op: X) -> Result<(), CompileError> {
+        let a = self.args(inst)?;
+        let nvals = a.len() - 1;
+        let ptr_id = self.id(inst, 2 + nvals)?;
+        let ptr = a[nvals][0];
+        let t = self.b.func.dfg.value_type(a[0][0]);
+        let name = if t == types::F32 {
+            "clsync_f32_split"
+        } else {
+            "clsync_f64_split"
+        };
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        let (pty, storage) = self.pointee(ptr_id)?;
+        let leaves = self.m.leaves(pty)?;
+        let mut out = Vec::new();
+        let mut second = Vec::new();
+        for (k, &x) in a[0].iter().enumerate() {
+            let y = if nvals > 1 { a[1][k] } else { x };
+            let code = self.b.ins().iconst(types::I32, op as i64);
+            let addr = self.b.ins().stack_addr(types::I64, slot, 0);
+            out.push(self.helper(name, &[code, x, y, addr])[0]);
+            let o = self.b.ins().stack_load(types::I64, t, slot, 0);
+            let lt = match leaves.get(k) {
+                Some(l) => cl_type(self.m, l.ty)?,
+                None => t,
+            };
+            second.push(if lt.is_float() {
+                o
+            } else {
+                self.b.ins().fcvt_to_sint_sat(lt, o)
+            });
+        }
+        let lanes = if self.s.checked {
+            self.lanes(self.id(inst, 2)?)
+        } else {
+            Vec::new()
+        };
+        self.store_value(ptr, pty, &second, &lanes, storage)?;
+        self.def(inst, out);
+        Ok(())
     }
 
     fn call_math(&mut self, op: X, x: &[Value]) -> Value {
@@ -285,7 +345,6 @@ impl Fx<'_, '_> {
             | X::exp2
             | X::exp10
             | X::expm1
-            | X::fract
             | X::log
             | X::log2
             | X::log10

@@ -72,6 +72,16 @@ pub(crate) struct Fx<'a, 'm> {
     op: Op,
     /// The index of the instruction being translated in its block.
     pub(super) at: usize,
+    /// The shadows of values that may be uninitialized (checked builds;
+    /// see `shadow`).
+    pub shadows: HashMap<Word, super::shadow::Lanes>,
+    /// The shadow of the value the next `def` defines, where the
+    /// instruction computed it (a load).
+    pub pending: Option<super::shadow::Lanes>,
+    /// Pointers made by casting another (`OpBitcast` and the generic
+    /// casts), or that point at its first byte (an access chain of zero
+    /// indices): that pointer.
+    pub casts: HashMap<Word, Word>,
     /// The state of a continuation build (work-item loops).
     pub(super) cont: Option<Cont>,
 }
@@ -80,6 +90,16 @@ pub(crate) struct Fx<'a, 'm> {
 /// at an address that traps.
 pub(crate) fn mem() -> MemFlagsData {
     MemFlagsData::trusted()
+}
+
+/// Flags of loads of what no code changes while a function runs: the slot
+/// table (its entries change only between two calls of a work-item loop),
+/// the context's built-ins, the arguments. Cranelift may then share such a
+/// load and hoist it out of loops (a readonly, non-trapping, movable load
+/// is pure to its e-graph); each is in bounds wherever it moves, the slot
+/// table's entry by its sentinel (see `Fx::address`).
+pub(crate) fn fixed() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
 }
 
 /// Translates `f` into `func`.
@@ -149,6 +169,9 @@ fn translate_as(
         current: 0,
         op: Op::Nop,
         at: 0,
+        shadows: HashMap::new(),
+        pending: None,
+        casts: HashMap::new(),
         cont: None,
     };
     if let Some(plan) = plan {
@@ -211,6 +234,30 @@ impl<'a, 'm> Fx<'a, 'm> {
         for (n, &i) in order.iter().enumerate() {
             self.order.insert(f.blocks[i].label, n);
         }
+        let zero = |o: &Operand| match o {
+            Operand::IdRef(w) => matches!(
+                self.m.constants.get(w),
+                Some(Constant::Scalar { bits: 0, .. } | Constant::Null { .. })
+            ),
+            _ => false,
+        };
+        for b in &f.blocks {
+            for (inst, _) in &b.instructions {
+                let cast = match inst.class.opcode {
+                    Op::Bitcast | Op::PtrCastToGeneric | Op::GenericCastToPtr => true,
+                    Op::AccessChain
+                    | Op::InBoundsAccessChain
+                    | Op::PtrAccessChain
+                    | Op::InBoundsPtrAccessChain => inst.operands[1..].iter().all(zero),
+                    _ => false,
+                };
+                if let (true, Some(r), Some(Operand::IdRef(from))) =
+                    (cast, inst.result_id, inst.operands.first())
+                {
+                    self.casts.insert(r, *from);
+                }
+            }
+        }
         for &i in &order {
             let blk = &f.blocks[i];
             let cb = self.b.create_block();
@@ -236,6 +283,16 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.types_of.insert(id, ty);
                 phis.push((id, ty, pairs));
             }
+            // A checked build's phis carry their shadows, after the values.
+            if self.s.checked {
+                for (id, _, _) in &phis {
+                    let n = self.vals[id].len();
+                    let lanes = (0..n)
+                        .map(|_| Some(self.b.append_block_param(cb, types::I8)))
+                        .collect();
+                    self.shadows.insert(*id, lanes);
+                }
+            }
             self.phis.insert(blk.label, phis);
         }
         let entry = self.blocks[&f.blocks[0].label];
@@ -253,8 +310,8 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.types_of.insert(*id, *ty);
                 k += n;
             }
-            self.slots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_SLOTS);
-            self.nslots = self.b.ins().load(types::I64, mem(), self.ctx, CTX_NSLOTS);
+            self.slots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_SLOTS);
+            self.nslots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_NSLOTS);
         }
         for (n, &i) in order.iter().enumerate() {
             let blk = &f.blocks[i];
@@ -491,6 +548,17 @@ impl<'a, 'm> Fx<'a, 'm> {
         let id = inst.result_id.unwrap_or(0);
         if let Some(t) = inst.result_type {
             self.types_of.insert(id, t);
+        }
+        if self.s.checked && id != 0 {
+            let lanes = match self.pending.take() {
+                Some(l) => l,
+                None => self.propagate(inst, v.len()),
+            };
+            if lanes.iter().any(Option::is_some) {
+                self.shadows.insert(id, lanes);
+            } else {
+                self.shadows.remove(&id);
+            }
         }
         self.define_var(id, &v);
         self.vals.insert(id, v);

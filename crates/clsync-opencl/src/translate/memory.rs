@@ -28,17 +28,16 @@ impl Fx<'_, '_> {
         let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
         let fault = self.b.create_block();
         self.b.set_cold_block(fault);
-        let known = self.b.create_block();
-        let inb = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, slot, self.nslots);
-        self.b.ins().brif(inb, known, &[], fault, &[]);
-        self.b.switch_to_block(known);
+        // A slot past the table reads its sentinel, the null object after
+        // the last slot (every table has one), whose length fails every
+        // access: one comparison for both checks, and a load that is in
+        // bounds wherever Cranelift hoists it.
+        let slot = self.b.ins().umin(slot, self.nslots);
         let idx = self.b.ins().ishl_imm_s(slot, 4);
         let entry = self.b.ins().iadd(self.slots, idx);
-        let base = self.b.ins().load(types::I64, mem(), entry, 0);
-        let len = self.b.ins().load(types::I64, mem(), entry, 8);
+        let fixed = super::function::fixed();
+        let base = self.b.ins().load(types::I64, fixed, entry, 0);
+        let len = self.b.ins().load(types::I64, fixed, entry, 8);
         let end = self.b.ins().iadd_imm_s(off, size as i64);
         let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
         let good = self.b.create_block();
@@ -121,7 +120,7 @@ impl Fx<'_, '_> {
         for (k, t) in ts.iter().enumerate().take(n) {
             let v = self.b.ins().load(
                 types::I64,
-                mem(),
+                super::function::fixed(),
                 self.ctx,
                 CTX_BUILTINS + 8 * (first + k) as i32,
             );
@@ -244,10 +243,21 @@ impl Fx<'_, '_> {
     }
 
     /// In the checked build, reports the access of one scalar of `size`
-    /// bytes at `offset` from `ptr` (native address `addr`) to the checker.
-    pub fn note_access(&mut self, ptr: Value, addr: Value, offset: u64, size: u64, write: bool) {
+    /// bytes at `offset` from `ptr` (native address `addr`) to the checker,
+    /// with the shadow of the value a write stores (`shadow`); for a read,
+    /// returns the shadow of the value read (an `i8`, nonzero when some
+    /// byte was never written).
+    pub fn note_access(
+        &mut self,
+        ptr: Value,
+        addr: Value,
+        offset: u64,
+        size: u64,
+        write: bool,
+        shadow: Option<Value>,
+    ) -> Option<Value> {
         if !self.s.checked {
-            return;
+            return None;
         }
         let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
         let a = self.b.ins().iadd_imm_s(addr, offset as i64);
@@ -256,7 +266,12 @@ impl Fx<'_, '_> {
         let site = self.site();
         let site = self.b.ins().iconst(types::I32, site);
         let ctx = self.ctx;
-        self.helper("clsync_check_access", &[ctx, p, a, n, w, site]);
+        let sh = match shadow {
+            Some(x) => self.b.ins().uextend(types::I32, x),
+            None => self.b.ins().iconst(types::I32, 0),
+        };
+        let r = self.helper("clsync_check_access", &[ctx, p, a, n, w, site, sh])[0];
+        (!write).then(|| self.b.ins().ireduce(types::I8, r))
     }
 
     /// Loads a value of type `ty` at `ptr`.
@@ -270,27 +285,34 @@ impl Fx<'_, '_> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, kind, storage);
         let mut out = Vec::new();
+        let mut lanes = Vec::new();
         for leaf in self.m.leaves(ty)? {
             let t = cl_type(self.m, leaf.ty)?;
-            self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, false);
+            lanes.push(self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, false, None));
             out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
+        }
+        if self.s.checked {
+            self.pending = Some(lanes);
         }
         Ok(out)
     }
 
-    /// Stores `v`, a value of type `ty`, at `ptr`.
+    /// Stores `v`, a value of type `ty` whose shadow is `lanes` (empty:
+    /// initialized), at `ptr`.
     pub fn store_value(
         &mut self,
         ptr: Value,
         ty: Word,
         v: &[Value],
+        lanes: &[Option<Value>],
         storage: StorageClass,
     ) -> Result<(), CompileError> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, AccessKind::Write, storage);
-        for (leaf, x) in self.m.leaves(ty)?.iter().zip(v) {
+        for (k, (leaf, x)) in self.m.leaves(ty)?.iter().zip(v).enumerate() {
             let n = self.b.func.dfg.value_type(*x).bytes() as u64;
-            self.note_access(ptr, addr, leaf.offset, n, true);
+            let lane = lanes.get(k).copied().flatten();
+            self.note_access(ptr, addr, leaf.offset, n, true, lane);
             self.b.ins().store(mem(), *x, addr, leaf.offset as i32);
         }
         Ok(())
@@ -308,6 +330,7 @@ impl Fx<'_, '_> {
                     return Ok(true);
                 }
                 let (_, storage) = self.pointee(p)?;
+                self.check_address(p);
                 let ptr = self.get1(p)?;
                 let v = self.load_value(
                     ptr,
@@ -320,9 +343,16 @@ impl Fx<'_, '_> {
             Op::Store => {
                 let p = self.id(inst, 0)?;
                 let (ty, storage) = self.pointee(p)?;
+                self.check_address(p);
                 let ptr = self.get1(p)?;
-                let v = self.get(self.id(inst, 1)?)?;
-                self.store_value(ptr, ty, &v, storage)?;
+                let value = self.id(inst, 1)?;
+                let v = self.get(value)?;
+                let lanes = if self.s.checked {
+                    self.lanes(value)
+                } else {
+                    Vec::new()
+                };
+                self.store_value(ptr, ty, &v, &lanes, storage)?;
             }
             Op::Variable => {
                 let id = inst.result_id.unwrap_or(0);
@@ -338,7 +368,7 @@ impl Fx<'_, '_> {
                 if inst.operands.len() > 1 {
                     let init = self.get(self.id(inst, 1)?)?;
                     let (ty, _) = self.pointee(id)?;
-                    self.store_value(p, ty, &init, StorageClass::Function)?;
+                    self.store_value(p, ty, &init, &[], StorageClass::Function)?;
                 }
             }
             Op::AccessChain
@@ -370,8 +400,10 @@ impl Fx<'_, '_> {
                 let (d, s) = (self.get1(dst)?, self.get1(src)?);
                 let site = self.site();
                 let site = self.b.ins().iconst(types::I32, site);
+                let mask = self.significant_bytes(src);
+                let mask = self.b.ins().iconst(types::I32, mask as i64);
                 let ctx = self.ctx;
-                self.helper("clsync_memcpy", &[ctx, d, s, size, site]);
+                self.helper("clsync_memcpy", &[ctx, d, s, size, site, mask]);
                 self.check_status();
             }
             Op::LifetimeStart | Op::LifetimeStop => {}

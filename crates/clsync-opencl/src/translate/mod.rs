@@ -24,6 +24,7 @@ mod ext;
 mod function;
 mod group;
 mod memory;
+mod shadow;
 
 use std::collections::HashMap;
 
@@ -94,6 +95,10 @@ pub struct Compiled {
     /// The work-item built-ins the module reads, a bit per index of
     /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
     pub builtins_used: u64,
+    /// Which bytes of each type a checked build copies are values rather
+    /// than padding (a copy of unwritten padding to global memory is no
+    /// error; of an unwritten value, it is).
+    pub significant: Vec<Vec<bool>>,
     /// Source locations by the index the code passes.
     pub sites: Vec<Site>,
     /// The variables' slots.
@@ -285,7 +290,7 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         (
             "clsync_memcpy",
             helpers::clsync_memcpy as *const u8,
-            vec![I64, I64, I64, I64, I32],
+            vec![I64, I64, I64, I64, I32, I32],
             vec![],
         ),
         (
@@ -331,6 +336,18 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![F64],
         ),
         (
+            "clsync_f32_split",
+            crate::exec::math::clsync_f32_split as *const u8,
+            vec![I32, F32, F32, I64],
+            vec![F32],
+        ),
+        (
+            "clsync_f64_split",
+            crate::exec::math::clsync_f64_split as *const u8,
+            vec![I32, F64, F64, I64],
+            vec![F64],
+        ),
+        (
             "clsync_f64_int",
             crate::exec::math::clsync_f64_int as *const u8,
             vec![I32, F64, I32],
@@ -345,8 +362,8 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         (
             "clsync_check_access",
             crate::exec::checked::clsync_check_access as *const u8,
-            vec![I64, I64, I64, I64, I32, I32],
-            vec![],
+            vec![I64, I64, I64, I64, I32, I32, I32],
+            vec![I32],
         ),
         (
             "clsync_atomic",
@@ -371,6 +388,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             crate::exec::collectives::clsync_collective as *const u8,
             vec![I64, I32, I32, I32, I32, I64, I64, I32],
             vec![I64],
+        ),
+        (
+            "clsync_uninit",
+            crate::exec::checked::clsync_uninit as *const u8,
+            vec![I64, I32, I32],
+            vec![],
         ),
         (
             "clsync_poll",
@@ -413,6 +436,9 @@ pub(crate) struct Shared<'m> {
     /// The work-item built-ins the code reads, a bit per index of
     /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
     pub builtins_used: u64,
+    /// Which bytes of a copied type are values rather than padding, by the
+    /// index the checked build's copies pass.
+    pub significant: Vec<Vec<bool>>,
 }
 
 /// Compiles every function and kernel of `m`; `checked`: the build whose
@@ -446,6 +472,7 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         sites: Sites::default(),
         checked,
         builtins_used: 0,
+        significant: Vec::new(),
     };
     let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
     for (name, _, params, rets) in &hs {
@@ -542,6 +569,7 @@ pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         groups,
         refusals,
         builtins_used: shared.builtins_used,
+        significant: std::mem::take(&mut shared.significant),
         sites,
         plan,
     })

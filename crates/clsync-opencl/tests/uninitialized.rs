@@ -1,0 +1,176 @@
+//! Uninitialized values in checked launches, as Oclgrind reports them: a
+//! value that depends on memory nothing wrote, stored to global memory
+//! (`Uninitialized value`), and an access through an address computed
+//! from one (`Uninitialized address`); but not such a value copied around
+//! private and local memory, and not a struct's padding.
+
+mod common;
+
+use clsync::{Buffer, NdRange};
+use clsync_opencl::{Arg, MemObject, Program};
+
+const SRC: &str = r#"
+typedef struct { char a; int b; char c; } padded;
+typedef struct __attribute__((packed)) { char a; int b; } packed;
+
+kernel void field_from_local(local int *l, global padded *out) {
+    padded p = {1, *l, 2};
+    *out = p;
+}
+kernel void padding_only(local padded *scratch, global padded *out) {
+    padded p;
+    p.a = 1; p.b = 2; p.c = 3;
+    if (get_local_id(0) == 0) *scratch = p;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 1) *out = *scratch;
+}
+kernel void packed_field(local int *l, global packed *out) {
+    packed q;
+    q.a = 1; q.b = *l;
+    *out = q;
+}
+kernel void private_array(global const uint *idx, global float *out) {
+    float t[4];
+    for (int i = 0; i < 4; i++) t[idx[i]] = i;
+    for (int i = 0; i < 4; i++) out[i] = t[i];
+}
+kernel void through_private(local int *l, global int *out) {
+    int x = *l;           // read, kept privately: no report yet
+    volatile int y = x;   // copied around private memory: none
+    out[0] = 7;
+}
+kernel void address(global int *out) {
+    int a[4] = {1, 2, 3, 4};
+    volatile int i;
+    out[0] = a[i & 3];
+}
+kernel void one_lane(global float *out) {
+    float2 v;
+    v.x = 1.5f;
+    float2 whole;
+    out[0] = fract(v, &whole).x + whole.x;
+}
+kernel void from_buffer(global const int *in, global int *out) {
+    out[get_global_id(0)] = in[get_global_id(0)] + 1;
+}
+"#;
+
+fn program() -> Program {
+    common::build(SRC, "uninit.cl", "")
+}
+
+/// The headlines a checked run of `name` found, with the line of each.
+fn found(p: &Program, name: &str, local: usize, args: &[Arg<'_>]) -> Vec<String> {
+    let f = common::run(p, name, NdRange::new([local]).local([local]), args, true);
+    assert!(f.checker.is_empty(), "{name}: {:?}", f.checker);
+    f.diagnostics
+        .iter()
+        .map(|d| format!("{} at {}", d.headline, d.site.map(|s| s.line).unwrap_or(0)))
+        .collect()
+}
+
+#[test]
+fn a_value_nothing_wrote_stored_to_global_memory_is_reported_with_its_line() {
+    let p = program();
+    let out = Buffer::<u8>::new(12);
+    assert_eq!(
+        found(
+            &p,
+            "field_from_local",
+            1,
+            &[Arg::Local(4), Arg::Buffer(&out)]
+        ),
+        ["Uninitialized value at 7"]
+    );
+    let out = Buffer::<u8>::new(5);
+    assert_eq!(
+        found(&p, "packed_field", 1, &[Arg::Local(4), Arg::Buffer(&out)]),
+        ["Uninitialized value at 19"]
+    );
+    // Elements 0 and 2 of the private array are never written (indices
+    // 1, 1, 3, 3); the compiler copies the array out whole.
+    let idx = Buffer::from_slice(&[1u32, 1, 3, 3]);
+    let out = Buffer::<f32>::new(4);
+    let f = found(
+        &p,
+        "private_array",
+        1,
+        &[Arg::Buffer(&idx), Arg::Buffer(&out)],
+    );
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].starts_with("Uninitialized value"), "{f:?}");
+    assert_eq!(out.to_vec()[1], 1.0);
+}
+
+#[test]
+fn padding_private_copies_and_written_lanes_are_not_reported() {
+    let p = program();
+    let out = Buffer::<u8>::new(12);
+    assert_eq!(
+        found(&p, "padding_only", 2, &[Arg::Local(12), Arg::Buffer(&out)]),
+        Vec::<String>::new()
+    );
+    assert_eq!(out.to_vec()[0], 1);
+    let out = Buffer::<i32>::new(1);
+    assert_eq!(
+        found(
+            &p,
+            "through_private",
+            1,
+            &[Arg::Local(4), Arg::Buffer(&out)]
+        ),
+        Vec::<String>::new()
+    );
+    let out = Buffer::<f32>::new(1);
+    assert_eq!(
+        found(&p, "one_lane", 1, &[Arg::Buffer(&out)]),
+        Vec::<String>::new()
+    );
+    assert_eq!(out.to_vec(), [1.5]);
+}
+
+#[test]
+fn an_access_at_an_address_nothing_wrote_is_reported() {
+    let p = program();
+    let out = Buffer::<i32>::new(1);
+    let f = found(&p, "address", 1, &[Arg::Buffer(&out)]);
+    assert_eq!(f, ["Uninitialized address at 34"]);
+}
+
+/// A buffer whose contents the host never wrote (Oclgrind's `noinit`).
+struct Unwritten(Buffer<i32>);
+
+impl MemObject for Unwritten {
+    fn bytes(&self) -> (*mut u8, usize) {
+        self.0.raw_bytes()
+    }
+    fn name(&self) -> &str {
+        "in"
+    }
+    fn initialized(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_buffer_the_host_did_not_write_is_uninitialized_until_a_kernel_writes_it() {
+    let p = program();
+    let (input, out) = (Unwritten(Buffer::new(4)), Buffer::<i32>::new(4));
+    let f = found(
+        &p,
+        "from_buffer",
+        4,
+        &[Arg::Buffer(&input), Arg::Buffer(&out)],
+    );
+    assert_eq!(f, ["Uninitialized value at 43"]);
+    // The same buffer, written by the host: nothing to report.
+    let input = Buffer::from_slice(&[1, 2, 3, 4]);
+    let f = found(
+        &p,
+        "from_buffer",
+        4,
+        &[Arg::Buffer(&input), Arg::Buffer(&out)],
+    );
+    assert!(f.is_empty(), "{f:?}");
+    assert_eq!(out.to_vec(), [2, 3, 4, 5]);
+}
