@@ -181,7 +181,9 @@ pub fn main(a: &RunArgs) -> ExitCode {
     let bound: Vec<_> = args.iter().map(SimArg::arg).collect();
     let mut found: Vec<serde_json::Value> = Vec::new();
     let mut launch_error = None;
-    match kernel.run_with(&rt, range, &bound, |l| l, a.check) {
+    // A checked run goes on after a divergent barrier, as Oclgrind's does,
+    // so that the buffers it dumps are the ones Oclgrind's users expect.
+    match kernel.run_with(&rt, range, &bound, |l| l.run_on_divergence(true), a.check) {
         Ok(f) => {
             for r in &f.diagnostics {
                 found.push(r.to_json());

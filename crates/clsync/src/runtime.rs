@@ -209,6 +209,7 @@ impl Runtime {
             geometry: geometry.clone(),
             locals: &launch.locals,
             strict_images: launch.strict_images,
+            run_on_divergence: launch.run_on_divergence,
             watchdog: launch.watchdog,
             schedule: launch.schedule,
             check: (force_check || launch.checked || self.checking())
@@ -263,6 +264,7 @@ pub struct Launch {
     stack_size: usize,
     watchdog: Option<Duration>,
     strict_images: bool,
+    run_on_divergence: bool,
     checked: bool,
     schedule: Schedule,
 }
@@ -278,6 +280,7 @@ impl Launch {
             stack_size: crate::engine::rust::DEFAULT_STACK_SIZE,
             watchdog: Some(DEFAULT_WATCHDOG),
             strict_images: false,
+            run_on_divergence: false,
             checked: false,
             schedule: Schedule::InOrder,
         }
@@ -354,6 +357,34 @@ impl Launch {
     /// until an image fence (see [`Image2d`](crate::Image2d)).
     pub fn strict_images(mut self, strict: bool) -> Self {
         self.strict_images = strict;
+        self
+    }
+
+    /// In a checked launch, a divergent barrier becomes a report (as
+    /// always) after which the group's work-items run on, each released
+    /// from the barrier it waits at, as Oclgrind lets them: what the kernel
+    /// writes afterwards is then Oclgrind's, for tools that compare
+    /// buffers with it. Without it (the default) the divergent group stops
+    /// there. An unchecked launch's divergence is an error either way.
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime, LaunchError};
+    /// use clsync::sync::GLOBAL;
+    ///
+    /// let out = Buffer::<u32>::new(4);
+    /// let launch = Launch::new("div", NdRange::new([4]).local([4])).run_on_divergence(true);
+    /// let e = Runtime::new().check(&launch, |wi| {
+    ///     let i = wi.get_local_id(0);
+    ///     if i != 0 {
+    ///         wi.barrier(GLOBAL);
+    ///     }
+    ///     out.set(i, i as u32 + 1);
+    /// }).unwrap();
+    /// assert_eq!(e.len(), 1); // the divergence, reported
+    /// assert_eq!(out.to_vec(), [1, 2, 3, 4]); // and every work-item ran on
+    /// ```
+    pub fn run_on_divergence(mut self, on: bool) -> Self {
+        self.run_on_divergence = on;
         self
     }
 

@@ -32,6 +32,8 @@ use super::helpers;
 /// whether it is done.
 struct GroupCopy {
     args: [u64; 6],
+    /// The event the first work-item to make it got.
+    event: u64,
     arrived: usize,
     done: bool,
 }
@@ -92,12 +94,18 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
     c.events.copies += 1;
     let args = [dst, src, size, n, dst_stride, src_stride];
     let group_size = wi.get_local_size(0) * wi.get_local_size(1) * wi.get_local_size(2);
+    let ev = if event != 0 {
+        event
+    } else {
+        c.events.waited.len() as u64 + 1
+    };
     let perform = {
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
         let g = all.entry(group).or_default();
         if g.copies.len() <= index {
             g.copies.push(GroupCopy {
                 args,
+                event: ev,
                 arrived: 0,
                 done: false,
             });
@@ -105,8 +113,13 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
         let copy = &mut g.copies[index];
         copy.arrived += 1;
         let theirs = copy.args;
+        // A checked launch reports the copy's accesses to the checker
+        // here, where the copy is made, but moves the bytes at the wait,
+        // as Oclgrind does: only the events the group's first waiting
+        // work-item names (what a divergent wait leaves undone is then
+        // Oclgrind's).
         let last = copy.arrived == group_size && !copy.done;
-        if last {
+        if last && !host.checked {
             copy.done = true;
         }
         drop(all);
@@ -121,7 +134,8 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
         last.then_some(theirs)
     };
     if let Some(a) = perform {
-        if !copy(c, a, site) {
+        let moves = !host.checked;
+        if !copy(c, a, site, true, moves) {
             return 0;
         }
     }
@@ -175,10 +189,10 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
             _ => {}
         }
     }
+    let index = c.events.waits;
     if host.checked {
         let wi = host.runner.item();
         let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
-        let index = c.events.waits;
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
         let g = all.entry(group).or_default();
         match g.waits.get(index) {
@@ -211,16 +225,19 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
         return;
     }
     // Copies of this work-item that some work-item of the group never
-    // reached: performed now, by the first to wait.
+    // reached (in a checked launch: every copy of an event the wait names):
+    // performed now, by the first to wait.
     let pending: Vec<[u64; 6]> = {
         let wi = host.runner.item();
         let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
         let g = all.entry(group).or_default();
+        let named = g.waits.get(index).cloned().unwrap_or(events);
+        let checked = host.checked;
         g.copies
             .iter_mut()
             .take(c.events.copies)
-            .filter(|k| !k.done)
+            .filter(|k| !k.done && (!checked || named.contains(&k.event)))
             .map(|k| {
                 k.done = true;
                 k.args
@@ -228,7 +245,8 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
             .collect()
     };
     for a in pending {
-        if !copy(c, a, site) {
+        // A checked launch's copy reported its accesses where it was made.
+        if !copy(c, a, site, !host.checked, true) {
             return;
         }
     }
@@ -236,9 +254,10 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
     unsafe { helpers::clsync_barrier(&mut *c, 2, 2, 0x300, site) };
 }
 
-/// Performs a copy (`[dst, src, size, n, dst_stride, src_stride]`); false
-/// when the work-item must stop.
-fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32) -> bool {
+/// Performs a copy (`[dst, src, size, n, dst_stride, src_stride]`): in a
+/// checked launch, reports its accesses (`note`) and moves its bytes and
+/// their shadows (`moves`); false when the work-item must stop.
+fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32, note: bool, moves: bool) -> bool {
     let [dst, src, size, n, dst_stride, src_stride] = a;
     // SAFETY: as in `report`.
     let checked = unsafe { &*c.host }.checked;
@@ -261,9 +280,14 @@ fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32) -> bool {
             }
             continue;
         };
-        if checked {
+        if checked && note {
             super::checked::note_group_access(c, s, sa, size, false, site);
             super::checked::note_group_access(c, d, da, size, true, site);
+        }
+        if !moves {
+            continue;
+        }
+        if checked {
             super::checked::copy_shadow(c, d, s, size);
         }
         // SAFETY: both ranges are inside their objects (resolved above);

@@ -248,6 +248,10 @@ fn drive<T: ItemTask>(
     };
     // Whether every slot is `Ready`.
     let mut all_ready = true;
+    // Whether a checked launch that runs on has reported this group's
+    // divergence (its later barriers, which the group can no longer
+    // match, are released without another report).
+    let mut diverged = false;
     loop {
         if let Some(rng) = shuffle.as_mut() {
             rng.shuffle(&mut order);
@@ -357,7 +361,24 @@ fn drive<T: ItemTask>(
         match resolution {
             Ok(Resolution::Finished) => return Ok(()),
             Ok(Resolution::Released) => {}
-            Err(d) => return Err(GroupFailure::Error(LaunchError::Divergence(d))),
+            Err(d) => match check.filter(|_| plan.run_on_divergence) {
+                Some(c) => {
+                    // Reported, then every waiting work-item is released
+                    // from its own barrier (Waiting → Ready), as Oclgrind
+                    // runs on; the checker orders nothing across it.
+                    if !diverged {
+                        c.launch.add(crate::checker::Report::from_divergence(&d));
+                        diverged = true;
+                    }
+                    for s in slots.iter_mut() {
+                        if matches!(s, Slot::Waiting(_)) {
+                            *s = Slot::Ready;
+                        }
+                    }
+                    all_ready = false;
+                }
+                None => return Err(GroupFailure::Error(LaunchError::Divergence(d))),
+            },
         }
         if shared.dispenser.is_cancelled() {
             return Err(stalled(slots, env, None));

@@ -46,6 +46,9 @@ pub(crate) struct Plan<'a> {
     pub(crate) geometry: Geometry,
     pub(crate) locals: &'a [LocalDecl],
     pub(crate) strict_images: bool,
+    /// A checked launch's divergent barrier is a report after which the
+    /// group runs on (see `Launch::run_on_divergence`).
+    pub(crate) run_on_divergence: bool,
     pub(crate) watchdog: Option<Duration>,
     /// The order of groups and work-items.
     pub(crate) schedule: Schedule,
