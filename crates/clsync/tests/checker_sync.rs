@@ -215,6 +215,24 @@ fn plain_write_and_legacy_atomic_on_one_element() {
     expect(SRC, &r, &[(MixedAccess, "mix")]);
 }
 
+/// A plain write followed by an atomic of the same work-item still races
+/// with the other work-items' atomics: the atomic write after it does not
+/// hide it (an Oclgrind test, `atomic_race_before`, in Rust).
+#[test]
+fn plain_write_then_own_atomic_races_with_the_others_atomics() {
+    let counts = Buffer::<u32>::new(1);
+    let r = check(
+        Launch::new("before", NdRange::new([4]).local([4])),
+        move |wi| {
+            if wi.get_local_id(0) == 0 {
+                counts.set(0, 0); //~ before.first
+            }
+            counts.atomic_dec(0); //~ before
+        },
+    );
+    expect(SRC, &r, &[(MixedAccess, "before")]);
+}
+
 #[test]
 fn atomic_init_racing_with_atomic_loads() {
     let a: Buffer<AtomicInt> = Buffer::new(1);

@@ -256,6 +256,11 @@ pub(crate) struct AtomicShadow {
     pub(crate) summary: Option<(MemScope, Option<u32>)>,
     /// Length at which `writes` is next pruned.
     pub(crate) prune_at: usize,
+    /// The plain write that `writes` followed, until the next plain write:
+    /// an access by another work-item that is not ordered after it races
+    /// with it even though atomics wrote since (`*p = 0; atomic_dec(p);`
+    /// by one work-item, `atomic_dec(p)` by others).
+    pub(crate) plain: Option<Rec>,
     /// Release clocks for acquirers.
     pub(crate) sync: Vec<SyncEntry>,
 }
@@ -373,7 +378,13 @@ impl Full {
             a.writes.clear();
             a.summary = None;
             a.prune_at = 0;
+            a.plain = None;
         }
+    }
+
+    /// The plain write the atomic writes since followed, if any.
+    pub(crate) fn plain_before_atomics(&self) -> Option<&Rec> {
+        self.atomic.as_ref().and_then(|a| a.plain.as_ref())
     }
 }
 

@@ -460,9 +460,30 @@ impl GroupCheck {
         }
         if let Kind::Atomic(a) = kind {
             self.synchronize(item, shadow, s, a, op, wrote);
+            // The plain write that atomics followed: ordered before this
+            // atomic when the write it read released it (an acquire of a
+            // release by the writer), so judged after the acquire.
+            if let Some(p) = shadow.plain_before_atomics().copied() {
+                let ordered = item.after(&p, s);
+                if (p.op.writes() || op.writes()) && !ordered {
+                    launch.report(
+                        ReportKind::MixedAccess,
+                        Some(addr),
+                        Some(launch.access_of(&p)),
+                        Some(item.access(op, site)),
+                        site,
+                        String::new(),
+                    );
+                }
+            }
         }
         if op.writes() {
             if op.is_atomic() {
+                // The first atomic write after a plain one keeps it: later
+                // accesses of other work-items still race with it.
+                if let Some(w) = shadow.write.filter(|w| !w.op.is_atomic()) {
+                    shadow.atomic_mut().plain = Some(w);
+                }
                 shadow.push_atomic_write(rec, |w| item.after(w, s));
             } else {
                 shadow.clear_atomic_writes();
