@@ -216,8 +216,7 @@ fn read_only_and_write_only_buffers_are_enforced_when_checked() {
         "{found:?}"
     );
     assert_eq!(found.diagnostics[0].count, 4);
-    // Reads of a write-only buffer are not reported (compilers read a
-    // vector to store a component), and writes are allowed.
+    // Writes to a write-only buffer are allowed.
     let wo = Ro(&b, clsync_opencl::Access::WriteOnly);
     let found = checked(
         &p,
@@ -226,6 +225,36 @@ fn read_only_and_write_only_buffers_are_enforced_when_checked() {
         &[Arg::Buffer(&a), Arg::Buffer(&wo)],
     );
     assert!(found.is_empty(), "{found:?}");
+    // A read of one is reported when its value is used, not when the
+    // compiler loads a vector only to store it back with a component
+    // replaced.
+    let p = common::build(
+        "kernel void k(global int4 *a, global int4 *b) {\n  int i = get_global_id(0);\n  a[i].z = 7;\n  a[i].y = 42;\n  b[i] += 1;\n}\n",
+        "wo.cl",
+        "",
+    );
+    let (a, b) = (Buffer::<i32>::new(16), Buffer::<i32>::new(16));
+    let (wa, wb) = (
+        Ro(&a, clsync_opencl::Access::WriteOnly),
+        Ro(&b, clsync_opencl::Access::WriteOnly),
+    );
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]),
+        &[Arg::Buffer(&wa), Arg::Buffer(&wb)],
+    );
+    let at: Vec<(&str, u32)> = found
+        .diagnostics
+        .iter()
+        .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
+        .collect();
+    assert_eq!(
+        at,
+        [("Invalid read from write-only buffer", 5)],
+        "{found:?}"
+    );
+    assert_eq!(a.to_vec()[1..3], [42, 7]);
 }
 
 #[test]
@@ -392,4 +421,32 @@ fn a_checking_runtime_checks_compiled_kernels_and_run_reports_what_it_found() {
         found.checker.iter().any(|r| r.kind == ReportKind::DataRace),
         "{found:?}"
     );
+}
+
+/// Run on after a divergent barrier, as `clsync run --check` does: the
+/// divergence is reported once, every work-item finishes, and the group
+/// counts as having met at a barrier, so the reads after it do not race
+/// with the write before it (Oclgrind's view of the same run).
+#[test]
+fn a_checked_launch_can_run_on_after_a_divergent_barrier() {
+    let p = common::build(
+        "kernel void k(global int *d) {\n  int i = get_global_id(0);\n  if (i == 0) { d[0] = 42; barrier(CLK_GLOBAL_MEM_FENCE); }\n  else { barrier(CLK_GLOBAL_MEM_FENCE); d[i] = i + d[0]; }\n}\n",
+        "runon.cl",
+        "",
+    );
+    let d = Buffer::<i32>::new(4);
+    let found = p
+        .kernel("k")
+        .unwrap()
+        .run_with(
+            &Runtime::new(),
+            NdRange::new([4]).local([4]),
+            &[Arg::Buffer(&d)],
+            |l| l.run_on_divergence(true),
+            true,
+        )
+        .unwrap();
+    let kinds: Vec<ReportKind> = found.checker.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [ReportKind::BarrierDivergence], "{found:?}");
+    assert_eq!(d.to_vec(), [42, 43, 44, 45]);
 }

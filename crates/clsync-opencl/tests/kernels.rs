@@ -485,3 +485,36 @@ fn built_ins_with_a_second_result_through_a_pointer() {
         );
     }
 }
+
+/// Bit counts and the selects of OpenCL.std on every element type: a
+/// scalar condition is tested for nonzero, a vector one by its most
+/// significant bits; bitselect on floats works on their bits.
+#[test]
+fn bit_counts_and_selects_on_floats_and_vectors() {
+    let p = build(
+        r#"
+        kernel void bits(global uint *o, global float *f) {
+            volatile uint x = 0xF0F0u;
+            volatile float a = 1.5f, b = -2.0f;
+            volatile int yes = 3, no = 0;
+            o[0] = popcount(x);
+            o[1] = popcount((ulong)0xFFFFFFFFFFFFFFFFUL) == 64;
+            f[0] = select(a, b, yes);
+            f[1] = select(a, b, no);
+            float2 s = select((float2)(a, a), (float2)(b, b), (int2)(-1, 1));
+            f[2] = s.x; f[3] = s.y;
+            f[4] = bitselect(a, b, as_float(0x80000000u));
+        }"#,
+        "",
+    );
+    let (o, f) = (Buffer::<u32>::new(2), Buffer::<f32>::new(5));
+    run(
+        &p,
+        "bits",
+        NdRange::new([1]),
+        &[Arg::Buffer(&o), Arg::Buffer(&f)],
+    );
+    assert_eq!(o.to_vec(), [8, 1]);
+    // bitselect takes b's sign bit, a's other bits: -1.5.
+    assert_eq!(f.to_vec(), [-2.0, 1.5, -2.0, 1.5, -1.5]);
+}

@@ -53,6 +53,11 @@ kernel void one_lane(global float *out) {
 kernel void from_buffer(global const int *in, global int *out) {
     out[get_global_id(0)] = in[get_global_id(0)] + 1;
 }
+kernel void undefined_lane(global float4 *out) {
+    float4 f;
+    f.xzw = 4.5f;
+    out[1] = fract(f, out);
+}
 "#;
 
 fn program() -> Program {
@@ -127,6 +132,23 @@ fn padding_private_copies_and_written_lanes_are_not_reported() {
         Vec::<String>::new()
     );
     assert_eq!(out.to_vec(), [1.5]);
+}
+
+/// A vector the compiler builds as a constant with an undefined lane: both
+/// values stored from it (`fract`'s result and its whole part, through the
+/// pointer) carry the lane.
+#[test]
+fn an_undefined_lane_of_a_constant_vector_is_uninitialized() {
+    let p = program();
+    let out = Buffer::<f32>::new(8);
+    let mut f = found(&p, "undefined_lane", 1, &[Arg::Buffer(&out)]);
+    f.sort();
+    assert_eq!(
+        f,
+        ["Uninitialized value at 48", "Uninitialized value at 48"]
+    );
+    let v = out.to_vec();
+    assert_eq!((v[0], v[2], v[4], v[6]), (4.0, 4.0, 0.5, 0.5));
 }
 
 #[test]

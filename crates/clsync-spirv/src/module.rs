@@ -158,6 +158,9 @@ pub struct Module {
     pub types: HashMap<Word, Type>,
     /// Constants by id.
     pub constants: HashMap<Word, Constant>,
+    /// The module-scope `OpUndef`s among them (each a [`Constant::Null`]
+    /// to code that wants bits), for checkers of uninitialized values.
+    pub undefined: std::collections::HashSet<Word>,
     /// Module-scope variables, in order.
     pub globals: Vec<GlobalVariable>,
     /// Functions with bodies, in order.

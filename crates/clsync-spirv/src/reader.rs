@@ -163,6 +163,7 @@ impl Module {
         let mut m = Module {
             types: HashMap::new(),
             constants: HashMap::new(),
+            undefined: Default::default(),
             globals: Vec::new(),
             functions: Vec::new(),
             imports: HashMap::new(),
@@ -373,6 +374,9 @@ impl Module {
                 _ => None,
             };
             if let Some(c) = c {
+                if op == Op::Undef {
+                    self.undefined.insert(id);
+                }
                 self.constants.insert(id, c);
                 continue;
             }

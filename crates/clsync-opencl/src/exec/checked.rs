@@ -30,6 +30,10 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
     }
 }
 
+/// `write` is 1 for a write, 0 for a read, 2 for a read that only feeds a
+/// store of the value back (a compiler's load of a vector to store some of
+/// its components: no read of a write-only buffer).
+///
 /// A plain access of `size` bytes in the checked build, reported to the
 /// checker byte by byte (so that accesses of different sizes and
 /// alignments meet in the shadow): `ptr` is the tagged pointer (which names
@@ -56,7 +60,7 @@ pub(crate) unsafe extern "C" fn clsync_check_access(
 ) -> u32 {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
-    let read_poisoned = shadow_access(ctx, ptr, size, write != 0, poisoned != 0, site);
+    let read_poisoned = shadow_access(ctx, ptr, size, write == 1, poisoned != 0, site);
     check_plain(ctx, ptr, addr, size, write, site);
     read_poisoned as u32
 }
@@ -255,8 +259,11 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: 
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
     let misuse = match host.slot_names.get(slot).map(|i| i.access) {
-        Some(crate::exec::Access::ReadOnly) if write != 0 => {
+        Some(crate::exec::Access::ReadOnly) if write == 1 => {
             Some("Invalid write to read-only buffer")
+        }
+        Some(crate::exec::Access::WriteOnly) if write == 0 => {
+            Some("Invalid read from write-only buffer")
         }
         _ => None,
     };
@@ -279,7 +286,7 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: 
     };
     let site = site_at(ctx, site);
     for k in 0..size as usize {
-        clsync::checker::engine::plain(addr as usize + k, space, write != 0, site);
+        clsync::checker::engine::plain(addr as usize + k, space, write == 1, site);
     }
 }
 

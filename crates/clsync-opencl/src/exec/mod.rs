@@ -82,9 +82,9 @@ pub fn aligned(p: *mut u8) -> *mut u8 {
 
 /// How the host allowed a kernel to use a buffer (`CL_MEM_READ_ONLY`,
 /// `CL_MEM_WRITE_ONLY`): a checked launch reports a write to a read-only
-/// buffer. A read of a write-only one is not reported: compilers read a
-/// vector to store one of its components (clang does at -O2), as Oclgrind's
-/// tests of that case expect.
+/// buffer and a read of a write-only one, except a compiler's read of a
+/// vector whose value only goes back, some components replaced (`p[i].z =
+/// 7` on a `float4`), as Oclgrind does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Access {
     /// Both.

@@ -254,6 +254,8 @@ impl Fx<'_, '_> {
             Op::SNegate => self.map1(inst, |b, _, x| b.ins().ineg(x))?,
             Op::FNegate => self.map1(inst, |b, _, x| b.ins().fneg(x))?,
             Op::Not => self.map1(inst, |b, _, x| b.ins().bnot(x))?,
+            Op::BitCount => self.map1(inst, |b, _, x| b.ins().popcnt(x))?,
+            Op::BitReverse => self.map1(inst, |b, _, x| b.ins().bitrev(x))?,
             Op::LogicalNot => self.map1(inst, |b, _, x| b.ins().bxor_imm_s(x, 1))?,
             Op::IsNan => self.map1(inst, |b, _, x| b.ins().fcmp(FloatCC::Unordered, x, x))?,
             Op::IsInf | Op::IsFinite | Op::IsNormal => self.map1(inst, |b, _, x| {

@@ -9,7 +9,10 @@
 use clsync_spirv::spirv::OpenclStd100Op as X;
 use clsync_spirv::{Instruction, Type};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::ir::{
+    types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::FunctionBuilder;
 
 use super::cl_type;
 use super::function::Fx;
@@ -124,6 +127,59 @@ impl Fx<'_, '_> {
             }
             X::fract | X::modf | X::sincos | X::frexp | X::remquo => {
                 return self.split_math(inst, op);
+            }
+            X::select | X::bitselect => {
+                // select(a, b, c): c's most significant bit per component of
+                // a vector, c != 0 for a scalar; on any element type (a
+                // float's bits for bitselect).
+                let a = self.args(inst)?;
+                let vector = matches!(
+                    self.m.ty(self.type_of(self.id(inst, 4)?)?)?,
+                    Type::Vector { .. }
+                );
+                let mut out = Vec::new();
+                for ((&x, &y), &c) in a[0].iter().zip(&a[1]).zip(&a[2]) {
+                    let t = self.b.func.dfg.value_type(x);
+                    let ct = self.b.func.dfg.value_type(c);
+                    let int = |b: &mut FunctionBuilder<'_>, v: Value| {
+                        if t.is_float() {
+                            b.ins().bitcast(t.as_int(), MemFlagsData::new(), v)
+                        } else {
+                            v
+                        }
+                    };
+                    let r = if op == X::select {
+                        let c = if ct.is_float() {
+                            int(&mut self.b, c)
+                        } else {
+                            c
+                        };
+                        let cc = if vector {
+                            IntCC::SignedLessThan
+                        } else {
+                            IntCC::NotEqual
+                        };
+                        let pick = self.b.ins().icmp_imm_s(cc, c, 0);
+                        self.b.ins().select(pick, y, x)
+                    } else {
+                        let (xi, yi, ci) = (
+                            int(&mut self.b, x),
+                            int(&mut self.b, y),
+                            int(&mut self.b, c),
+                        );
+                        let keep = self.b.ins().band_not(xi, ci);
+                        let take = self.b.ins().band(yi, ci);
+                        let r = self.b.ins().bor(keep, take);
+                        if t.is_float() {
+                            self.b.ins().bitcast(t, MemFlagsData::new(), r)
+                        } else {
+                            r
+                        }
+                    };
+                    out.push(r);
+                }
+                self.def(inst, out);
+                return Ok(());
             }
             X::length | X::fast_length | X::distance | X::fast_distance => {
                 let a = self.args(inst)?;

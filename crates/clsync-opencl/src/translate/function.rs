@@ -82,6 +82,12 @@ pub(crate) struct Fx<'a, 'm> {
     /// casts), or that point at its first byte (an access chain of zero
     /// indices): that pointer.
     pub casts: HashMap<Word, Word>,
+    /// Checked builds: the loads whose values only go back to where they
+    /// were loaded from, some components replaced (see
+    /// `shadow::lvalue_loads`), and whether the load being translated is
+    /// one.
+    pub lvalue_loads: std::collections::HashSet<Word>,
+    pub lvalue_load: bool,
     /// The state of a continuation build (work-item loops).
     pub(super) cont: Option<Cont>,
 }
@@ -172,6 +178,8 @@ fn translate_as(
         shadows: HashMap::new(),
         pending: None,
         casts: HashMap::new(),
+        lvalue_loads: Default::default(),
+        lvalue_load: false,
         cont: None,
     };
     if let Some(plan) = plan {
@@ -233,6 +241,9 @@ impl<'a, 'm> Fx<'a, 'm> {
         let order = reverse_postorder(f);
         for (n, &i) in order.iter().enumerate() {
             self.order.insert(f.blocks[i].label, n);
+        }
+        if self.s.checked {
+            self.lvalue_loads = super::shadow::lvalue_loads(f);
         }
         let zero = |o: &Operand| match o {
             Operand::IdRef(w) => matches!(

@@ -262,7 +262,15 @@ impl Fx<'_, '_> {
         let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
         let a = self.b.ins().iadd_imm_s(addr, offset as i64);
         let n = self.b.ins().iconst(types::I64, size as i64);
-        let w = self.b.ins().iconst(types::I32, write as i64);
+        // 2: a read that only feeds a store of the value back.
+        let code = if write {
+            1
+        } else if self.lvalue_load {
+            2
+        } else {
+            0
+        };
+        let w = self.b.ins().iconst(types::I32, code);
         let site = self.site();
         let site = self.b.ins().iconst(types::I32, site);
         let ctx = self.ctx;
@@ -332,12 +340,17 @@ impl Fx<'_, '_> {
                 let (_, storage) = self.pointee(p)?;
                 self.check_address(p);
                 let ptr = self.get1(p)?;
+                self.lvalue_load = inst
+                    .result_id
+                    .is_some_and(|r| self.lvalue_loads.contains(&r));
                 let v = self.load_value(
                     ptr,
                     inst.result_type.unwrap_or(0),
                     AccessKind::Read,
                     storage,
-                )?;
+                );
+                self.lvalue_load = false;
+                let v = v?;
                 self.def(inst, v);
             }
             Op::Store => {

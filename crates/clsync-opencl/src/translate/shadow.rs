@@ -26,6 +26,57 @@ use cranelift_codegen::ir::{types, InstBuilder, Value};
 
 use super::function::Fx;
 
+/// The loads of `f` whose values only go back where they were loaded from,
+/// through component insertions and shuffles into a store to the same
+/// pointer: what a compiler makes of `p[i].z = 7; p[i].y = 42;` on a vector
+/// (an *lvalue load*, which is no read of a write-only buffer).
+pub(crate) fn lvalue_loads(f: &clsync_spirv::Function) -> std::collections::HashSet<Word> {
+    use clsync_spirv::Operand;
+    use std::collections::{HashMap, HashSet};
+    let insts: Vec<&Instruction> = f
+        .blocks
+        .iter()
+        .flat_map(|b| b.instructions.iter().map(|(i, _)| i))
+        .collect();
+    let mut users: HashMap<Word, Vec<(usize, usize)>> = HashMap::new();
+    for (k, i) in insts.iter().enumerate() {
+        for (n, o) in i.operands.iter().enumerate() {
+            if let Operand::IdRef(w) = o {
+                users.entry(*w).or_default().push((k, n));
+            }
+        }
+    }
+    let id_at = |i: &Instruction, n: usize| match i.operands.get(n) {
+        Some(Operand::IdRef(w)) => Some(*w),
+        _ => None,
+    };
+    let mut out = HashSet::new();
+    for load in insts.iter().filter(|i| i.class.opcode == Op::Load) {
+        let (Some(r), Some(p)) = (load.result_id, id_at(load, 0)) else {
+            continue;
+        };
+        let mut todo = vec![r];
+        let mut stored = false;
+        let mut ok = true;
+        while let (Some(v), true) = (todo.pop(), ok) {
+            for (k, n) in users.get(&v).map_or(&[][..], |u| u.as_slice()) {
+                let u = insts[*k];
+                match (u.class.opcode, n) {
+                    (Op::Store, 1) if id_at(u, 0) == Some(p) => stored = true,
+                    (Op::CompositeInsert, 1) | (Op::VectorShuffle, 0 | 1) => {
+                        todo.extend(u.result_id)
+                    }
+                    _ => ok = false,
+                }
+            }
+        }
+        if ok && stored {
+            out.insert(r);
+        }
+    }
+    out
+}
+
 /// A value's shadow: per leaf, `None` (initialized) or an `i8`, nonzero
 /// when poisoned.
 pub(crate) type Lanes = Vec<Option<Value>>;
@@ -42,12 +93,43 @@ impl Fx<'_, '_> {
             .map_or(1, |l| l.len())
     }
 
-    /// The shadow of `id`, one entry per leaf.
-    pub(super) fn lanes(&self, id: Word) -> Lanes {
-        self.shadows
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| vec![None; self.leaf_count(id)])
+    /// The shadow of `id`, one entry per leaf: its own, or a constant's
+    /// (poisoned where it is or holds a module-scope `OpUndef`).
+    pub(super) fn lanes(&mut self, id: Word) -> Lanes {
+        if let Some(l) = self.shadows.get(&id) {
+            return l.clone();
+        }
+        if self.m.constants.contains_key(&id) && self.holds_undef(id) {
+            return self.constant_lanes(id);
+        }
+        vec![None; self.leaf_count(id)]
+    }
+
+    /// Whether constant `id` is or holds an `OpUndef`.
+    fn holds_undef(&self, id: Word) -> bool {
+        if self.m.undefined.contains(&id) {
+            return true;
+        }
+        match self.m.constants.get(&id) {
+            Some(clsync_spirv::Constant::Composite { parts, .. }) => {
+                parts.iter().any(|p| self.holds_undef(*p))
+            }
+            _ => false,
+        }
+    }
+
+    /// A constant's shadow, leaf by leaf.
+    fn constant_lanes(&mut self, id: Word) -> Lanes {
+        if self.m.undefined.contains(&id) {
+            let p = self.b.ins().iconst(types::I8, 1);
+            return vec![Some(p); self.leaf_count(id)];
+        }
+        match self.m.constants.get(&id).cloned() {
+            Some(clsync_spirv::Constant::Composite { parts, .. }) => {
+                parts.iter().flat_map(|p| self.constant_lanes(*p)).collect()
+            }
+            _ => vec![None; self.leaf_count(id)],
+        }
     }
 
     /// Nonzero when any of `lanes` is poisoned; `None` when none can be.
@@ -137,11 +219,15 @@ impl Fx<'_, '_> {
         // Anything else: lane by lane when every shadowed operand has the
         // result's leaves (component-wise arithmetic), else every leaf
         // depends on every operand.
-        let ops: Vec<Lanes> = ids
+        let shadowed: Vec<Word> = ids
             .iter()
-            .filter(|id| self.shadows.contains_key(id))
-            .map(|id| self.lanes(*id))
+            .copied()
+            .filter(|id| {
+                self.shadows.contains_key(id)
+                    || (self.m.constants.contains_key(id) && self.holds_undef(*id))
+            })
             .collect();
+        let ops: Vec<Lanes> = shadowed.into_iter().map(|id| self.lanes(id)).collect();
         if ops.is_empty() {
             return vec![None; n];
         }

@@ -365,10 +365,25 @@ fn drive<T: ItemTask>(
                 Some(c) => {
                     // Reported, then every waiting work-item is released
                     // from its own barrier (Waiting → Ready), as Oclgrind
-                    // runs on; the checker orders nothing across it.
+                    // runs on; to the checker the group met at the first
+                    // waiting work-item's barrier, as Oclgrind's sees it.
                     if !diverged {
                         c.launch.add(crate::checker::Report::from_divergence(&d));
                         diverged = true;
+                    }
+                    let first = slots.iter().find_map(|s| match s {
+                        Slot::Waiting(w) => Some(*w),
+                        _ => None,
+                    });
+                    if let Some(w) = first {
+                        match w.kind {
+                            BarrierKind::WorkGroup => c.release_group(w),
+                            BarrierKind::SubGroup => {
+                                for (k, m) in slots.chunks(sg).enumerate() {
+                                    c.release_sub_group(k * sg, k * sg + m.len(), w);
+                                }
+                            }
+                        }
                     }
                     for s in slots.iter_mut() {
                         if matches!(s, Slot::Waiting(_)) {
