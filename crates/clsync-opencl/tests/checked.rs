@@ -450,3 +450,27 @@ fn a_checked_launch_can_run_on_after_a_divergent_barrier() {
     assert_eq!(kinds, [ReportKind::BarrierDivergence], "{found:?}");
     assert_eq!(d.to_vec(), [42, 43, 44, 45]);
 }
+
+/// Unordered writes of the same value are a uniform write, which Oclgrind
+/// does not report and neither does a checked compiled kernel (unless
+/// `CLSYNC_UNIFORM_WRITES=1`); writes of different values are a race.
+#[test]
+fn uniform_writes_are_not_races_different_values_are() {
+    let p = common::build(
+        "kernel void same(global int *d) { *d = 7; }\nkernel void differ(global int *d) { *d = get_global_id(0) * 3; }\n",
+        "uniform.cl",
+        "",
+    );
+    let d = Buffer::<i32>::new(1);
+    let found = checked(&p, "same", NdRange::new([8]).local([4]), &[Arg::Buffer(&d)]);
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(d.to_vec(), [7]);
+    let found = checked(
+        &p,
+        "differ",
+        NdRange::new([8]).local([4]),
+        &[Arg::Buffer(&d)],
+    );
+    let kinds: Vec<ReportKind> = found.checker.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [ReportKind::DataRace], "{found:?}");
+}

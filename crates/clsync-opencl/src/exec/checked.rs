@@ -30,9 +30,12 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
     }
 }
 
-/// `write` is 1 for a write, 0 for a read, 2 for a read that only feeds a
-/// store of the value back (a compiler's load of a vector to store some of
-/// its components: no read of a write-only buffer).
+/// `write` is 1 for a write of `bits` (the scalar's little-endian bytes:
+/// two work-items writing the same bytes unordered are a uniform write,
+/// not a race, as in Oclgrind), 3 for a write whose bytes are not known
+/// (a copy), 0 for a read, 2 for a read that only feeds a store of the
+/// value back (a compiler's load of a vector to store some of its
+/// components: no read of a write-only buffer).
 ///
 /// A plain access of `size` bytes in the checked build, reported to the
 /// checker byte by byte (so that accesses of different sizes and
@@ -57,11 +60,13 @@ pub(crate) unsafe extern "C" fn clsync_check_access(
     write: u32,
     site: u32,
     poisoned: u32,
+    bits: u64,
 ) -> u32 {
     // SAFETY: as in `clsync_fault`.
     let ctx = unsafe { &*ctx };
-    let read_poisoned = shadow_access(ctx, ptr, size, write == 1, poisoned != 0, site);
-    check_plain(ctx, ptr, addr, size, write, site);
+    let is_write = write == 1 || write == 3;
+    let read_poisoned = shadow_access(ctx, ptr, size, is_write, poisoned != 0, site);
+    check_plain(ctx, ptr, addr, size, write, bits, site);
     read_poisoned as u32
 }
 
@@ -254,15 +259,26 @@ pub(crate) unsafe extern "C" fn clsync_uninit(ctx: *mut ItemCtx, kind: u32, site
 }
 
 /// The checker's part of a plain access, and a write to a read-only buffer.
-fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: u32) {
+/// Whether `CLSYNC_UNIFORM_WRITES=1` asks for uniform writes to be
+/// reported as races, as `OCLGRIND_UNIFORM_WRITES=1` does for Oclgrind
+/// (the specification makes them races; Oclgrind and clsync let them pass
+/// by default).
+fn uniform_writes_are_races() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CLSYNC_UNIFORM_WRITES").is_ok_and(|v| v == "1"))
+}
+
+/// `code` and `bits` as `clsync_check_access` takes them.
+fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u64, site: u32) {
+    let write = code == 1 || code == 3;
+    let lvalue = code == 2;
+    let value = (code == 1 && !uniform_writes_are_races()).then_some(bits);
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
     let misuse = match host.slot_names.get(slot).map(|i| i.access) {
-        Some(crate::exec::Access::ReadOnly) if write == 1 => {
-            Some("Invalid write to read-only buffer")
-        }
-        Some(crate::exec::Access::WriteOnly) if write == 0 => {
+        Some(crate::exec::Access::ReadOnly) if write => Some("Invalid write to read-only buffer"),
+        Some(crate::exec::Access::WriteOnly) if !write && !lvalue => {
             Some("Invalid read from write-only buffer")
         }
         _ => None,
@@ -286,7 +302,13 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, write: u32, site: 
     };
     let site = site_at(ctx, site);
     for k in 0..size as usize {
-        clsync::checker::engine::plain(addr as usize + k, space, write == 1, site);
+        let a = addr as usize + k;
+        match value {
+            // Each byte with the whole scalar's value: a typed buffer's
+            // shadow may keep one record per element.
+            Some(bits) => clsync::checker::engine::plain_write(a, space, bits, site),
+            None => clsync::checker::engine::plain(a, space, write, site),
+        }
     }
 }
 

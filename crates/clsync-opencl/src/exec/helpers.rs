@@ -318,8 +318,8 @@ pub(crate) unsafe extern "C" fn clsync_memcpy(
     if unsafe { &*ctx.host }.checked {
         // SAFETY: `ctx` is this call's own context (our contract).
         unsafe {
-            super::checked::clsync_check_access(ctx, src, s as u64, size, 0, site, 0);
-            super::checked::clsync_check_access(ctx, dst, d as u64, size, 1, site, 0);
+            super::checked::clsync_check_access(ctx, src, s as u64, size, 0, site, 0, 0);
+            super::checked::clsync_check_access(ctx, dst, d as u64, size, 3, site, 0, 0);
         }
         super::checked::copy_to_global(ctx, dst, src, size, significant, site);
         super::checked::copy_shadow(ctx, dst, src, size);

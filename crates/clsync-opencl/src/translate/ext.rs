@@ -62,7 +62,7 @@ impl Fx<'_, '_> {
                 let mut out = Vec::new();
                 let mut lanes = Vec::new();
                 for k in 0..count {
-                    lanes.push(self.note_access(base, addr, k * es, es, false, None));
+                    lanes.push(self.note_access(base, addr, k * es, es, None));
                     out.push(
                         self.b
                             .ins()
@@ -95,7 +95,7 @@ impl Fx<'_, '_> {
                 };
                 for (k, v) in data.iter().enumerate() {
                     let lane = lanes.get(k).copied().flatten();
-                    self.note_access(base, addr, k as u64 * es, es, true, lane);
+                    self.note_access(base, addr, k as u64 * es, es, Some((*v, lane)));
                     self.b
                         .ins()
                         .store(super::function::mem(), *v, addr, (k as u64 * es) as i32);

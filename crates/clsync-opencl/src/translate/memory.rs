@@ -5,7 +5,7 @@
 use clsync_spirv::spirv::{BuiltIn, Decoration, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::cl_type;
 use super::function::{mem, Fx};
@@ -243,22 +243,39 @@ impl Fx<'_, '_> {
     }
 
     /// In the checked build, reports the access of one scalar of `size`
-    /// bytes at `offset` from `ptr` (native address `addr`) to the checker,
-    /// with the shadow of the value a write stores (`shadow`); for a read,
-    /// returns the shadow of the value read (an `i8`, nonzero when some
-    /// byte was never written).
+    /// bytes at `offset` from `ptr` (native address `addr`) to the checker:
+    /// a write (`store`: the value it stores, for uniform writes, and that
+    /// value's shadow) or a read, for which it returns the shadow of the
+    /// value read (an `i8`, nonzero when some byte was never written).
     pub fn note_access(
         &mut self,
         ptr: Value,
         addr: Value,
         offset: u64,
         size: u64,
-        write: bool,
-        shadow: Option<Value>,
+        store: Option<(Value, Option<Value>)>,
     ) -> Option<Value> {
         if !self.s.checked {
             return None;
         }
+        let write = store.is_some();
+        let shadow = store.and_then(|s| s.1);
+        let bits = match store.map(|s| s.0) {
+            Some(v) => {
+                let t = self.b.func.dfg.value_type(v);
+                let v = if t.is_float() {
+                    self.b.ins().bitcast(t.as_int(), MemFlagsData::new(), v)
+                } else {
+                    v
+                };
+                if t.bits() < 64 {
+                    self.b.ins().uextend(types::I64, v)
+                } else {
+                    v
+                }
+            }
+            None => self.b.ins().iconst(types::I64, 0),
+        };
         let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
         let a = self.b.ins().iadd_imm_s(addr, offset as i64);
         let n = self.b.ins().iconst(types::I64, size as i64);
@@ -278,7 +295,7 @@ impl Fx<'_, '_> {
             Some(x) => self.b.ins().uextend(types::I32, x),
             None => self.b.ins().iconst(types::I32, 0),
         };
-        let r = self.helper("clsync_check_access", &[ctx, p, a, n, w, site, sh])[0];
+        let r = self.helper("clsync_check_access", &[ctx, p, a, n, w, site, sh, bits])[0];
         (!write).then(|| self.b.ins().ireduce(types::I8, r))
     }
 
@@ -296,7 +313,7 @@ impl Fx<'_, '_> {
         let mut lanes = Vec::new();
         for leaf in self.m.leaves(ty)? {
             let t = cl_type(self.m, leaf.ty)?;
-            lanes.push(self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, false, None));
+            lanes.push(self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, None));
             out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
         }
         if self.s.checked {
@@ -320,7 +337,7 @@ impl Fx<'_, '_> {
         for (k, (leaf, x)) in self.m.leaves(ty)?.iter().zip(v).enumerate() {
             let n = self.b.func.dfg.value_type(*x).bytes() as u64;
             let lane = lanes.get(k).copied().flatten();
-            self.note_access(ptr, addr, leaf.offset, n, true, lane);
+            self.note_access(ptr, addr, leaf.offset, n, Some((*x, lane)));
             self.b.ins().store(mem(), *x, addr, leaf.offset as i32);
         }
         Ok(())

@@ -362,7 +362,7 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         (
             "clsync_check_access",
             crate::exec::checked::clsync_check_access as *const u8,
-            vec![I64, I64, I64, I64, I32, I32, I32],
+            vec![I64, I64, I64, I64, I32, I32, I32, I64],
             vec![I32],
         ),
         (

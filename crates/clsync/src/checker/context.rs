@@ -156,7 +156,7 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
 #[cold]
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
-    let kind = if write { Kind::Write } else { Kind::Read };
+    let kind = if write { Kind::Write(None) } else { Kind::Read };
     with_current(|g, i| g.access(i, addr, space, kind, site_of(at), || ((), write)));
 }
 
@@ -164,8 +164,18 @@ fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'sta
 #[inline]
 pub(crate) fn plain_at(addr: usize, space: Space, write: bool, site: Site) {
     if active() {
-        let kind = if write { Kind::Write } else { Kind::Read };
+        let kind = if write { Kind::Write(None) } else { Kind::Read };
         with_current(|g, i| g.access(i, addr, space, kind, site, || ((), write)));
+    }
+}
+
+/// A plain write of `value` at a given site, for engines
+/// (`checker::engine::plain_write`).
+#[inline]
+pub(crate) fn plain_write_at(addr: usize, space: Space, value: u64, site: Site) {
+    if active() {
+        let kind = Kind::Write(Some(value));
+        with_current(|g, i| g.access(i, addr, space, kind, site, || ((), true)));
     }
 }
 

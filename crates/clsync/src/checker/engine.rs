@@ -15,7 +15,7 @@
 
 use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
-use super::context::{atomic_at, fence, plain_at};
+use super::context::{atomic_at, fence, plain_at, plain_write_at};
 use super::state::{AtomicAccess, OpKind};
 use super::Space;
 
@@ -54,6 +54,37 @@ pub enum AtomicKind {
 #[inline]
 pub fn plain(addr: usize, space: Space, write: bool, site: Site) {
     plain_at(addr, space, write, site)
+}
+
+/// A plain write at `addr` by the current work-item of a scalar whose
+/// value is `value` (every byte of one scalar is reported with the whole
+/// scalar's value): [`plain`] with the value written, so that two
+/// unordered writes of the same value are not reported as a race (a
+/// *uniform write*, which Oclgrind allows too: `*flag = 1;` in every
+/// work-item). Values are compared by a 22-bit digest.
+///
+/// ```
+/// use clsync::checker::engine;
+/// use clsync::checker::Space;
+/// use clsync::sync::Site;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// let out = Buffer::<u8>::new(1);
+/// let site = Site { file: "k.cl", line: 1, column: 1 };
+/// let check = |value: fn(usize) -> u64| {
+///     Runtime::with_threads(1)
+///         .check(&Launch::new("k", NdRange::new([4])), |wi| {
+///             let v = value(wi.get_global_id(0));
+///             engine::plain_write(out.raw_bytes().0 as usize, Space::Global, v, site);
+///         })
+///         .unwrap()
+/// };
+/// assert!(check(|_| 1).is_empty()); // every work-item writes 1
+/// assert_eq!(check(|i| i as u64).len(), 1); // different values: a race
+/// ```
+#[inline]
+pub fn plain_write(addr: usize, space: Space, value: u64, site: Site) {
+    plain_write_at(addr, space, value, site)
 }
 
 /// An atomic operation by the current work-item at `addr`, at `site`: `f`

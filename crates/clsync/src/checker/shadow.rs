@@ -92,6 +92,22 @@ impl PackedOp {
         self.0 & 1 << 2 != 0
     }
 
+    /// A plain write that knows the value it wrote: bit 9, and a 22-bit
+    /// digest of the value in bits 10..32, which a plain write does not
+    /// otherwise use (equal values have equal digests; distinct ones share
+    /// one about once in four million).
+    pub(crate) fn with_value(self, v: u64) -> Self {
+        debug_assert_eq!(self.0 & 3, 1, "only plain writes carry a value");
+        let digest = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 42) as u32;
+        PackedOp(self.0 | 1 << 9 | digest << 10)
+    }
+
+    /// Whether both are plain writes of one known value.
+    pub(crate) fn same_value(self, other: PackedOp) -> bool {
+        let value = |p: PackedOp| (p.0 & 3 == 1 && p.0 & 1 << 9 != 0).then_some(p.0 >> 10);
+        value(self).is_some() && value(self) == value(other)
+    }
+
     pub(crate) fn is_atomic(self) -> bool {
         self.0 & 3 == 2
     }

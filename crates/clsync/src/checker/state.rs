@@ -283,7 +283,9 @@ impl AtomicAccess {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Kind {
     Read,
-    Write,
+    /// A plain write, with the value it writes where the engine knows it
+    /// (for uniform writes: see `PackedOp::with_value`).
+    Write(Option<u64>),
     Atomic(AtomicAccess),
 }
 
@@ -383,7 +385,7 @@ impl GroupCheck {
         let (value, wrote) = f();
         let op = match kind {
             Kind::Read => AccessOp::Read,
-            Kind::Write => AccessOp::Write,
+            Kind::Write(_) => AccessOp::Write,
             Kind::Atomic(a) => AccessOp::Atomic {
                 op: a.op,
                 order: if wrote || !a.reads() {
@@ -395,7 +397,10 @@ impl GroupCheck {
                 writes: wrote,
             },
         };
-        let rec = item.rec(op, s, site);
+        let mut rec = item.rec(op, s, site);
+        if let Kind::Write(Some(v)) = kind {
+            rec.op = rec.op.with_value(v);
+        }
         let launch = &self.launch;
         let conflict = |p: &Rec| -> Option<ReportKind> {
             if !(p.op.writes() || op.writes()) || item.after(p, s) {
@@ -404,6 +409,10 @@ impl GroupCheck {
             match (p.op.is_atomic(), op.is_atomic()) {
                 (true, true) if p.inclusive(&rec) => None,
                 (true, true) => Some(ReportKind::ScopeTooNarrow),
+                // Two plain writes of the same byte value: a uniform write,
+                // which Oclgrind does not report (nor does this checker
+                // when the engine gave both values).
+                (false, false) if p.op.same_value(rec.op) => None,
                 (false, false) => Some(ReportKind::DataRace),
                 _ => Some(ReportKind::MixedAccess),
             }
