@@ -474,3 +474,33 @@ fn uniform_writes_are_not_races_different_values_are() {
     let kinds: Vec<ReportKind> = found.checker.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [ReportKind::DataRace], "{found:?}");
 }
+
+/// An async copy that only some work-items of the group make is a
+/// divergence of the group's copies, reported at the wait; the copies all
+/// made are still performed.
+#[test]
+fn an_async_copy_made_by_one_work_item_is_a_divergence() {
+    let p = common::build(
+        "kernel void k(global int *d, local int *s) {\n  int i = get_local_id(0);\n  event_t e = async_work_group_copy(s, d, 4, 0);\n  if (i == 0) e = async_work_group_copy(s, d, 1, e);\n  wait_group_events(1, &e);\n  d[3 - i] = s[i];\n}\n",
+        "copies.cl",
+        "",
+    );
+    let d = Buffer::from_slice(&[0, 1, 2, 3]);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]).local([4]),
+        &[Arg::Buffer(&d), Arg::Local(16)],
+    );
+    let at: Vec<(&str, u32)> = found
+        .diagnostics
+        .iter()
+        .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
+        .collect();
+    assert_eq!(
+        at,
+        [("Work-group divergence detected (async copy)", 5)],
+        "{found:?}"
+    );
+    assert_eq!(d.to_vec(), [3, 2, 1, 0]);
+}

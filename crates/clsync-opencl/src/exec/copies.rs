@@ -227,14 +227,25 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
     // Copies of this work-item that some work-item of the group never
     // reached (in a checked launch: every copy of an event the wait names):
     // performed now, by the first to wait.
-    let pending: Vec<[u64; 6]> = {
+    let (pending, short): (Vec<[u64; 6]>, _) = {
         let wi = host.runner.item();
         let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
         let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
         let g = all.entry(group).or_default();
         let named = g.waits.get(index).cloned().unwrap_or(events);
         let checked = host.checked;
-        g.copies
+        // A copy that not every work-item of the group made (each that
+        // waits has made all of its copies by now).
+        let size = wi.get_local_size(0) * wi.get_local_size(1) * wi.get_local_size(2);
+        let short = g
+            .copies
+            .iter()
+            .enumerate()
+            .take(c.events.copies)
+            .find(|(_, k)| k.arrived < size)
+            .map(|(n, k)| (n, k.arrived, size));
+        let pending = g
+            .copies
             .iter_mut()
             .take(c.events.copies)
             .filter(|k| !k.done && (!checked || named.contains(&k.event)))
@@ -242,8 +253,20 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
                 k.done = true;
                 k.args
             })
-            .collect()
+            .collect();
+        (pending, short)
     };
+    if let (true, Some((n, made, size))) = (host.checked, short) {
+        report(
+            c,
+            "Work-group divergence detected (async copy)",
+            format!(
+                "copy {} was made by {made} of the group's {size} work-items",
+                n + 1
+            ),
+            site,
+        );
+    }
     for a in pending {
         // A checked launch's copy reported its accesses where it was made.
         if !copy(c, a, site, !host.checked, true) {
