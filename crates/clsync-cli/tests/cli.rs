@@ -245,6 +245,23 @@ fn run_names_the_sim_line_that_does_not_parse() {
 }
 
 #[test]
+fn run_refuses_a_range_that_does_not_fill_its_buffer() {
+    let p = sim_pair(
+        "short",
+        "kernel void short_range(global int *x) {}\n",
+        "short.cl\nshort_range\n4 1 1\n4 1 1\n<size=16 range=0:1:2>\n",
+    );
+    let out = clsync(&["run", p.sim.path()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("short.sim:5:")
+            && stderr.contains("range=0:1:2 gives 3 values; the buffer holds 4"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn run_shows_a_build_error_as_clang_printed_it() {
     let p = sim_pair(
         "broken",

@@ -374,6 +374,22 @@ impl Sim {
             if s == 0.0 {
                 return Err((None, "range: the step is zero".into()));
             }
+            // As Oclgrind: the range must give exactly the buffer's
+            // elements, neither fewer nor more.
+            let count = ((e - a) / s).floor() + 1.0;
+            let want = (size / es) as f64;
+            if count != want {
+                return Err((
+                    None,
+                    format!(
+                        "range={}:{}:{} gives {} values; the buffer holds {want}",
+                        a,
+                        s,
+                        e,
+                        count.max(0.0)
+                    ),
+                ));
+            }
             let mut v = a;
             for c in bytes.chunks_mut(es) {
                 if (s > 0.0 && v > e) || (s < 0.0 && v < e) {

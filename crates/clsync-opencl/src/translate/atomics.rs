@@ -94,7 +94,7 @@ impl Fx<'_, '_> {
                 let v = self.get1(self.id(inst, 3)?)?;
                 let v = to_int(self, v);
                 let addr = self.address(ptr, size, AccessKind::Atomic, storage);
-                self.b.ins().atomic_store(flags, v, addr);
+                self.store_atomic(inst, flags, v, addr)?;
             }
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
@@ -118,7 +118,7 @@ impl Fx<'_, '_> {
             Op::AtomicFlagClear => {
                 let addr = self.address(ptr, 4, AccessKind::Atomic, storage);
                 let zero = self.b.ins().iconst(types::I32, 0);
-                self.b.ins().atomic_store(flags, zero, addr);
+                self.store_atomic(inst, flags, zero, addr)?;
             }
             Op::AtomicFAddEXT => {
                 // A compare-and-swap loop: read, add, swap if unchanged.
@@ -243,5 +243,29 @@ impl Fx<'_, '_> {
             }
         }
         Ok(true)
+    }
+
+    /// An atomic store (`OpAtomicStore`, `OpAtomicFlagClear`: semantics
+    /// are operand 2). Cranelift's atomic store is sequentially consistent
+    /// (a locked exchange on x86-64); a relaxed or release store needs no
+    /// more than x86-64's plain store, whose total store order gives it
+    /// release semantics, and which Cranelift neither removes nor moves
+    /// across other memory operations. A seq_cst store, and every store
+    /// elsewhere, stays Cranelift's.
+    fn store_atomic(
+        &mut self,
+        inst: &Instruction,
+        flags: MemFlagsData,
+        v: Value,
+        addr: Value,
+    ) -> Result<(), CompileError> {
+        let sem = self.const_u64(self.id(inst, 2)?)?;
+        let seq_cst = sem & 0x10 != 0;
+        if cfg!(target_arch = "x86_64") && !seq_cst {
+            self.b.ins().store(flags, v, addr, 0);
+        } else {
+            self.b.ins().atomic_store(flags, v, addr);
+        }
+        Ok(())
     }
 }
