@@ -5,7 +5,7 @@
 //! the specification's table of ULP values for the full profile).
 
 macro_rules! math {
-    ($un:ident, $bin:ident, $tern:ident, $split:ident, $t:ident, $pi:expr) => {
+    ($un:ident, $bin:ident, $tern:ident, $split:ident, $t:ident, $pi:expr, $next:path) => {
         /// A function of OpenCL.std with a second result, which it stores
         /// through a pointer (by its number): `fract`, `frexp`, `modf`,
         /// `remquo`, `sincos`. The second result goes to `out` (an
@@ -63,6 +63,11 @@ macro_rules! math {
                     (x - n * y, q)
                 }
                 58 => (x.sin(), x.cos()),
+                36 => {
+                    // lgamma_r: lgamma, and the sign of gamma.
+                    let (l, sign) = libm::lgamma_r(x as f64);
+                    (l as $t, sign as $t)
+                }
                 _ => (<$t>::NAN, <$t>::NAN),
             };
             // SAFETY: our contract.
@@ -84,6 +89,12 @@ macro_rules! math {
                 8 => x.atanh(),
                 9 => x.atan() / PI,
                 11 => x.cbrt(),
+                // erfc, erf, lgamma, tgamma: musl's, in double precision
+                // (a float's is then within the specification's bounds).
+                17 => libm::erfc(x as f64) as $t,
+                18 => libm::erf(x as f64) as $t,
+                35 => libm::lgamma(x as f64) as $t,
+                65 => libm::tgamma(x as f64) as $t,
                 14 | 67 | 81 => x.cos(),
                 15 => x.cosh(),
                 16 => (x * PI).cos(),
@@ -145,6 +156,7 @@ macro_rules! math {
                 }
                 29 => x % y,
                 32 => x.hypot(y),
+                47 => $next(x, y),
                 43 => {
                     if x.abs() > y.abs() {
                         x
@@ -198,7 +210,8 @@ math!(
     clsync_f32_3,
     clsync_f32_split,
     f32,
-    std::f32::consts::PI
+    std::f32::consts::PI,
+    libm::nextafterf
 );
 math!(
     clsync_f64_1,
@@ -206,8 +219,15 @@ math!(
     clsync_f64_3,
     clsync_f64_split,
     f64,
-    std::f64::consts::PI
+    std::f64::consts::PI,
+    libm::nextafter
 );
+
+/// `ilogb(x)` (OpenCL.std 33) on `double`; `float` goes through it
+/// (exactly: every float is a double).
+pub(crate) extern "C" fn clsync_ilogb(x: f64) -> i32 {
+    libm::ilogb(x)
+}
 
 /// `pown(x, n)`, `rootn(x, n)` and `ldexp(x, n)` (OpenCL.std 49, 54 and
 /// 34) on `double`; `float` goes through it.

@@ -125,8 +125,23 @@ impl Fx<'_, '_> {
                 self.def(inst, out);
                 return Ok(());
             }
-            X::fract | X::modf | X::sincos | X::frexp | X::remquo => {
+            X::fract | X::modf | X::sincos | X::frexp | X::remquo | X::lgamma_r => {
                 return self.split_math(inst, op);
+            }
+            X::ilogb => {
+                // An int per component of a float or double argument.
+                let a = self.args(inst)?;
+                let mut out = Vec::new();
+                for &x in &a[0] {
+                    let v = if self.b.func.dfg.value_type(x) == types::F32 {
+                        self.b.ins().fpromote(types::F64, x)
+                    } else {
+                        x
+                    };
+                    out.push(self.helper("clsync_ilogb", &[v])[0]);
+                }
+                self.def(inst, out);
+                return Ok(());
             }
             X::select | X::bitselect => {
                 // select(a, b, c): c's most significant bit per component of
@@ -327,6 +342,23 @@ impl Fx<'_, '_> {
         let b = &mut self.b;
         Ok(match op {
             X::fabs => b.ins().fabs(x[0]),
+            X::nan => {
+                // nan(nancode): a quiet NaN with the code in its payload;
+                // `x` is the unsigned code, the result type's width.
+                let (quiet, payload) = if t == types::I32 {
+                    (0x7fc0_0000i64, 0x003f_ffffi64)
+                } else {
+                    (0x7ff8_0000_0000_0000, 0x0007_ffff_ffff_ffff)
+                };
+                let code = b.ins().band_imm_s(x[0], payload);
+                let bits = b.ins().bor_imm_s(code, quiet);
+                let ft = if t == types::I32 {
+                    types::F32
+                } else {
+                    types::F64
+                };
+                b.ins().bitcast(ft, MemFlagsData::new(), bits)
+            }
             X::sqrt | X::half_sqrt | X::native_sqrt => b.ins().sqrt(x[0]),
             X::floor => b.ins().floor(x[0]),
             X::ceil => b.ins().ceil(x[0]),
@@ -401,6 +433,11 @@ impl Fx<'_, '_> {
             | X::exp2
             | X::exp10
             | X::expm1
+            | X::erf
+            | X::erfc
+            | X::lgamma
+            | X::tgamma
+            | X::nextafter
             | X::log
             | X::log2
             | X::log10

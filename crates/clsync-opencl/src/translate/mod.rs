@@ -348,6 +348,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![F64],
         ),
         (
+            "clsync_ilogb",
+            crate::exec::math::clsync_ilogb as *const u8,
+            vec![F64],
+            vec![I32],
+        ),
+        (
             "clsync_f64_int",
             crate::exec::math::clsync_f64_int as *const u8,
             vec![I32, F64, I32],
