@@ -70,6 +70,12 @@ struct Cli {
         value_parser = clap::value_parser!(u32).range(1..=1024)
     )]
     scaling: Option<Vec<u32>>,
+    /// Also write every figure of the side-by-side table to FILE, as a
+    /// JSON array of rows `{"workload", "side", "median_ms", "figure",
+    /// "unit", "threads", "reps"}`; sides `clsync`, `clsync-kernel`
+    /// (`#[kernel]`), `clsync-opencl-c`, `pocl`, `limit`.
+    #[arg(long, value_name = "FILE", conflicts_with = "scaling")]
+    json: Option<std::path::PathBuf>,
 }
 
 struct Args {
@@ -81,6 +87,7 @@ struct Args {
     spread: bool,
     ceiling: bool,
     scaling: Option<Vec<usize>>,
+    json: Option<std::path::PathBuf>,
 }
 
 fn args() -> Args {
@@ -99,6 +106,7 @@ fn args() -> Args {
         scaling: cli
             .scaling
             .map(|c| c.into_iter().map(|t| t as usize).collect()),
+        json: cli.json,
     }
 }
 
@@ -212,6 +220,35 @@ fn main() {
             row(w, w.name(), &args, &s, &rt, &pool, &cl, &inputs);
         }
     }
+    if let Some(path) = &args.json {
+        let rows = JSON_ROWS.lock().unwrap_or_else(|e| e.into_inner());
+        let text = serde_json::to_string_pretty(&*rows).expect("rows serialize");
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("error: --json {}: {e}", path.display());
+            std::process::exit(1);
+        }
+        println!("figures written to {}", path.display());
+    }
+}
+
+/// The rows `--json` writes, as the table prints them.
+static JSON_ROWS: std::sync::Mutex<Vec<serde_json::Value>> = std::sync::Mutex::new(Vec::new());
+
+/// Records one side's median for `--json`.
+fn record(name: &str, side: &str, w: Workload, s: &Sizes, args: &Args, median: Duration) {
+    let (figure, unit) = figure(w, s, median);
+    JSON_ROWS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(serde_json::json!({
+            "workload": name,
+            "side": side,
+            "median_ms": median.as_secs_f64() * 1e3,
+            "figure": figure,
+            "unit": unit,
+            "threads": args.threads,
+            "reps": args.reps,
+        }));
 }
 
 /// Measures one workload three ways (and lifted, where it has that form),
@@ -263,6 +300,17 @@ fn row(
         ("PoCL", p),
         ("limit", l),
     ];
+    for (side, label) in [
+        ("clsync", "clsync"),
+        ("#[kernel]", "clsync-kernel"),
+        ("OpenCL C", "clsync-opencl-c"),
+        ("PoCL", "pocl"),
+        ("limit", "limit"),
+    ] {
+        if let Some((_, r)) = runs.iter().find(|(n, r)| *n == side && !r.is_empty()) {
+            record(name, label, w, s, args, median(r));
+        }
+    }
     let [(_, c), (_, lifted), (_, occ), (_, p), (_, l)] = &runs;
     let c = median(c);
     let l = median(l);

@@ -268,3 +268,27 @@ fn the_scaling_table_has_every_column_at_every_count() {
         String::from_utf8_lossy(&refused.stderr)
     );
 }
+
+/// `--json FILE` writes the table's figures as rows a script can read:
+/// one per side that ran, each with its median and its figure in the
+/// row's unit.
+#[test]
+fn json_writes_every_sides_median() {
+    let path = std::env::temp_dir().join(format!("clsync-bench-{}.json", std::process::id()));
+    let (ok, stdout, stderr) = suite(&["--only", "reduce", "--json", path.to_str().unwrap()]);
+    assert!(ok, "the suite failed:\n{stdout}\n{stderr}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let sides: Vec<&str> = rows.iter().map(|r| r["side"].as_str().unwrap()).collect();
+    for side in ["clsync", "clsync-kernel", "clsync-opencl-c", "limit"] {
+        assert!(sides.contains(&side), "{side} missing: {sides:?}");
+    }
+    for r in &rows {
+        assert_eq!(r["workload"], "reduce");
+        assert!(r["median_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["figure"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["unit"], "GB/s");
+        assert_eq!(r["threads"], 2);
+    }
+}
