@@ -572,3 +572,82 @@ fn the_c_library_math_built_ins() {
     assert!((d[2] - 0.479_500_122_186_953_5).abs() < 1e-15, "{}", d[2]);
     assert_eq!(&i[4..], &[10, -4]);
 }
+
+/// The sub-group extensions (cl_khr_subgroup_shuffle, _shuffle_relative,
+/// _ballot, _non_uniform_vote, _non_uniform_arithmetic) against a
+/// sequential computation over the sub-groups clsync forms (read back
+/// from the kernel: their size, and each item's lane).
+#[test]
+fn sub_group_shuffles_ballots_votes_and_scans() {
+    let p = build(
+        r#"
+        kernel void sg(global int *o) {
+            int g = get_global_id(0);
+            int l = get_sub_group_local_id();
+            int v = g * 3 + 1;
+            o[g * 10 + 0] = get_sub_group_size();
+            o[g * 10 + 1] = l;
+            o[g * 10 + 2] = sub_group_shuffle(v, (uint)(get_sub_group_size() - 1 - l));
+            o[g * 10 + 3] = sub_group_shuffle_xor(v, 1u);
+            int up = sub_group_shuffle_up(v, 1u);
+            o[g * 10 + 4] = l > 0 ? up : -1;
+            uint4 b = sub_group_ballot(v % 2 == 0);
+            o[g * 10 + 5] = sub_group_ballot_bit_count(b);
+            o[g * 10 + 6] = sub_group_ballot_inclusive_scan(b);
+            o[g * 10 + 7] = sub_group_non_uniform_scan_exclusive_max(v);
+            o[g * 10 + 8] = sub_group_non_uniform_reduce_xor(v);
+            o[g * 10 + 9] = sub_group_elect() + 2 * sub_group_non_uniform_all(v > 0);
+        }"#,
+        "-cl-std=CL2.0",
+    );
+    let n = 48;
+    let o = Buffer::<i32>::new(n * 10);
+    run(&p, "sg", NdRange::new([n]).local([24]), &[Arg::Buffer(&o)]);
+    let o = o.to_vec();
+    let at = |g: usize, k: usize| o[g * 10 + k];
+    let v = |g: usize| (g * 3 + 1) as i32;
+    for g in 0..n {
+        let (size, l) = (at(g, 0) as usize, at(g, 1) as usize);
+        assert!(size > 0 && l < size, "{size} {l}");
+        let first = g - l; // the sub-group's first item
+        let lane = |k: usize| first + k;
+        assert_eq!(at(g, 2), v(lane(size - 1 - l)), "shuffle at {g}");
+        if (l ^ 1) < size {
+            assert_eq!(at(g, 3), v(lane(l ^ 1)), "xor at {g}");
+        }
+        assert_eq!(at(g, 4), if l > 0 { v(g - 1) } else { -1 });
+        let even: Vec<bool> = (0..size).map(|k| v(lane(k)) % 2 == 0).collect();
+        assert_eq!(at(g, 5), even.iter().filter(|e| **e).count() as i32);
+        assert_eq!(at(g, 6), even[..=l].iter().filter(|e| **e).count() as i32);
+        let max_before = (0..l).map(|k| v(lane(k))).max().unwrap_or(i32::MIN);
+        assert_eq!(at(g, 7), max_before, "exclusive max at {g}");
+        assert_eq!(at(g, 8), (0..size).fold(0, |a, k| a ^ v(lane(k))));
+        assert_eq!(at(g, 9), i32::from(l == 0) + 2);
+    }
+}
+
+/// Sub-group operations wait for every lane of the sub-group: one that
+/// part of it skips is a reported divergence naming both places, not a
+/// hang (the non-uniform forms' partial sub-groups are not run yet).
+#[test]
+fn a_shuffle_that_part_of_a_sub_group_skips_is_a_divergence() {
+    let p = build(
+        "kernel void k(global int *o) {\n  int l = get_sub_group_local_id();\n  o[l] = l > 0 ? sub_group_shuffle_up(l, 1u) : -1;\n}\n",
+        "-cl-std=CL2.0",
+    );
+    let o = Buffer::<i32>::new(8);
+    let e = p
+        .kernel("k")
+        .unwrap()
+        .run(
+            &Runtime::new(),
+            NdRange::new([8]).local([8]),
+            &[Arg::Buffer(&o)],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("barrier divergence") && e.contains("test.cl:3"),
+        "{e}"
+    );
+}

@@ -29,6 +29,13 @@ const SUPPORTED: &[Capability] = &[
     Capability::Groups,
     Capability::ImageBasic,
     Capability::LiteralSampler,
+    // cl_khr_subgroup_* (ballot, shuffles, non-uniform arithmetic, votes).
+    Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
 ];
 
 /// The module's words without its module-scope `OpExtInst`s.

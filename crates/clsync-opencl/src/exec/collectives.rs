@@ -51,6 +51,16 @@ pub mod op {
     pub const ANY: u32 = 4;
     /// `OpGroupBroadcast`: the value of the lane `arg` names.
     pub const BROADCAST: u32 = 5;
+    /// The bits of the lanes whose value is nonzero (`sub_group_ballot`).
+    pub const BALLOT: u32 = 6;
+    /// Bitwise and (`sub_group_reduce_and`, cl_khr_subgroup_non_uniform_arithmetic).
+    pub const AND: u32 = 7;
+    /// Bitwise or.
+    pub const OR: u32 = 8;
+    /// Bitwise exclusive or.
+    pub const XOR: u32 = 9;
+    /// Multiplication.
+    pub const MUL: u32 = 10;
 }
 
 /// The value type, as the translator encodes it.
@@ -77,6 +87,11 @@ fn combine(op: u32, kind: u32, bits: u32, a: u64, b: u64) -> u64 {
         (op::MAX, ty::SIGNED) => (sx(a).max(sx(b)) as u64) & mask,
         (op::MIN, _) => a.min(b),
         (op::MAX, _) => a.max(b),
+        (op::MUL, ty::FLOAT) => unf(f(a) * f(b)),
+        (op::MUL, _) => a.wrapping_mul(b) & mask,
+        (op::AND, _) => a & b,
+        (op::OR, _) => a | b,
+        (op::XOR, _) => a ^ b,
         (op::ALL, _) => u64::from(a != 0 && b != 0),
         (op::ANY, _) => u64::from(a != 0 || b != 0),
         _ => a,
@@ -94,6 +109,9 @@ fn identity(op: u32, kind: u32, bits: u32) -> u64 {
         (op::MIN, ty::SIGNED) => mask >> 1,
         (op::MAX, ty::SIGNED) => (mask >> 1) + 1,
         (op::MIN, _) => mask,
+        (op::MUL, ty::FLOAT) => f(1.0),
+        (op::MUL, _) => 1,
+        (op::AND, _) => mask,
         (op::ALL, _) => 1,
         _ => 0,
     }
@@ -170,6 +188,12 @@ pub(crate) unsafe extern "C" fn clsync_collective(
     };
     let result = if op == op::BROADCAST {
         e.values.get(arg as usize).copied().unwrap_or(0)
+    } else if op == op::BALLOT {
+        e.values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0)
+            .fold(0u64, |m, (k, _)| m | 1 << k)
     } else {
         let upto = match group_op {
             1 => lane + 1,

@@ -4,6 +4,7 @@
 
 use clsync_spirv::spirv::{GroupOperation, Op};
 use clsync_spirv::{Instruction, Operand, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::function::{mem, Fx};
@@ -26,7 +27,7 @@ impl Fx<'_, '_> {
             Op::GroupSMax => (op::MAX, ty::SIGNED),
             Op::GroupUMax => (op::MAX, ty::UNSIGNED),
             Op::GroupFMax => (op::MAX, ty::FLOAT),
-            _ => return Ok(false),
+            _ => return self.non_uniform(inst),
         };
         let scope = self.const_u64(self.id(inst, 0)?)?;
         if scope != 2 && scope != 3 {
@@ -58,35 +59,12 @@ impl Fx<'_, '_> {
             ));
         }
         let v = self.get1(self.id(inst, value_at)?)?;
-        let vt = self.b.func.dfg.value_type(v);
-        let bits = vt.bits() as i64;
-        let as_int = if vt.is_float() {
-            self.b.ins().bitcast(vt.as_int(), MemFlagsData::new(), v)
-        } else {
-            v
-        };
-        let wide = if as_int.eq(&v) && vt == types::I64 || vt == types::F64 {
-            as_int
-        } else {
-            self.b.ins().uextend(types::I64, as_int)
-        };
         let arg = if code == op::BROADCAST {
             self.broadcast_lane(inst, scope)?
         } else {
             self.b.ins().iconst(types::I64, 0)
         };
-        let site = self.site();
-        let args = [
-            self.ctx,
-            self.b.ins().iconst(types::I32, scope as i64),
-            self.b.ins().iconst(types::I32, code as i64),
-            self.b.ins().iconst(types::I32, group_op),
-            self.b.ins().iconst(types::I32, kind as i64 | (bits << 8)),
-            wide,
-            arg,
-            self.b.ins().iconst(types::I32, site),
-        ];
-        let r = self.helper("clsync_collective", &args)[0];
+        let r = self.exchange(scope, code, group_op, kind, v, arg);
         self.check_status();
         let narrow = if t.bits() == 64 {
             r
@@ -135,5 +113,274 @@ impl Fx<'_, '_> {
             lin = self.b.ins().iadd(m, wide[d]);
         }
         Ok(lin)
+    }
+
+    /// The runtime's exchange of the scope's lanes (`clsync_collective`):
+    /// `v` as 64 bits with its type beside it; the 64-bit result. Returns
+    /// from the function if the work-item was stopped there.
+    fn exchange(
+        &mut self,
+        scope: u64,
+        code: u32,
+        group_op: i64,
+        kind: u32,
+        v: Value,
+        arg: Value,
+    ) -> Value {
+        let vt = self.b.func.dfg.value_type(v);
+        let bits = vt.bits() as i64;
+        let as_int = if vt.is_float() {
+            self.b.ins().bitcast(vt.as_int(), MemFlagsData::new(), v)
+        } else {
+            v
+        };
+        let wide = if vt.bits() == 64 {
+            as_int
+        } else {
+            self.b.ins().uextend(types::I64, as_int)
+        };
+        let site = self.site();
+        let args = [
+            self.ctx,
+            self.b.ins().iconst(types::I32, scope as i64),
+            self.b.ins().iconst(types::I32, code as i64),
+            self.b.ins().iconst(types::I32, group_op),
+            self.b.ins().iconst(types::I32, kind as i64 | (bits << 8)),
+            wide,
+            arg,
+            self.b.ins().iconst(types::I32, site),
+        ];
+        self.helper("clsync_collective", &args)[0]
+    }
+
+    /// The sub-group operations of `cl_khr_subgroup_*` (SPIR-V's
+    /// `OpGroupNonUniform*`): votes, broadcasts, ballots, shuffles and the
+    /// arithmetic collectives with their scans. They run on the same
+    /// exchange as the collectives, which waits for every lane of the
+    /// sub-group: a call that not every lane makes (divergent code) is a
+    /// reported divergence, never a hang. False if `inst` is none of them.
+    fn non_uniform(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        let opc = inst.class.opcode;
+        let arith = match opc {
+            Op::GroupNonUniformIAdd => Some((op::ADD, ty::UNSIGNED)),
+            Op::GroupNonUniformFAdd => Some((op::ADD, ty::FLOAT)),
+            Op::GroupNonUniformIMul => Some((op::MUL, ty::UNSIGNED)),
+            Op::GroupNonUniformFMul => Some((op::MUL, ty::FLOAT)),
+            Op::GroupNonUniformSMin => Some((op::MIN, ty::SIGNED)),
+            Op::GroupNonUniformUMin => Some((op::MIN, ty::UNSIGNED)),
+            Op::GroupNonUniformFMin => Some((op::MIN, ty::FLOAT)),
+            Op::GroupNonUniformSMax => Some((op::MAX, ty::SIGNED)),
+            Op::GroupNonUniformUMax => Some((op::MAX, ty::UNSIGNED)),
+            Op::GroupNonUniformFMax => Some((op::MAX, ty::FLOAT)),
+            Op::GroupNonUniformBitwiseAnd | Op::GroupNonUniformLogicalAnd => {
+                Some((op::AND, ty::UNSIGNED))
+            }
+            Op::GroupNonUniformBitwiseOr | Op::GroupNonUniformLogicalOr => {
+                Some((op::OR, ty::UNSIGNED))
+            }
+            Op::GroupNonUniformBitwiseXor | Op::GroupNonUniformLogicalXor => {
+                Some((op::XOR, ty::UNSIGNED))
+            }
+            _ => None,
+        };
+        let known = arith.is_some()
+            || matches!(
+                opc,
+                Op::GroupNonUniformElect
+                    | Op::GroupNonUniformAll
+                    | Op::GroupNonUniformAny
+                    | Op::GroupNonUniformBroadcast
+                    | Op::GroupNonUniformBroadcastFirst
+                    | Op::GroupNonUniformBallot
+                    | Op::GroupNonUniformInverseBallot
+                    | Op::GroupNonUniformBallotBitExtract
+                    | Op::GroupNonUniformBallotBitCount
+                    | Op::GroupNonUniformBallotFindLSB
+                    | Op::GroupNonUniformBallotFindMSB
+                    | Op::GroupNonUniformShuffle
+                    | Op::GroupNonUniformShuffleXor
+                    | Op::GroupNonUniformShuffleUp
+                    | Op::GroupNonUniformShuffleDown
+            );
+        if !known {
+            return Ok(false);
+        }
+        let scope = self.const_u64(self.id(inst, 0)?)?;
+        if scope != 2 && scope != 3 {
+            return Err(CompileError::Unsupported(format!(
+                "Op{opc:?} of scope {scope}"
+            )));
+        }
+        let lane = self.b.ins().load(
+            types::I64,
+            mem(),
+            self.ctx,
+            CTX_BUILTINS
+                + 8 * (if scope == 3 {
+                    builtin::SUB_GROUP_LOCAL_ID
+                } else {
+                    builtin::LOCAL_LINEAR_ID
+                }) as i32,
+        );
+        let rty = inst.result_type.unwrap_or(0);
+        let rt = super::cl_type(
+            self.m,
+            match self.m.ty(rty)? {
+                Type::Vector { elem, .. } => *elem,
+                _ => rty,
+            },
+        )?;
+        let narrow = |fx: &mut Self, r: Value, t: cranelift_codegen::ir::Type| {
+            let n = if t.bits() == 64 {
+                r
+            } else {
+                fx.b.ins().ireduce(t.as_int(), r)
+            };
+            if t.is_float() {
+                fx.b.ins().bitcast(t, MemFlagsData::new(), n)
+            } else {
+                n
+            }
+        };
+        // A ballot's 128 bits as one word: sub-groups have at most 64 lanes.
+        let mask_of = |fx: &mut Self, id| -> Result<Value, CompileError> {
+            let v = fx.get(id)?;
+            let lo = fx.b.ins().uextend(types::I64, v[0]);
+            let hi = fx.b.ins().uextend(types::I64, v[1]);
+            let hi = fx.b.ins().ishl_imm_s(hi, 32);
+            Ok(fx.b.ins().bor(lo, hi))
+        };
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let out: Vec<Value> = match opc {
+            Op::GroupNonUniformElect => {
+                vec![self.b.ins().icmp_imm_s(IntCC::Equal, lane, 0)]
+            }
+            Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
+                let code = if opc == Op::GroupNonUniformAll {
+                    op::ALL
+                } else {
+                    op::ANY
+                };
+                let v = self.get1(self.id(inst, 1)?)?;
+                let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, zero);
+                self.check_status();
+                vec![self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)]
+            }
+            Op::GroupNonUniformBroadcast
+            | Op::GroupNonUniformBroadcastFirst
+            | Op::GroupNonUniformShuffle
+            | Op::GroupNonUniformShuffleXor
+            | Op::GroupNonUniformShuffleUp
+            | Op::GroupNonUniformShuffleDown => {
+                let v = self.get1(self.id(inst, 1)?)?;
+                let from = match opc {
+                    Op::GroupNonUniformBroadcastFirst => zero,
+                    _ => {
+                        let a = self.get1(self.id(inst, 2)?)?;
+                        let a = if self.b.func.dfg.value_type(a) == types::I64 {
+                            a
+                        } else {
+                            self.b.ins().uextend(types::I64, a)
+                        };
+                        match opc {
+                            Op::GroupNonUniformShuffleXor => self.b.ins().bxor(lane, a),
+                            Op::GroupNonUniformShuffleUp => self.b.ins().isub(lane, a),
+                            Op::GroupNonUniformShuffleDown => self.b.ins().iadd(lane, a),
+                            _ => a,
+                        }
+                    }
+                };
+                let r = self.exchange(scope, op::BROADCAST, 0, ty::UNSIGNED, v, from);
+                self.check_status();
+                vec![narrow(self, r, rt)]
+            }
+            Op::GroupNonUniformBallot => {
+                let v = self.get1(self.id(inst, 1)?)?;
+                let r = self.exchange(scope, op::BALLOT, 0, ty::UNSIGNED, v, zero);
+                self.check_status();
+                let lo = self.b.ins().ireduce(types::I32, r);
+                let hi = self.b.ins().ushr_imm_s(r, 32);
+                let hi = self.b.ins().ireduce(types::I32, hi);
+                let z = self.b.ins().iconst(types::I32, 0);
+                vec![lo, hi, z, z]
+            }
+            Op::GroupNonUniformInverseBallot => {
+                let m = mask_of(self, self.id(inst, 1)?)?;
+                let bit = self.b.ins().ushr(m, lane);
+                let bit = self.b.ins().band_imm_s(bit, 1);
+                vec![self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0)]
+            }
+            Op::GroupNonUniformBallotBitExtract => {
+                let m = mask_of(self, self.id(inst, 1)?)?;
+                let i = self.get1(self.id(inst, 2)?)?;
+                let i = if self.b.func.dfg.value_type(i) == types::I64 {
+                    i
+                } else {
+                    self.b.ins().uextend(types::I64, i)
+                };
+                let bit = self.b.ins().ushr(m, i);
+                let bit = self.b.ins().band_imm_s(bit, 1);
+                vec![self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0)]
+            }
+            Op::GroupNonUniformBallotBitCount => {
+                let g = match inst.operands.get(1) {
+                    Some(Operand::GroupOperation(g)) => *g,
+                    other => {
+                        return Err(CompileError::Invalid(format!(
+                            "OpGroupNonUniformBallotBitCount with {other:?}"
+                        )))
+                    }
+                };
+                let m = mask_of(self, self.id(inst, 2)?)?;
+                // The lanes counted: all, up to this one, or before it.
+                let upto = match g {
+                    GroupOperation::InclusiveScan => self.b.ins().iadd_imm_s(lane, 1),
+                    GroupOperation::ExclusiveScan => lane,
+                    _ => self.b.ins().iconst(types::I64, 64),
+                };
+                let one = self.b.ins().iconst(types::I64, 1);
+                let big = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, upto, 64);
+                let sh = self.b.ins().ishl(one, upto);
+                let below = self.b.ins().iadd_imm_s(sh, -1);
+                let all = self.b.ins().iconst(types::I64, -1);
+                let below = self.b.ins().select(big, all, below);
+                let m = self.b.ins().band(m, below);
+                let c = self.b.ins().popcnt(m);
+                vec![narrow(self, c, rt)]
+            }
+            Op::GroupNonUniformBallotFindLSB | Op::GroupNonUniformBallotFindMSB => {
+                let m = mask_of(self, self.id(inst, 1)?)?;
+                let r = if opc == Op::GroupNonUniformBallotFindLSB {
+                    self.b.ins().ctz(m)
+                } else {
+                    let z = self.b.ins().clz(m);
+                    let k = self.b.ins().iconst(types::I64, 63);
+                    self.b.ins().isub(k, z)
+                };
+                vec![narrow(self, r, rt)]
+            }
+            _ => {
+                let (code, kind) = arith.expect("an arithmetic operation");
+                let group_op = match inst.operands.get(1) {
+                    Some(Operand::GroupOperation(GroupOperation::Reduce)) => 0,
+                    Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => 1,
+                    Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => 2,
+                    other => {
+                        return Err(CompileError::Unsupported(format!(
+                            "the group operation {other:?} (clustered reductions)"
+                        )))
+                    }
+                };
+                let v = self.get1(self.id(inst, 2)?)?;
+                let r = self.exchange(scope, code, group_op, kind, v, zero);
+                self.check_status();
+                vec![narrow(self, r, rt)]
+            }
+        };
+        self.def(inst, out);
+        Ok(true)
     }
 }
