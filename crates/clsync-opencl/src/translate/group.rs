@@ -12,6 +12,19 @@ use crate::exec::collectives::{op, ty};
 use crate::exec::ctx::{builtin, CTX_BUILTINS};
 use crate::CompileError;
 
+/// A collective's group operation (operand 1), as the runtime's exchange
+/// numbers them: reduce 0, inclusive scan 1, exclusive scan 2.
+fn group_operation(inst: &Instruction) -> Result<i64, CompileError> {
+    match inst.operands.get(1) {
+        Some(Operand::GroupOperation(GroupOperation::Reduce)) => Ok(0),
+        Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => Ok(1),
+        Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => Ok(2),
+        other => Err(CompileError::Unsupported(format!(
+            "the group operation {other:?} (clustered reductions are not run yet)"
+        ))),
+    }
+}
+
 impl Fx<'_, '_> {
     /// Translates a collective; false if `inst` is not one.
     pub fn group(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
@@ -37,17 +50,7 @@ impl Fx<'_, '_> {
         }
         let arithmetic = matches!(code, op::ADD | op::MIN | op::MAX);
         let (group_op, value_at) = if arithmetic {
-            let g = match inst.operands.get(1) {
-                Some(Operand::GroupOperation(GroupOperation::Reduce)) => 0,
-                Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => 1,
-                Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => 2,
-                other => {
-                    return Err(CompileError::Unsupported(format!(
-                        "the group operation {other:?}"
-                    )))
-                }
-            };
-            (g, 2)
+            (group_operation(inst)?, 2)
         } else {
             (0, 1)
         };
@@ -364,16 +367,7 @@ impl Fx<'_, '_> {
             }
             _ => {
                 let (code, kind) = arith.expect("an arithmetic operation");
-                let group_op = match inst.operands.get(1) {
-                    Some(Operand::GroupOperation(GroupOperation::Reduce)) => 0,
-                    Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => 1,
-                    Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => 2,
-                    other => {
-                        return Err(CompileError::Unsupported(format!(
-                            "the group operation {other:?} (clustered reductions)"
-                        )))
-                    }
-                };
+                let group_op = group_operation(inst)?;
                 let v = self.get1(self.id(inst, 2)?)?;
                 let r = self.exchange(scope, code, group_op, kind, v, zero);
                 self.check_status();
