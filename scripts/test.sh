@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: every test, doctest (including the compile_fail proofs),
-# the loom models of the scheduler, clippy and rustfmt.
+# the loom models of the scheduler, clippy, rustfmt and the API docs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,4 +26,7 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p clsync --lib -
 echo "== clippy and rustfmt"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo fmt --all --check
+
+echo "== API docs without warnings (broken or private links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 echo "== all checks passed"

@@ -13,7 +13,7 @@
 //! (private variables in their slots, the arguments, local memory) is where
 //! the coroutine build keeps it.
 //!
-//! This module decides which kernels can run so ([`plan`]) and which values
+//! This module decides which kernels can run so (`plan`) and which values
 //! each barrier keeps (the SPIR-V values live right after it: a backward
 //! liveness analysis over the function's blocks, phis used on their
 //! edges). In the generated code those values are Cranelift variables, so
