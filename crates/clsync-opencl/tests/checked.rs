@@ -38,6 +38,12 @@ fn an_out_of_bounds_write_stops_the_fast_mode_naming_it() {
         "{text}"
     );
     assert!(text.contains("oob.cl:3"), "{text}");
+    // The launch error's site is the kernel's line, not the runtime's.
+    assert_eq!(
+        panic.site.map(|s| (s.file, s.line)),
+        Some(("oob.cl", 3)),
+        "{text}"
+    );
     assert!(
         text.contains("`out` is 16 bytes; the access is at byte 16"),
         "{text}"

@@ -551,7 +551,8 @@ pub(crate) unsafe extern "C" fn clsync_fence(
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
             let at = site_text(ctx, site);
-            stop(ctx, Stop::Fault(format!("{e}\n\tat {at}")));
+            let s = Some(site_at(ctx, site));
+            stop(ctx, Stop::Fault(format!("{e}\n\tat {at}"), s));
         }
         Err(payload) => stop(ctx, Stop::Unwind(payload)),
     }

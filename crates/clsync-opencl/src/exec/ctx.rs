@@ -97,8 +97,10 @@ pub const SCRATCH_BYTES: usize = 256;
 /// Why compiled code stopped early.
 #[derive(Debug)]
 pub enum Stop {
-    /// An invalid access or another error in the kernel: the message.
-    Fault(String),
+    /// An invalid access or another error in the kernel: the message, and
+    /// the kernel's line where known (which the launch error then names,
+    /// rather than the runtime's own).
+    Fault(String, Option<Site>),
     /// A panic unwound out of a runtime call (a cancelled launch unwinding
     /// a barrier): resumed once the compiled code has returned.
     Unwind(Box<dyn Any + Send>),

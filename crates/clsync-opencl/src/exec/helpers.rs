@@ -133,7 +133,8 @@ pub(crate) unsafe extern "C" fn clsync_fault(
         return 0;
     }
     let msg = fault_message(ctx, ptr, size, kind, site);
-    stop(ctx, Stop::Fault(msg));
+    let at = host.sites.get(site as usize).copied();
+    stop(ctx, Stop::Fault(msg, at));
     1
 }
 
@@ -240,7 +241,7 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     }));
     match r {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => stop(ctx, Stop::Fault(format!("{e}\n\tat {site}"))),
+        Ok(Err(e)) => stop(ctx, Stop::Fault(format!("{e}\n\tat {site}"), Some(site))),
         Err(payload) => stop(ctx, Stop::Unwind(payload)),
     }
 }

@@ -200,7 +200,11 @@ pub(super) fn raise(ctx: &mut ItemCtx) {
     match ctx.stop.take() {
         None => {}
         Some(Stop::Unwind(payload)) => resume_unwind(payload),
-        Some(Stop::Fault(message)) => panic!("{message}"),
+        Some(Stop::Fault(message, site)) => {
+            // The panic's site is the kernel's line, not this one.
+            let _at = site.map(clsync::checker::SiteScope::enter);
+            panic!("{message}")
+        }
     }
 }
 
