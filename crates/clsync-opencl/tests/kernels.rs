@@ -651,3 +651,93 @@ fn a_shuffle_that_part_of_a_sub_group_skips_is_a_divergence() {
         "{e}"
     );
 }
+
+/// `vload_half`, `vstore_half` and their vector, aligned and rounding
+/// forms, on `half` buffers (storage only, as OpenCL C without
+/// cl_khr_fp16 allows).
+#[test]
+fn half_loads_and_stores_with_rounding_modes() {
+    let p = build(
+        r#"
+        kernel void h(global half *p, global float *f) {
+            f[0] = vload_half(1, p);
+            float4 v = vload_half4(1, p);
+            f[1] = v.x + v.w;
+            vstore_half(1.0f + 0x1p-11f, 8, p);
+            vstore_half_rtp(1.0f + 0x1p-11f, 9, p);
+            vstore_half4(v * 2.0f, 3, p);
+            float3 w = vloada_half3(1, p);
+            f[2] = w.z;
+            vstorea_half3_rtz(w, 4, p);
+        }"#,
+        "",
+    );
+    // Halves 0..8: 0.5, 1, 1.5, ... as bits.
+    let halves: Vec<u16> = (0..8).map(|k| 0x3800 + 0x200 * k as u16).collect();
+    let mut bytes: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+    bytes.resize(40, 0);
+    let buf = Buffer::from_slice(&bytes);
+    let f = Buffer::<f32>::new(3);
+    run(
+        &p,
+        "h",
+        NdRange::new([1]),
+        &[Arg::Buffer(&buf), Arg::Buffer(&f)],
+    );
+    let b = buf.to_vec();
+    let half = |k: usize| u16::from_le_bytes([b[2 * k], b[2 * k + 1]]);
+    // halves[1] is 0x3a00, 0.75.
+    assert_eq!(f.to_vec()[0], 0.75);
+    assert_eq!(half(8), 0x3c00, "1 + 2^-11 to nearest even is 1");
+    assert_eq!(half(9), 0x3c01, "toward +inf is the next half");
+    // v: halves 4..8 (2, 2.5, 3, 3.5), stored doubled at 12..16.
+    let v: Vec<f32> = (4..8).map(|k| half_value(halves[k])).collect();
+    assert_eq!(f.to_vec()[1], v[0] + v[3]);
+    for (k, x) in v.iter().enumerate() {
+        assert_eq!(half_value(half(12 + k)), 2.0 * x, "vstore_half4 lane {k}");
+    }
+    // vloada_half3(1): elements 4, 5, 6 (aligned vectors of 3 take 4).
+    assert_eq!(f.to_vec()[2], v[2]);
+    for (k, x) in v.iter().take(3).enumerate() {
+        assert_eq!(half_value(half(16 + k)), *x, "vstorea_half3 lane {k}");
+    }
+}
+
+/// A normal `half`'s value.
+fn half_value(h: u16) -> f32 {
+    let e = ((h >> 10) & 0x1f) as i32;
+    let m = (h & 0x3ff) as f32;
+    (1.0 + m / 1024.0) * 2f32.powi(e - 15) * if h & 0x8000 != 0 { -1.0 } else { 1.0 }
+}
+
+/// `vloadn` and `vstoren` (whose vector size is a literal operand, not a
+/// value) on floats and ints, at element offsets.
+#[test]
+fn vector_loads_and_stores_at_offsets() {
+    let p = build(
+        r#"
+        kernel void v(global const float *p, global float *o, global int *q) {
+            float4 x = vload4(1, p);
+            o[0] = x.x + x.w;
+            vstore4(x, 2, o);
+            int3 y = vload3(1, (global const int *)q);
+            vstore3(y * 10, 2, q);
+            float2 z = vload2(3, p);
+            o[1] = z.y;
+        }"#,
+        "",
+    );
+    let src: Vec<f32> = (0..8).map(|k| k as f32).collect();
+    let (p_buf, o) = (Buffer::from_slice(&src), Buffer::<f32>::new(12));
+    let q = Buffer::from_slice(&(0..9).collect::<Vec<i32>>());
+    run(
+        &p,
+        "v",
+        NdRange::new([1]),
+        &[Arg::Buffer(&p_buf), Arg::Buffer(&o), Arg::Buffer(&q)],
+    );
+    let o = o.to_vec();
+    assert_eq!((o[0], o[1]), (11.0, 7.0));
+    assert_eq!(&o[8..12], &[4.0, 5.0, 6.0, 7.0]);
+    assert_eq!(&q.to_vec()[6..9], &[30, 40, 50]);
+}

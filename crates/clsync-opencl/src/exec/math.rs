@@ -247,3 +247,118 @@ pub(crate) extern "C" fn clsync_f64_int(op: u32, x: f64, n: i32) -> f64 {
         _ => f64::NAN,
     }
 }
+
+/// A `half`'s bits (the low 16 of `bits`) as a float: exact, every half is
+/// a float (`vload_half`).
+pub(crate) extern "C" fn clsync_half_to_float(bits: u32) -> f32 {
+    let h = bits & 0xffff;
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exp = (h >> 10) & 0x1f;
+    let mant = (h & 0x3ff) as f32;
+    match exp {
+        0 => sign * mant * 2f32.powi(-24),
+        31 if mant == 0.0 => sign * f32::INFINITY,
+        31 => f32::from_bits(0x7fc0_0000 | (h & 0x3ff) << 13 | (h & 0x8000) << 16),
+        e => sign * (1.0 + mant / 1024.0) * 2f32.powi(e as i32 - 15),
+    }
+}
+
+/// `x` as a `half`'s bits, rounded by `mode` (SPIR-V's FPRoundingMode: 0 to
+/// nearest even, 1 toward zero, 2 toward +inf, 3 toward -inf), as
+/// `vstore_half` and its `_rte`, `_rtz`, `_rtp`, `_rtn` forms store it:
+/// an overflow is infinity or the largest half by the mode, a value below
+/// the smallest subnormal rounds to it or to zero.
+pub(crate) extern "C" fn clsync_float_to_half(x: f64, mode: u32) -> u32 {
+    let sign: u32 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    // Round `a` to a multiple of the half's quantum at its magnitude.
+    let e = if a < 2f64.powi(-14) {
+        -14
+    } else {
+        // a's binary exponent, exactly (log2 can be off by one near a power).
+        let mut e = a.log2().floor() as i32;
+        if 2f64.powi(e) > a {
+            e -= 1;
+        } else if 2f64.powi(e + 1) <= a {
+            e += 1;
+        }
+        e
+    };
+    let quantum = 2f64.powi(e - 10);
+    let q = a / quantum; // exact: a power of two divides
+    let up = match mode {
+        1 => false,
+        2 => sign == 0 && q.fract() != 0.0,
+        3 => sign != 0 && q.fract() != 0.0,
+        _ => q.fract() > 0.5 || (q.fract() == 0.5 && q.floor() % 2.0 != 0.0),
+    };
+    let n = if up { q.floor() + 1.0 } else { q.floor() };
+    let v = n * quantum;
+    if v > 65504.0 {
+        // Past the largest half: infinity when rounding away from zero
+        // (nearest, or the mode's direction), else the largest half.
+        let to_inf = match mode {
+            1 => false,
+            2 => sign == 0,
+            3 => sign != 0,
+            _ => true,
+        };
+        return sign | if to_inf { 0x7c00 } else { 0x7bff };
+    }
+    if v < 2f64.powi(-14) {
+        return sign | (v / 2f64.powi(-24)) as u32;
+    }
+    let mut ve = v.log2().floor() as i32;
+    if 2f64.powi(ve) > v {
+        ve -= 1;
+    } else if 2f64.powi(ve + 1) <= v {
+        ve += 1;
+    }
+    let mant = (v / 2f64.powi(ve - 10)) as u32 - 1024;
+    sign | ((ve + 15) as u32) << 10 | mant
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Halves against their definitions: every finite half converts to a
+    /// float and back to itself in every rounding mode, and values between
+    /// two halves round as each mode says.
+    #[test]
+    fn halves_round_trip_and_round_by_mode() {
+        for h in 0..=0xffffu32 {
+            let exp = (h >> 10) & 0x1f;
+            if exp == 31 {
+                continue;
+            }
+            let f = clsync_half_to_float(h);
+            for mode in 0..4 {
+                let back = clsync_float_to_half(f as f64, mode);
+                // -0.0 and +0.0 keep their signs.
+                assert_eq!(back, h, "half {h:#x} as {f} in mode {mode}");
+            }
+        }
+        let one = 0x3c00;
+        let next = 0x3c01; // 1 + 2^-10
+        let between = 1.0 + 2f64.powi(-11); // halfway: to even (1.0)
+        assert_eq!(clsync_float_to_half(between, 0), one);
+        assert_eq!(clsync_float_to_half(1.0 + 3.0 * 2f64.powi(-12), 0), next);
+        assert_eq!(clsync_float_to_half(between, 1), one);
+        assert_eq!(clsync_float_to_half(between, 2), next);
+        assert_eq!(clsync_float_to_half(-between, 3), 0x8000 | next);
+        assert_eq!(clsync_float_to_half(1e6, 0), 0x7c00);
+        assert_eq!(clsync_float_to_half(1e6, 1), 0x7bff);
+        assert_eq!(clsync_float_to_half(-1e6, 2), 0xfbff);
+        assert_eq!(clsync_float_to_half(1e-9, 2), 1);
+        assert_eq!(clsync_float_to_half(1e-9, 0), 0);
+        assert!(clsync_half_to_float(0x7e00).is_nan());
+        assert_eq!(clsync_half_to_float(0x7c00), f32::INFINITY);
+    }
+}

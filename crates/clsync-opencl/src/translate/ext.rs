@@ -19,6 +19,20 @@ use super::function::Fx;
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
+/// A literal operand of an `OpExtInst` (a vector size, a rounding mode),
+/// which the reader, not knowing the extended set's grammar, may give as an
+/// id.
+fn ext_literal(inst: &Instruction, i: usize) -> Result<u64, CompileError> {
+    match inst.operands.get(i) {
+        Some(clsync_spirv::Operand::IdRef(w)) => Ok(*w as u64),
+        Some(clsync_spirv::Operand::LiteralBit32(w)) => Ok(*w as u64),
+        Some(clsync_spirv::Operand::LiteralExtInstInteger(w)) => Ok(*w as u64),
+        o => Err(CompileError::Invalid(format!(
+            "OpExtInst: operand {i} is {o:?}, not a literal"
+        ))),
+    }
+}
+
 impl Fx<'_, '_> {
     fn args(&mut self, inst: &Instruction) -> Result<Vec<Vec<Value>>, CompileError> {
         let mut out = Vec::new();
@@ -50,10 +64,11 @@ impl Fx<'_, '_> {
             X::printf => return self.printf(inst),
             X::prefetch => return Ok(()),
             X::vloadn => {
-                let a = self.args(inst)?;
+                // Operand 4, the vector size, is a literal: not a value.
+                let off = self.get1(self.id(inst, 2)?)?;
                 let ptr_id = self.id(inst, 3)?;
-                let (off, p) = (a[0][0], a[1][0]);
-                let count = self.lit(inst, 4)?;
+                let p = self.get1(ptr_id)?;
+                let count = ext_literal(inst, 4)?;
                 let es = self.m.layout(elem)?.size;
                 let et = cl_type(self.m, elem)?;
                 let base = self.scaled(p, off, es * count);
@@ -125,6 +140,13 @@ impl Fx<'_, '_> {
                 self.def(inst, out);
                 return Ok(());
             }
+            X::vload_half | X::vload_halfn | X::vloada_halfn => return self.load_half(inst, op),
+            X::vstore_half
+            | X::vstore_half_r
+            | X::vstore_halfn
+            | X::vstore_halfn_r
+            | X::vstorea_halfn
+            | X::vstorea_halfn_r => return self.store_half(inst, op),
             X::fract | X::modf | X::sincos | X::frexp | X::remquo | X::lgamma_r => {
                 return self.split_math(inst, op);
             }
@@ -272,6 +294,87 @@ impl Fx<'_, '_> {
         };
         let s = self.b.ins().imul_imm_s(off, size as i64);
         self.b.ins().iadd(p, s)
+    }
+
+    /// `vload_half`, `vload_halfn`, `vloada_halfn`: `half`s at `p` (element
+    /// `offset` of vectors of `n`, aligned vectors of 3 taking 4), as
+    /// floats.
+    fn load_half(&mut self, inst: &Instruction, op: X) -> Result<(), CompileError> {
+        let off = self.get1(self.id(inst, 2)?)?;
+        let ptr_id = self.id(inst, 3)?;
+        let p = self.get1(ptr_id)?;
+        let n = if op == X::vload_half {
+            1
+        } else {
+            ext_literal(inst, 4)?
+        };
+        let stride = if op == X::vloada_halfn && n == 3 {
+            4
+        } else {
+            n
+        };
+        let base = self.scaled(p, off, 2 * stride);
+        let (_, storage) = self.pointee(ptr_id)?;
+        let addr = self.address(base, 2 * n, AccessKind::Read, storage);
+        let mut out = Vec::new();
+        let mut lanes = Vec::new();
+        for k in 0..n {
+            lanes.push(self.note_access(base, addr, 2 * k, 2, None));
+            let h = self
+                .b
+                .ins()
+                .load(types::I16, super::function::mem(), addr, (2 * k) as i32);
+            let h = self.b.ins().uextend(types::I32, h);
+            out.push(self.helper("clsync_half_to_float", &[h])[0]);
+        }
+        if self.s.checked {
+            self.pending = Some(lanes);
+        }
+        self.def(inst, out);
+        Ok(())
+    }
+
+    /// `vstore_half` and its vector, aligned and rounding forms: `data`
+    /// (float or double) as `half`s, rounded to nearest even unless the
+    /// `_r` form names a mode.
+    fn store_half(&mut self, inst: &Instruction, op: X) -> Result<(), CompileError> {
+        let data_id = self.id(inst, 2)?;
+        let data = self.get(data_id)?;
+        let off = self.get1(self.id(inst, 3)?)?;
+        let ptr_id = self.id(inst, 4)?;
+        let p = self.get1(ptr_id)?;
+        let mode = match inst.operands.get(5) {
+            None => 0,
+            Some(clsync_spirv::Operand::FPRoundingMode(m)) => *m as i64,
+            Some(_) => ext_literal(inst, 5)? as i64,
+        };
+        let n = data.len() as u64;
+        let aligned = matches!(op, X::vstorea_halfn | X::vstorea_halfn_r);
+        let stride = if aligned && n == 3 { 4 } else { n };
+        let base = self.scaled(p, off, 2 * stride);
+        let (_, storage) = self.pointee(ptr_id)?;
+        let addr = self.address(base, 2 * n, AccessKind::Write, storage);
+        let lanes = if self.s.checked {
+            self.lanes(data_id)
+        } else {
+            Vec::new()
+        };
+        let m = self.b.ins().iconst(types::I32, mode);
+        for (k, x) in data.iter().enumerate() {
+            let x = if self.b.func.dfg.value_type(*x) == types::F32 {
+                self.b.ins().fpromote(types::F64, *x)
+            } else {
+                *x
+            };
+            let h = self.helper("clsync_float_to_half", &[x, m])[0];
+            let h = self.b.ins().ireduce(types::I16, h);
+            let lane = lanes.get(k).copied().flatten();
+            self.note_access(base, addr, 2 * k as u64, 2, Some((h, lane)));
+            self.b
+                .ins()
+                .store(super::function::mem(), h, addr, (2 * k) as i32);
+        }
+        Ok(())
     }
 
     /// The functions with a second result stored through their last

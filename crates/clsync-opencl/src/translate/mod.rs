@@ -348,6 +348,18 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![F64],
         ),
         (
+            "clsync_half_to_float",
+            crate::exec::math::clsync_half_to_float as *const u8,
+            vec![I32],
+            vec![F32],
+        ),
+        (
+            "clsync_float_to_half",
+            crate::exec::math::clsync_float_to_half as *const u8,
+            vec![F64, I32],
+            vec![I32],
+        ),
+        (
             "clsync_ilogb",
             crate::exec::math::clsync_ilogb as *const u8,
             vec![F64],
