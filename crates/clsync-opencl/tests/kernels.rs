@@ -741,3 +741,41 @@ fn vector_loads_and_stores_at_offsets() {
     assert_eq!(&o[8..12], &[4.0, 5.0, 6.0, 7.0]);
     assert_eq!(&q.to_vec()[6..9], &[30, 40, 50]);
 }
+
+/// `mad_sat` on 8-, 32- and 64-bit integers, signed and unsigned: the
+/// exact `a * b + c`, clamped to the type.
+#[test]
+fn mad_sat_clamps_the_exact_result() {
+    let p = build(
+        r#"
+        kernel void m(global long *o, global ulong *u) {
+            volatile int big = INT_MAX;
+            volatile long lbig = LONG_MAX;
+            o[0] = mad_sat(big, 2, 0);
+            o[1] = mad_sat(-big, 2, 0);
+            o[2] = mad_sat(big, 2, -big);
+            o[3] = mad_sat((char)100, (char)2, (char)-100);
+            o[4] = mad_sat(lbig, 3L, 0L);
+            o[5] = mad_sat(-lbig, 3L, 5L);
+            o[6] = mad_sat(lbig, 1L, -1L);
+            u[0] = mad_sat((uint)UINT_MAX, 2u, 0u);
+            u[1] = mad_sat((ulong)ULONG_MAX, 2UL, 1UL);
+            u[2] = mad_sat((uchar)20, (uchar)10, (uchar)50);
+            u[3] = mad_sat((uchar)20, (uchar)12, (uchar)50);
+        }"#,
+        "",
+    );
+    let (o, u) = (Buffer::<i64>::new(7), Buffer::<u64>::new(4));
+    run(
+        &p,
+        "m",
+        NdRange::new([1]),
+        &[Arg::Buffer(&o), Arg::Buffer(&u)],
+    );
+    let m = i32::MAX as i64;
+    assert_eq!(
+        o.to_vec(),
+        [m, -m - 1, m, 100, i64::MAX, i64::MIN, i64::MAX - 1]
+    );
+    assert_eq!(u.to_vec(), [u32::MAX as u64, u64::MAX, 250, 255]);
+}

@@ -223,6 +223,18 @@ math!(
     libm::nextafter
 );
 
+/// `mad_sat(a, b, c)` on 64-bit integers (`signed` nonzero for `long`):
+/// the exact `a * b + c`, clamped to the type.
+pub(crate) extern "C" fn clsync_mad_sat64(a: u64, b: u64, c: u64, signed: u32) -> u64 {
+    if signed != 0 {
+        let r = (a as i64 as i128) * (b as i64 as i128) + (c as i64 as i128);
+        r.clamp(i64::MIN as i128, i64::MAX as i128) as i64 as u64
+    } else {
+        let r = (a as u128) * (b as u128) + (c as u128);
+        r.min(u64::MAX as u128) as u64
+    }
+}
+
 /// `ilogb(x)` (OpenCL.std 33) on `double`; `float` goes through it
 /// (exactly: every float is a double).
 pub(crate) extern "C" fn clsync_ilogb(x: f64) -> i32 {

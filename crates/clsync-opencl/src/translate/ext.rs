@@ -671,6 +671,50 @@ impl Fx<'_, '_> {
                 let c = b.ins().band_imm_s(lo, 1);
                 b.ins().iadd(s, c)
             }
+            X::s_mad_sat | X::u_mad_sat if bits == 64 => {
+                // Cranelift's x64 back end lacks some 128-bit operations:
+                // the runtime computes it in i128.
+                let signed = b.ins().iconst(types::I32, i64::from(op == X::s_mad_sat));
+                return Ok(self.helper("clsync_mad_sat64", &[x[0], x[1], x[2], signed])[0]);
+            }
+            X::s_mad_sat | X::u_mad_sat => {
+                // a * b + c exactly in twice the width, then clamped to
+                // the type's range.
+                let signed = op == X::s_mad_sat;
+                let wide = t.double_width().unwrap_or(types::I64);
+                let ext = |b: &mut FunctionBuilder<'_>, v: Value| {
+                    if signed {
+                        b.ins().sextend(wide, v)
+                    } else {
+                        b.ins().uextend(wide, v)
+                    }
+                };
+                let (a, c, d) = (ext(b, x[0]), ext(b, x[1]), ext(b, x[2]));
+                let prod = b.ins().imul(a, c);
+                let sum = b.ins().iadd(prod, d);
+                let (lo, hi): (i128, i128) = if signed {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
+                let konst = |b: &mut FunctionBuilder<'_>, v: i128| b.ins().iconst(wide, v as i64);
+                let (lo, hi) = (konst(b, lo), konst(b, hi));
+                let (below, above) = if signed {
+                    (
+                        b.ins().icmp(IntCC::SignedLessThan, sum, lo),
+                        b.ins().icmp(IntCC::SignedGreaterThan, sum, hi),
+                    )
+                } else {
+                    // Unsigned operands cannot go below zero.
+                    (
+                        b.ins().iconst(types::I8, 0),
+                        b.ins().icmp(IntCC::UnsignedGreaterThan, sum, hi),
+                    )
+                };
+                let r = b.ins().select(below, lo, sum);
+                let r = b.ins().select(above, hi, r);
+                b.ins().ireduce(t, r)
+            }
             X::s_add_sat | X::u_add_sat | X::s_sub_sat | X::u_sub_sat => {
                 let signed = matches!(op, X::s_add_sat | X::s_sub_sat);
                 let add = matches!(op, X::s_add_sat | X::u_add_sat);

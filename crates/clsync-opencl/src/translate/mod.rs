@@ -360,6 +360,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![I32],
         ),
         (
+            "clsync_mad_sat64",
+            crate::exec::math::clsync_mad_sat64 as *const u8,
+            vec![I64, I64, I64, I32],
+            vec![I64],
+        ),
+        (
             "clsync_ilogb",
             crate::exec::math::clsync_ilogb as *const u8,
             vec![F64],
