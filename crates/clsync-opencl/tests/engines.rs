@@ -173,6 +173,56 @@ fn values_live_across_barriers_on_both_engines() {
     assert_eq!(coroutines, loops);
 }
 
+/// Uniform control flow around barriers of every shape the front end
+/// makes: a loop with `continue` and `break` on uniform values, a barrier
+/// in a `switch` case taken by the whole group, values made in an outer
+/// loop and used after an inner loop's barriers, a `do`/`while`.
+#[test]
+fn barriers_in_loops_with_breaks_switches_and_nesting() {
+    let src = r#"
+        kernel void control(global int *out, int rounds, int mode) {
+            local int t[32];
+            int l = get_local_id(0), acc = l, outer = 0;
+            for (int r = 0; r < rounds; r++) {
+                if (r == 1) continue;
+                if (r == 5) break;
+                int keep = acc * 3 + r;
+                for (int j = 0; j < 2; j++) {
+                    t[l] = keep + j;
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    acc += t[(l + j + 1) % 32];
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+                outer += keep;
+                switch (mode + r % 2) {
+                case 1:
+                    t[l] = outer;
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    acc ^= t[31 - l];
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    break;
+                default:
+                    acc -= 1;
+                }
+            }
+            int k = 0;
+            do {
+                t[l] = acc + k;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                acc = t[(l + 3) % 32] - k;
+                barrier(CLK_LOCAL_MEM_FENCE);
+            } while (++k < 3);
+            out[get_global_id(0)] = acc + outer;
+        }"#;
+    let p = common::build(src, "control.cl", "");
+    for (rounds, mode) in [(0, 0), (3, 1), (7, 0), (9, 1)] {
+        let (loops, coroutines) = both(&p, "control", NdRange::new([96]).local([32]), 96, |b| {
+            vec![Arg::Buffer(b), Arg::of(&[rounds]), Arg::of(&[mode])]
+        });
+        assert_eq!(loops, coroutines, "rounds {rounds}, mode {mode}");
+    }
+}
+
 #[test]
 fn divergence_and_faults_read_the_same_on_both_engines() {
     let src = "kernel void exits(global int *p) {\n  int i = get_local_id(0);\n  if (i != 0) barrier(CLK_GLOBAL_MEM_FENCE);\n  p[i] = i;\n}\n\

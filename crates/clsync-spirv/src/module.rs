@@ -158,6 +158,10 @@ pub struct Module {
     pub types: HashMap<Word, Type>,
     /// Constants by id.
     pub constants: HashMap<Word, Constant>,
+    /// Integer types the module declared with a width other than 8, 16, 32
+    /// or 64 bits, by id: their declared width (each reads as the next of
+    /// those; values of it are kept within the declared width).
+    pub narrow: HashMap<Word, u32>,
     /// The module-scope `OpUndef`s among them (each a [`Constant::Null`]
     /// to code that wants bits), for checkers of uninitialized values.
     pub undefined: std::collections::HashSet<Word>,

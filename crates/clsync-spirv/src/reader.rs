@@ -36,6 +36,10 @@ const SUPPORTED: &[Capability] = &[
     Capability::GroupNonUniformBallot,
     Capability::GroupNonUniformShuffle,
     Capability::GroupNonUniformShuffleRelative,
+    // Integers of other widths than 8..64 bits (SPV_INTEL_arbitrary_precision_integers,
+    // which llvm-spirv uses for LLVM's `i31` and the like): widened on load,
+    // values kept within their width (`widen_odd_ints`).
+    Capability::ArbitraryPrecisionIntegersALTERA,
 ];
 
 /// The module's words without its module-scope `OpExtInst`s.
@@ -78,6 +82,43 @@ fn without_module_ext_insts(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
         i += count;
     }
     Ok(out)
+}
+
+/// Integer types of a width other than 8, 16, 32 or 64 bits (LLVM makes
+/// an `i31` of a value it knows fits, a `switch`'s selector say): widened
+/// in place to the next of those, which the reader and the code generator
+/// take, and returned by type id with their declared width, so that code
+/// can keep such a value within it. Wider than 64 bits is refused.
+fn widen_odd_ints(words: &mut [u32]) -> Result<std::collections::HashMap<Word, u32>, SpirvError> {
+    const TYPE_INT: u32 = 21;
+    let mut narrow = std::collections::HashMap::new();
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        if count == 0 {
+            break;
+        }
+        if words[i] & 0xffff == TYPE_INT && count == 4 && i + 3 < words.len() {
+            let (id, width) = (words[i + 1], words[i + 2]);
+            if !matches!(width, 8 | 16 | 32 | 64) {
+                let wide = match width {
+                    1..=8 => 8,
+                    9..=16 => 16,
+                    17..=32 => 32,
+                    33..=64 => 64,
+                    _ => {
+                        return Err(SpirvError::Unsupported(format!(
+                            "a {width}-bit integer type (%{id})"
+                        )))
+                    }
+                };
+                words[i + 2] = wide;
+                narrow.insert(id, width);
+            }
+        }
+        i += count;
+    }
+    Ok(narrow)
 }
 
 fn malformed(s: impl Into<String>) -> SpirvError {
@@ -138,9 +179,12 @@ impl Module {
                 "the magic number is {magic:#010x}, not 0x07230203"
             )));
         }
-        let words = without_module_ext_insts(bytes)?;
+        let mut words = without_module_ext_insts(bytes)?;
+        let narrow = widen_odd_ints(&mut words)?;
         let dr = dr::load_words(words).map_err(|e| malformed(e.to_string()))?;
-        Self::from_dr(dr)
+        let mut m = Self::from_dr(dr)?;
+        m.narrow = narrow;
+        Ok(m)
     }
 
     fn from_dr(dr: dr::Module) -> Result<Module, SpirvError> {
@@ -171,6 +215,7 @@ impl Module {
             types: HashMap::new(),
             constants: HashMap::new(),
             undefined: Default::default(),
+            narrow: Default::default(),
             globals: Vec::new(),
             functions: Vec::new(),
             imports: HashMap::new(),

@@ -117,17 +117,27 @@ impl Fx<'_, '_> {
                 let mut sw = Switch::new();
                 let mut k = 2;
                 let mut seen = std::collections::HashSet::new();
+                // Targets with phis get a block of their own that passes the
+                // edge's values; each is filled once the switch has ended
+                // the current block.
+                let mut pending = Vec::new();
                 while k + 1 < inst.operands.len() + 1 && k < inst.operands.len() {
                     let v = self.lit(inst, k)?;
                     let to = self.id(inst, k + 1)?;
                     if seen.insert(v) {
-                        let eb = self.edge_block(to)?;
+                        let (eb, fill) = self.edge_block(to)?;
+                        pending.extend(fill);
                         sw.set_entry(v as u128, eb);
                     }
                     k += 2;
                 }
-                let db = self.edge_block(default)?;
+                let (db, fill) = self.edge_block(default)?;
+                pending.extend(fill);
                 sw.emit(&mut self.b, sel, db);
+                for (eb, to, args) in pending {
+                    self.b.switch_to_block(eb);
+                    self.b.ins().jump(to, &args);
+                }
             }
             Op::Return if self.cont.is_some() => {
                 let r = self.b.ins().iconst(types::I32, 0);
@@ -220,21 +230,22 @@ impl Fx<'_, '_> {
 
     /// A block that jumps to `label` with the current edge's arguments
     /// (for switch targets, which take none).
-    pub(super) fn edge_block(&mut self, label: Word) -> Result<ir::Block, CompileError> {
+    /// The block a switch goes to for `label`: the target itself, or,
+    /// when the edge passes phi values, a new block to fill with a jump to
+    /// the target with them (returned, to be filled after the switch: the
+    /// values are made here, in the block the switch ends, the new block's
+    /// only predecessor).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn edge_block(
+        &mut self,
+        label: Word,
+    ) -> Result<(ir::Block, Option<(ir::Block, ir::Block, Vec<BlockArg>)>), CompileError> {
         let args = self.edge_args(label)?;
         let to = self.target(label)?;
         if args.is_empty() {
-            return Ok(to);
+            return Ok((to, None));
         }
-        let here = self.b.current_block();
         let eb = self.b.create_block();
-        self.b.switch_to_block(eb);
-        // The values were made in (or dominate) the current block, which
-        // is this block's only predecessor.
-        self.b.ins().jump(to, &args);
-        if let Some(h) = here {
-            self.b.switch_to_block(h);
-        }
-        Ok(eb)
+        Ok((eb, Some((eb, to, args))))
     }
 }

@@ -88,6 +88,9 @@ pub(crate) struct Fx<'a, 'm> {
     /// one.
     pub lvalue_loads: std::collections::HashSet<Word>,
     pub lvalue_load: bool,
+    /// Whether `get` gives values of odd-width integer types sign-extended
+    /// from their width (for the operation being translated).
+    signed_view: bool,
     /// The state of a continuation build (work-item loops).
     pub(super) cont: Option<Cont>,
 }
@@ -180,6 +183,7 @@ fn translate_as(
         casts: HashMap::new(),
         lvalue_loads: Default::default(),
         lvalue_load: false,
+        signed_view: false,
         cont: None,
     };
     if let Some(plan) = plan {
@@ -436,6 +440,37 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// The flattened value of `id`: defined earlier, or a constant or a
     /// module-scope variable's address made here.
     pub fn get(&mut self, id: Word) -> Result<Vec<Value>, CompileError> {
+        let v = self.get_stored(id)?;
+        if !self.signed_view {
+            return Ok(v);
+        }
+        match self.type_of(id).ok().and_then(|t| self.narrow_width(t)) {
+            Some(w) => Ok(v
+                .into_iter()
+                .map(|x| {
+                    let s = self.b.func.dfg.value_type(x).bits() as i64 - w as i64;
+                    let up = self.b.ins().ishl_imm_s(x, s);
+                    self.b.ins().sshr_imm_s(up, s)
+                })
+                .collect()),
+            None => Ok(v),
+        }
+    }
+
+    /// The declared width of an odd-width integer type (or of a vector's
+    /// elements), if `ty` is one.
+    pub fn narrow_width(&self, ty: Word) -> Option<u32> {
+        if let Some(w) = self.m.narrow.get(&ty) {
+            return Some(*w);
+        }
+        match self.m.ty(ty).ok()? {
+            clsync_spirv::Type::Vector { elem, .. } => self.m.narrow.get(elem).copied(),
+            _ => None,
+        }
+    }
+
+    /// The flattened value of `id` as kept.
+    fn get_stored(&mut self, id: Word) -> Result<Vec<Value>, CompileError> {
         if let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(&id)) {
             let vars: Vec<Variable> = vars.iter().map(|(v, _, _)| *v).collect();
             return Ok(vars.into_iter().map(|v| self.b.use_var(v)).collect());
@@ -560,6 +595,22 @@ impl<'a, 'm> Fx<'a, 'm> {
         if let Some(t) = inst.result_type {
             self.types_of.insert(id, t);
         }
+        // A value of an odd-width integer type is kept zero-extended from
+        // its width, whatever the wider operation made.
+        let v = match inst.result_type.and_then(|t| self.narrow_width(t)) {
+            Some(w) => v
+                .into_iter()
+                .map(|x| {
+                    let t = self.b.func.dfg.value_type(x);
+                    if t.is_int() && t.bits() > w {
+                        self.b.ins().band_imm_s(x, ((1u64 << w) - 1) as i64)
+                    } else {
+                        x
+                    }
+                })
+                .collect(),
+            None => v,
+        };
         if self.s.checked && id != 0 {
             let lanes = match self.pending.take() {
                 Some(l) => l,
@@ -576,6 +627,28 @@ impl<'a, 'm> Fx<'a, 'm> {
     }
 
     fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+        // An operation that reads its integer operands as signed sees a
+        // value of an odd width (kept zero-extended) sign-extended from it.
+        self.signed_view = matches!(
+            inst.class.opcode,
+            Op::SConvert
+                | Op::SDiv
+                | Op::SRem
+                | Op::SMod
+                | Op::ShiftRightArithmetic
+                | Op::SLessThan
+                | Op::SLessThanEqual
+                | Op::SGreaterThan
+                | Op::SGreaterThanEqual
+                | Op::ConvertSToF
+                | Op::SatConvertSToU
+        ) && !self.m.narrow.is_empty();
+        let r = self.dispatch(inst);
+        self.signed_view = false;
+        r
+    }
+
+    fn dispatch(&mut self, inst: &Instruction) -> Result<(), CompileError> {
         let op = inst.class.opcode;
         match op {
             Op::Phi | Op::SelectionMerge | Op::LoopMerge | Op::Nop => {}

@@ -466,8 +466,24 @@ pub(crate) struct Shared<'m> {
 }
 
 /// Compiles every function and kernel of `m`; `checked`: the build whose
-/// accesses, atomics and fences the checker sees.
+/// accesses, atomics and fences the checker sees. A panic of the code
+/// generator (an assertion of Cranelift's on code the translator got wrong)
+/// is an internal compiler error naming it, not a crash of the program.
 pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_module(m, checked)))
+        .unwrap_or_else(|payload| {
+            let what = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into());
+            Err(CompileError::Internal(format!(
+                "the code generator panicked: {what}"
+            )))
+        })
+}
+
+fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
