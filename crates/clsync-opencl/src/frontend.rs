@@ -202,10 +202,35 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
         // The specification's default: the highest OpenCL C 1.x version.
         clang.arg("-cl-std=CL1.2");
     }
+    // Run in the file's folder on its bare name, so that the compiler's
+    // messages name the file as the user knows it (a program built from
+    // source lives in a scratch folder whose path would mean nothing).
+    let mut source: &Path = path;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
         clang.arg(format!("-I{}", dir.display()));
+        clang.current_dir(&dir);
+        source = Path::new(path.file_name().unwrap_or(path.as_os_str()));
     }
-    clang.args(&opts).arg("-o").arg(&ll).arg(path);
+    let ll = ll
+        .canonicalize()
+        .or_else(|_| std::env::current_dir().map(|c| c.join(&ll)))
+        .unwrap_or(ll);
+    // Include folders the user named relative to where they are: made
+    // absolute, as clang runs elsewhere.
+    let here = std::env::current_dir().unwrap_or_default();
+    let opts: Vec<String> = opts
+        .into_iter()
+        .map(|o| match o.strip_prefix("-I") {
+            Some(d) if !d.is_empty() && Path::new(d).is_relative() => {
+                format!("-I{}", here.join(d).display())
+            }
+            _ => o,
+        })
+        .collect();
+    clang.args(&opts).arg("-o").arg(&ll).arg(source);
     let (log, ok) = run(&mut clang, "clang-15")?;
     if !ok {
         return Err(BuildError::Compile { log });

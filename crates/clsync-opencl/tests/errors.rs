@@ -18,6 +18,9 @@ fn a_compile_error_is_clangs_message_with_the_line() {
     };
     assert!(log.contains("bad.cl:2:"), "{log}");
     assert!(log.contains("undefined_name"), "{log}");
+    // The file as the user named it, not the scratch folder it was built in.
+    assert!(log.lines().any(|l| l.starts_with("bad.cl:2:")), "{log}");
+    assert!(!log.contains("clsync-build-"), "{log}");
 }
 
 #[test]
