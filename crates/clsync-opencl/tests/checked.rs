@@ -250,11 +250,7 @@ fn read_only_and_write_only_buffers_are_enforced_when_checked() {
         NdRange::new([4]),
         &[Arg::Buffer(&wa), Arg::Buffer(&wb)],
     );
-    let at: Vec<(&str, u32)> = found
-        .diagnostics
-        .iter()
-        .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
-        .collect();
+    let at = common::headlines_at(&found);
     assert_eq!(
         at,
         [("Invalid read from write-only buffer", 5)],
@@ -498,11 +494,7 @@ fn an_async_copy_made_by_one_work_item_is_a_divergence() {
         NdRange::new([4]).local([4]),
         &[Arg::Buffer(&d), Arg::Local(16)],
     );
-    let at: Vec<(&str, u32)> = found
-        .diagnostics
-        .iter()
-        .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
-        .collect();
+    let at = common::headlines_at(&found);
     assert_eq!(
         at,
         [("Work-group divergence detected (async copy)", 5)],

@@ -13,7 +13,7 @@ use super::function::Fx;
 use crate::CompileError;
 
 /// A block's successors.
-pub(super) fn successors(term: &Instruction) -> Vec<Word> {
+fn successors(term: &Instruction) -> Vec<Word> {
     let ids = |from: usize, step: usize| {
         term.operands
             .iter()
@@ -37,17 +37,15 @@ pub(super) fn successors(term: &Instruction) -> Vec<Word> {
     }
 }
 
-/// The reachable blocks of `f` in reverse postorder: every block after
-/// those that dominate it (llvm-spirv's own order does not always keep
-/// that).
-pub(super) fn reverse_postorder(f: &Function) -> Vec<usize> {
+/// Each block's index by its label, and each block's successors by index.
+pub(super) fn block_graph(f: &Function) -> (HashMap<Word, usize>, Vec<Vec<usize>>) {
     let index: HashMap<Word, usize> = f
         .blocks
         .iter()
         .enumerate()
         .map(|(i, b)| (b.label, i))
         .collect();
-    let succ: Vec<Vec<usize>> = f
+    let succ = f
         .blocks
         .iter()
         .map(|b| {
@@ -62,6 +60,14 @@ pub(super) fn reverse_postorder(f: &Function) -> Vec<usize> {
                 .unwrap_or_default()
         })
         .collect();
+    (index, succ)
+}
+
+/// The reachable blocks of `f` in reverse postorder: every block after
+/// those that dominate it (llvm-spirv's own order does not always keep
+/// that).
+pub(super) fn reverse_postorder(f: &Function) -> Vec<usize> {
+    let (_, succ) = block_graph(f);
     let mut seen = vec![false; f.blocks.len()];
     let mut post = Vec::with_capacity(f.blocks.len());
     let mut stack = vec![(0usize, 0usize)];

@@ -145,17 +145,11 @@ fn liveness(f: &Function) -> Plan {
         .flat_map(|b| b.instructions.iter().filter_map(|(i, _)| i.result_id))
         .collect();
     let n = f.blocks.len();
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.label, i))
-        .collect();
-    // Per block: upward-exposed uses, definitions, successors, and the
-    // values its successors' phis take on the edge from it.
+    let (index, succ) = super::cfg::block_graph(f);
+    // Per block: upward-exposed uses, definitions, and the values its
+    // successors' phis take on the edge from it.
     let mut gen = vec![HashSet::new(); n];
     let mut kill = vec![HashSet::new(); n];
-    let mut succ = vec![Vec::new(); n];
     let mut edge_uses = vec![HashSet::new(); n];
     for (bi, b) in f.blocks.iter().enumerate() {
         for (inst, _) in &b.instructions {
@@ -169,12 +163,6 @@ fn liveness(f: &Function) -> Plan {
             if let Some(r) = inst.result_id {
                 kill[bi].insert(r);
             }
-        }
-        if let Some((t, _)) = b.instructions.last() {
-            succ[bi] = super::cfg::successors(t)
-                .iter()
-                .filter_map(|l| index.get(l).copied())
-                .collect();
         }
     }
     for b in &f.blocks {

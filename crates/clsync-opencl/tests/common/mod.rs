@@ -20,3 +20,12 @@ pub fn run(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>], checked: b
         .run_with(&Runtime::new(), range, args, |l| l, checked)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
+
+/// Each diagnostic a checked run found: its headline and its line.
+pub fn headlines_at(found: &Findings) -> Vec<(&str, u32)> {
+    found
+        .diagnostics
+        .iter()
+        .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
+        .collect()
+}
