@@ -22,7 +22,8 @@ pub struct RunArgs {
     /// --kernel, --global and the arguments).
     file: PathBuf,
     /// Check the run: invalid accesses are reported and skipped, barrier
-    /// divergence is reported.
+    /// divergence is reported. The program is built unoptimized
+    /// (`-cl-opt-disable`), so that what is checked is what was written.
     #[arg(long)]
     check: bool,
     /// OpenCL build options (`-cl-std=CL2.0 -D N=4`).
@@ -140,7 +141,16 @@ pub fn main(a: &RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let program = match Program::build_file(&sim.kernel_file, &a.build_options) {
+    // A checked run checks the program as written, as Oclgrind does (it
+    // runs clang's unoptimized code): the optimizer is free to fold away
+    // what undefined behaviour it proves, an index past a static array's
+    // end in a loop it unrolls, say, and the checker could not report it.
+    let options = if a.check {
+        format!("{} -cl-opt-disable", a.build_options)
+    } else {
+        a.build_options.clone()
+    };
+    let program = match Program::build_file(&sim.kernel_file, &options) {
         Ok(p) => p,
         Err(BuildError::Compile { log }) => {
             eprint!("{log}");

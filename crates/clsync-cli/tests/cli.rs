@@ -229,6 +229,30 @@ fn run_reports_an_invalid_write_with_oclgrinds_headline_and_the_line() {
 }
 
 #[test]
+fn run_check_checks_the_program_as_written_not_as_optimized() {
+    // clang -O2 folds the loop, reads of `s.a[4]` and `s.a[5]` included,
+    // to a constant: only the unoptimized build that --check makes keeps
+    // the indexes to report.
+    let p = sim_pair(
+        "folded",
+        "struct S { int a[4]; int b[4]; };\nkernel void folded(global int *out) {\n  struct S s = {{1, 2, 3, 4}, {5, 6, 7, 8}};\n  int x = 0;\n  for (int i = 0; i < 6; i++) x += s.a[i];\n  out[0] = x;\n}\n",
+        "folded.cl\nfolded\n1 1 1\n1 1 1\n<size=4 fill=0 dump>\n",
+    );
+    let out = clsync(&["run", "--check", p.sim.path()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: Index exceeds static array size (4 elements)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("folded.cl:5"), "{stderr}");
+    assert!(stdout.contains("out[0] = 21"), "{stdout}");
+    let out = clsync(&["run", p.sim.path()]);
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("out[0] = 21"));
+}
+
+#[test]
 fn run_names_the_sim_line_that_does_not_parse() {
     let p = sim_pair(
         "bad",

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use clsync::{Launch, NdRange, Runtime};
-use clsync_spirv::spirv::{Decoration, FunctionParameterAttribute, Op, StorageClass, Word};
-use clsync_spirv::{Constant, Module, Operand, Type};
+use clsync_spirv::spirv::{Op, StorageClass, Word};
+use clsync_spirv::{Constant, Module, Type};
 
 use crate::exec::ctx::OFFSET_BITS;
 use crate::exec::{self, Arg, RunError};
@@ -363,6 +363,12 @@ fn pointee_of(m: &Module, id: Word, _c: &Compiled) -> Result<Word, CompileError>
         return Ok(g.pointee);
     }
     for f in &m.functions {
+        // A by-value parameter's private copy (see `translate::byval`).
+        if let Some((_, ty)) = f.params.iter().find(|(p, _)| *p == id) {
+            if let Type::Pointer { pointee, .. } = m.ty(*ty)? {
+                return Ok(*pointee);
+            }
+        }
         for b in &f.blocks {
             for (i, _) in &b.instructions {
                 if i.result_id == Some(id) {
@@ -396,17 +402,7 @@ fn kernel_info(
             .and_then(|a| a.type_names.get(i).cloned())
             .or_else(|| spirv_types.and_then(|t| t.get(i).cloned()))
             .unwrap_or_default();
-        let byval = m.decorations.get(id).is_some_and(|d| {
-            d.list.iter().any(|(k, o)| {
-                *k == Decoration::FuncParamAttr
-                    && matches!(
-                        o.first(),
-                        Some(Operand::FunctionParameterAttribute(
-                            FunctionParameterAttribute::ByVal
-                        ))
-                    )
-            })
-        });
+        let byval = translate::is_byval(m, *id);
         let (kind, elem_size) = match m.ty(*ty)? {
             Type::Pointer { storage, pointee } => {
                 let es = m.layout(*pointee).map(|l| l.size as usize).unwrap_or(1);

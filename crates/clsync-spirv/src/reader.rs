@@ -40,6 +40,9 @@ const SUPPORTED: &[Capability] = &[
     // which llvm-spirv uses for LLVM's `i31` and the like): widened on load,
     // values kept within their width (`widen_odd_ints`).
     Capability::ArbitraryPrecisionIntegersALTERA,
+    // SPV_EXT_optnone: `-cl-opt-disable` builds mark functions not to be
+    // optimized, a hint with no meaning to the code's behaviour.
+    Capability::OptNoneEXT,
 ];
 
 /// The module's words without its module-scope `OpExtInst`s.
@@ -121,6 +124,50 @@ fn widen_odd_ints(words: &mut [u32]) -> Result<std::collections::HashMap<Word, u
     Ok(narrow)
 }
 
+/// An `OpSpecConstantOp` taken out of the words: its inner opcode and its
+/// operands.
+type SpecOp = (u32, Vec<Word>);
+
+/// Replaces each module-scope `OpSpecConstantOp` by an `OpConstantNull` of
+/// its type and id, and returns the operations by id, to be put back as
+/// [`Constant::Op`]s once the module is loaded.
+///
+/// rspirv decodes an `OpSpecConstantOp`'s operands by the grammar of its
+/// inner opcode without minding that a variadic operand may be absent: the
+/// constant `getelementptr` that llvm-spirv writes for `&array[1]` in a
+/// program-scope initializer (an `OpPtrAccessChain` with no further
+/// indexes) fails to load as "reached word limit". Every operand of the
+/// address computations clsync folds is an id, so the words are taken
+/// as they are.
+fn lift_spec_constant_ops(words: &mut Vec<u32>) -> HashMap<Word, SpecOp> {
+    const SPEC_CONSTANT_OP: u32 = 52;
+    const CONSTANT_NULL: u32 = 46;
+    const FUNCTION: u32 = 54;
+    let mut ops = HashMap::new();
+    let mut out = Vec::with_capacity(words.len());
+    out.extend_from_slice(&words[..5.min(words.len())]);
+    let mut i = 5;
+    while i < words.len() {
+        let count = ((words[i] >> 16) as usize).max(1);
+        let opcode = words[i] & 0xffff;
+        if opcode == FUNCTION {
+            out.extend_from_slice(&words[i..]);
+            break;
+        }
+        let end = (i + count).min(words.len());
+        if opcode == SPEC_CONSTANT_OP && count >= 4 && end == i + count {
+            let (ty, id, inner) = (words[i + 1], words[i + 2], words[i + 3]);
+            ops.insert(id, (inner, words[i + 4..end].to_vec()));
+            out.extend_from_slice(&[(3 << 16) | CONSTANT_NULL, ty, id]);
+        } else {
+            out.extend_from_slice(&words[i..end]);
+        }
+        i = end;
+    }
+    *words = out;
+    ops
+}
+
 fn malformed(s: impl Into<String>) -> SpirvError {
     SpirvError::Malformed(s.into())
 }
@@ -181,9 +228,20 @@ impl Module {
         }
         let mut words = without_module_ext_insts(bytes)?;
         let narrow = widen_odd_ints(&mut words)?;
+        let spec_ops = lift_spec_constant_ops(&mut words);
         let dr = dr::load_words(words).map_err(|e| malformed(e.to_string()))?;
         let mut m = Self::from_dr(dr)?;
         m.narrow = narrow;
+        for (id, (inner, operands)) in spec_ops {
+            let op = Op::from_u32(inner).ok_or_else(|| {
+                invalid(format!("OpSpecConstantOp %{id} of unknown opcode {inner}"))
+            })?;
+            let Some(Constant::Null { ty }) = m.constants.get(&id) else {
+                return Err(invalid(format!("OpSpecConstantOp %{id} was not read")));
+            };
+            let ty = *ty;
+            m.constants.insert(id, Constant::Op { ty, op, operands });
+        }
         Ok(m)
     }
 

@@ -63,6 +63,10 @@ fn is_group_op(op: Op) -> bool {
 /// it nor what it calls may use collectives, async copies or sub-group
 /// operations.
 pub(crate) fn plan(m: &Module, f: &Function) -> Result<Plan, Refusal> {
+    // Its copy would be made again on each resume.
+    if !super::byval::written(m, f).is_empty() {
+        return Err("a by-value argument that the kernel writes".into());
+    }
     let mut seen = HashSet::new();
     let mut todo = vec![(f.id, true)];
     while let Some((id, is_kernel)) = todo.pop() {

@@ -327,6 +327,7 @@ impl<'a, 'm> Fx<'a, 'm> {
             }
             self.slots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_SLOTS);
             self.nslots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_NSLOTS);
+            self.copy_byval_params(f)?;
         }
         for (n, &i) in order.iter().enumerate() {
             let blk = &f.blocks[i];

@@ -17,6 +17,7 @@
 
 mod arith;
 mod atomics;
+mod byval;
 mod cfg;
 mod composite;
 pub mod continuation;
@@ -49,6 +50,7 @@ pub type EntryFn = unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u
 pub type ContinuationFn =
     unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64, *mut u8, u32) -> u32;
 
+pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
 
 /// A kernel compiled to run as work-item loops.
@@ -199,6 +201,11 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
         let space = match g.storage {
             StorageClass::CrossWorkgroup => "global",
             StorageClass::UniformConstant => "constant",
+            // llvm-spirv writes LLVM's private constants (the initializer
+            // clang emits for a large aggregate that is then copied into a
+            // private variable) as module-scope Function variables: one
+            // read-only copy for the program, like a constant.
+            StorageClass::Function if g.initializer.is_some() => "constant",
             StorageClass::Workgroup => "local",
             StorageClass::Input => continue,
             other => {
@@ -229,36 +236,48 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
             p.program.push((g.id, slot));
         }
     }
+    // Function-scope variables, and the by-value parameters a function
+    // writes (a private copy each, see `byval`).
     for f in &m.functions {
-        for b in &f.blocks {
-            for (i, _) in &b.instructions {
-                if i.class.opcode != clsync_spirv::spirv::Op::Variable {
-                    continue;
-                }
-                let id = i.result_id.unwrap_or(0);
-                let ty = i.result_type.unwrap_or(0);
-                let Type::Pointer { pointee, .. } = m.ty(ty)? else {
-                    return Err(CompileError::Invalid(format!(
-                        "variable %{id} is not a pointer"
-                    )));
-                };
-                let l = m.layout(*pointee)?;
-                let slot = p.infos.len() as u64;
-                let name = m
-                    .names
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_else(|| format!("a private variable of `{}`", f.name));
-                p.infos.push(SlotInfo {
-                    space: "private",
-                    name,
-                    access: Default::default(),
-                });
-                p.of.insert(id, slot);
-                let off = p.private_bytes.next_multiple_of(l.align.max(8));
-                p.private.push((id, slot, off));
-                p.private_bytes = off + l.size;
-            }
+        let variables = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|(i, _)| i.class.opcode == clsync_spirv::spirv::Op::Variable)
+            .map(|(i, _)| {
+                let (id, ty) = (i.result_id.unwrap_or(0), i.result_type.unwrap_or(0));
+                (id, ty, "a private variable")
+            });
+        let copies = byval::written(m, f).into_iter().map(|id| {
+            let ty = f
+                .params
+                .iter()
+                .find(|(q, _)| *q == id)
+                .map_or(0, |(_, t)| *t);
+            (id, ty, "a by-value argument")
+        });
+        for (id, ty, what) in variables.chain(copies) {
+            let Type::Pointer { pointee, .. } = m.ty(ty)? else {
+                return Err(CompileError::Invalid(format!(
+                    "{what} %{id} is not a pointer"
+                )));
+            };
+            let l = m.layout(*pointee)?;
+            let slot = p.infos.len() as u64;
+            let name = m
+                .names
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("{what} of `{}`", f.name));
+            p.infos.push(SlotInfo {
+                space: "private",
+                name,
+                access: Default::default(),
+            });
+            p.of.insert(id, slot);
+            let off = p.private_bytes.next_multiple_of(l.align.max(8));
+            p.private.push((id, slot, off));
+            p.private_bytes = off + l.size;
         }
     }
     if p.infos.len() as u64 >= (1 << (64 - OFFSET_BITS)) / 2 {

@@ -29,7 +29,8 @@ use super::function::Fx;
 /// The loads of `f` whose values only go back where they were loaded from,
 /// through component insertions and shuffles into a store to the same
 /// pointer: what a compiler makes of `p[i].z = 7; p[i].y = 42;` on a vector
-/// (an *lvalue load*, which is no read of a write-only buffer).
+/// (an *lvalue load*, which is no read of a write-only buffer); and the
+/// loads whose values nothing uses.
 pub(crate) fn lvalue_loads(f: &clsync_spirv::Function) -> std::collections::HashSet<Word> {
     use clsync_spirv::Operand;
     use std::collections::{HashMap, HashSet};
@@ -55,6 +56,12 @@ pub(crate) fn lvalue_loads(f: &clsync_spirv::Function) -> std::collections::Hash
         let (Some(r), Some(p)) = (load.result_id, id_at(load, 0)) else {
             continue;
         };
+        // A load nobody uses: what clang makes at -O0 of the lvalue in
+        // `p[i].wzyx = q[i]`, read and dropped.
+        if !users.contains_key(&r) {
+            out.insert(r);
+            continue;
+        }
         let mut todo = vec![r];
         let mut stored = false;
         let mut ok = true;
