@@ -253,6 +253,33 @@ fn run_check_checks_the_program_as_written_not_as_optimized() {
 }
 
 #[test]
+fn a_plain_write_against_atomics_is_one_race_of_both_kinds() {
+    // Work-item 0 writes before its group's barrier; the other group's
+    // atomic increments read and write the same int unordered with it.
+    let p = sim_pair(
+        "intergroup",
+        "kernel void intergroup(global int *data) {\n  if (get_global_id(0) == 0) *data = 0;\n  barrier(CLK_GLOBAL_MEM_FENCE);\n  atomic_inc(data);\n}\n",
+        "intergroup.cl\nintergroup\n8 1 1\n4 1 1\n<size=4 fill=-1 dump>\n",
+    );
+    let out = clsync(&["run", "--check", p.sim.path()]);
+    let stderr = text(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].starts_with("error: Read-write data race at global memory address `data`[0]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\n\tWrite-write data race at global memory address `data`[0] as well"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("intergroup.cl:2"), "{stderr}");
+    assert!(stderr.contains("intergroup.cl:4"), "{stderr}");
+    // Groups run at once: the reset may come after some increments.
+    assert!(text(&out.stdout).contains("data[0] = "));
+}
+
+#[test]
 fn run_names_the_sim_line_that_does_not_parse() {
     let p = sim_pair(
         "bad",

@@ -502,3 +502,66 @@ fn an_async_copy_made_by_one_work_item_is_a_divergence() {
     );
     assert_eq!(d.to_vec(), [3, 2, 1, 0]);
 }
+
+/// A copy whose event no work-item waits for is reported at that copy's
+/// line when the work-items finish; the copy that was waited for is made.
+#[test]
+fn an_async_copy_never_waited_for_is_reported_at_its_line() {
+    let p = common::build(
+        "kernel void k(global int *d, local int *s) {\n  int i = get_local_id(0);\n  event_t e = async_work_group_copy(s, d, 4, 0);\n  wait_group_events(1, &e);\n  d[3 - i] = s[i];\n  barrier(CLK_LOCAL_MEM_FENCE);\n  async_work_group_copy(d + 4, s, 4, 0);\n}\n",
+        "unwaited.cl",
+        "",
+    );
+    let d = Buffer::from_slice(&[0, 1, 2, 3, 0, 0, 0, 0]);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]).local([4]),
+        &[Arg::Buffer(&d), Arg::Local(16)],
+    );
+    assert_eq!(
+        common::headlines_at(&found),
+        [("Work-item finished without waiting for events", 7)],
+        "{found:?}"
+    );
+    assert_eq!(d.to_vec()[..4], [3, 2, 1, 0]);
+}
+
+/// A load or store through a pointer that is not aligned to its type is
+/// reported with Oclgrind's headline and made all the same; aligned
+/// accesses of every width, vectors included, are not.
+#[test]
+fn a_misaligned_load_or_store_is_reported_and_made() {
+    let p = common::build(
+        "kernel void k(global int *in, global int *out, global float4 *v) {\n  global int *a = (global int *)((global char *)in + 2);\n  out[0] = *a;\n  *(global int *)((global char *)out + 6) = 7;\n  v[1] = v[0] + (float4)(1.0f);\n}\n",
+        "unaligned.cl",
+        "",
+    );
+    let input = Buffer::<i32>::from_slice(&[0x2a2a_2a2a, 0x2a2a_2a2a]);
+    let out = Buffer::<i32>::new(3);
+    let v = Buffer::<f32>::new(8);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([1]),
+        &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&v)],
+    );
+    assert_eq!(
+        common::headlines_at(&found),
+        [
+            (
+                "Invalid memory load - source pointer is not aligned to the pointed type",
+                3
+            ),
+            (
+                "Invalid memory store - source pointer is not aligned to the pointed type",
+                4
+            ),
+        ],
+        "{found:?}"
+    );
+    let bytes: Vec<u8> = out.to_vec().iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(bytes[..4], [0x2a; 4]);
+    assert_eq!(bytes[6..10], 7i32.to_le_bytes());
+    assert_eq!(v.to_vec()[4..], [1.0; 4]);
+}

@@ -581,3 +581,43 @@ pub(crate) unsafe extern "C" fn clsync_index_exceeds(
         Some(site_at(ctx, site)),
     );
 }
+
+/// A load or store through a pointer not aligned as its instruction says
+/// (checked builds): reported with Oclgrind's headline; the access itself
+/// is still made, as the CPU makes it.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_misaligned(
+    ctx: *mut ItemCtx,
+    ptr: u64,
+    align: u64,
+    write: u32,
+    site: u32,
+) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &*ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let slot = (ptr >> OFFSET_BITS) as usize;
+    let object = host
+        .slot_names
+        .get(slot)
+        .map_or_else(String::new, |i| format!("{} `{}`, ", i.space, i.name));
+    let headline = if write != 0 {
+        "Invalid memory store - source pointer is not aligned to the pointed type"
+    } else {
+        "Invalid memory load - source pointer is not aligned to the pointed type"
+    };
+    super::report::add(
+        ctx,
+        headline.to_string(),
+        format!(
+            "{object}byte {}, which is not a multiple of {align}",
+            ptr & OFFSET_MASK
+        ),
+        Some(site_at(ctx, site)),
+    );
+}

@@ -48,10 +48,12 @@ pub struct GroupCopies {
 /// Every group's, by group.
 pub type Copies = Mutex<HashMap<[usize; 3], GroupCopies>>;
 
-/// One work-item's events: whether each was waited for.
+/// One work-item's events: whether each was waited for, and the site of
+/// the copy that made it.
 #[derive(Default, Debug)]
 pub struct ItemEvents {
     waited: Vec<bool>,
+    made_at: Vec<u32>,
     copies: usize,
     waits: usize,
 }
@@ -143,6 +145,7 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
         return event;
     }
     c.events.waited.push(false);
+    c.events.made_at.push(site);
     c.events.waited.len() as u64
 }
 
@@ -328,7 +331,7 @@ pub(crate) fn finish(ctx: &mut ItemCtx) {
         return;
     }
     if let Some(i) = ctx.events.waited.iter().position(|w| !w) {
-        let site = host.sites.len().saturating_sub(1) as u32;
+        let site = ctx.events.made_at[i];
         report(
             ctx,
             "Work-item finished without waiting for events",

@@ -171,15 +171,19 @@ fn write_against_rmw(r: &clsync::checker::Report) -> bool {
 }
 
 /// A report of the runtime's checker as `clsync run` prints it: `error:`
-/// and the headline (two, for a plain write against a read-modify-write),
-/// then the runtime's account, indented.
+/// and the headline, then the runtime's account, indented. A plain write
+/// against a read-modify-write is one race of both kinds: the headline is
+/// the read's, and the first detail line names the write-write race too
+/// (Oclgrind prints both headlines for it).
 pub fn render(r: &clsync::checker::Report) -> String {
     let body = r.to_string().replace('\n', "\n\t");
     let head = headline(r);
     if write_against_rmw(r) {
         let read = head.replacen("Write-write", "Read-write", 1);
         let write = head.replacen("Read-write", "Write-write", 1);
-        return format!("error: {read}\nerror: {write}\n\t{body}");
+        return format!(
+            "error: {read}\n\t{write} as well: the atomic both read and wrote\n\t{body}"
+        );
     }
     format!("error: {head}\n\t{body}")
 }

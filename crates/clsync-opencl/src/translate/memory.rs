@@ -2,7 +2,7 @@
 //! variables, copies, async copies and the work-item built-ins (atomics are
 //! in `atomics`).
 
-use clsync_spirv::spirv::{BuiltIn, Decoration, Op, StorageClass, Word};
+use clsync_spirv::spirv::{BuiltIn, Decoration, MemoryAccess, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
@@ -218,6 +218,40 @@ impl Fx<'_, '_> {
         Ok(())
     }
 
+    /// In the checked build: reports a load or store whose pointer is not
+    /// aligned as the instruction's `Aligned` memory operand (at operand
+    /// `at`) says; the access itself is still made, as on the CPU.
+    fn check_alignment(&mut self, inst: &Instruction, at: usize, ptr: Value, write: bool) {
+        let align = match (inst.operands.get(at), inst.operands.get(at + 1)) {
+            (Some(Operand::MemoryAccess(m)), Some(Operand::LiteralBit32(a)))
+                if m.contains(MemoryAccess::ALIGNED) =>
+            {
+                *a as i64
+            }
+            _ => return,
+        };
+        if !self.s.checked || align <= 1 || !(align as u64).is_power_of_two() {
+            return;
+        }
+        let low = self.b.ins().band_imm_s(ptr, align - 1);
+        let report = self.b.create_block();
+        self.b.set_cold_block(report);
+        let cont = self.b.create_block();
+        self.b.ins().brif(low, report, &[], cont, &[]);
+        self.b.switch_to_block(report);
+        let site = self.site();
+        let args = [
+            self.ctx,
+            ptr,
+            self.b.ins().iconst(types::I64, align),
+            self.b.ins().iconst(types::I32, write as i64),
+            self.b.ins().iconst(types::I32, site),
+        ];
+        self.helper("clsync_misaligned", &args);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
     /// `ptr + index * size`, the index sign-extended.
     fn advance(&mut self, ptr: Value, index: Word, size: u64) -> Result<Value, CompileError> {
         if let Ok(c) = self.const_u64(index) {
@@ -357,6 +391,7 @@ impl Fx<'_, '_> {
                 let (_, storage) = self.pointee(p)?;
                 self.check_address(p);
                 let ptr = self.get1(p)?;
+                self.check_alignment(inst, 1, ptr, false);
                 self.lvalue_load = inst
                     .result_id
                     .is_some_and(|r| self.lvalue_loads.contains(&r));
@@ -375,6 +410,7 @@ impl Fx<'_, '_> {
                 let (ty, storage) = self.pointee(p)?;
                 self.check_address(p);
                 let ptr = self.get1(p)?;
+                self.check_alignment(inst, 2, ptr, true);
                 let value = self.id(inst, 1)?;
                 let v = self.get(value)?;
                 let lanes = if self.s.checked {

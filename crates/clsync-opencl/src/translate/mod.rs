@@ -445,6 +445,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![],
         ),
         (
+            "clsync_misaligned",
+            crate::exec::checked::clsync_misaligned as *const u8,
+            vec![I64, I64, I64, I32, I32],
+            vec![],
+        ),
+        (
             "clsync_index_exceeds",
             crate::exec::checked::clsync_index_exceeds as *const u8,
             vec![I64, I64, I64, I32],
