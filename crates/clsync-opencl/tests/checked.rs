@@ -504,7 +504,8 @@ fn an_async_copy_made_by_one_work_item_is_a_divergence() {
 }
 
 /// A copy whose event no work-item waits for is reported at that copy's
-/// line when the work-items finish; the copy that was waited for is made.
+/// line when the work-items finish; the copy that was waited for is made,
+/// the other not.
 #[test]
 fn an_async_copy_never_waited_for_is_reported_at_its_line() {
     let p = common::build(
@@ -525,6 +526,26 @@ fn an_async_copy_never_waited_for_is_reported_at_its_line() {
         "{found:?}"
     );
     assert_eq!(d.to_vec()[..4], [3, 2, 1, 0]);
+    // A copy nobody waits for is never made, as in Oclgrind: the
+    // work-items' writes to what it would read race with nothing.
+    let p = common::build(
+        "kernel void k(global int *d, local int *s) {\n  async_work_group_copy(s, d, 4, 0);\n  int i = get_local_id(0);\n  d[3 - i] = i;\n}\n",
+        "unwaited.cl",
+        "",
+    );
+    let d = Buffer::<i32>::new(4);
+    let found = checked(
+        &p,
+        "k",
+        NdRange::new([4]).local([4]),
+        &[Arg::Buffer(&d), Arg::Local(16)],
+    );
+    assert_eq!(
+        common::headlines_at(&found),
+        [("Work-item finished without waiting for events", 2)],
+        "{found:?}"
+    );
+    assert_eq!(d.to_vec(), [3, 2, 1, 0]);
 }
 
 /// A load or store through a pointer that is not aligned to its type is

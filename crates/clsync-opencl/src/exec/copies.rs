@@ -12,10 +12,12 @@
 //! of its copies, from 1; a copy given an event joins it.
 //!
 //! In a checked launch the copy's bytes are shown to the checker as relaxed
-//! work-group atomics of the work-item that performed it, at the copy's
-//! line: a plain access of another work-item that the wait does not order
-//! against it is a data race (Oclgrind's `Write-write data race` for the
-//! destination), while the copy never races with itself. The checked launch
+//! work-group atomics, at the copy's line, of the first work-item to wait
+//! for it, when it arrives at the wait: a plain access of another work-item
+//! that the wait does not order against it is a data race (Oclgrind's
+//! `Write-write data race` for the destination), while the copy never races
+//! with itself. A copy nobody waits for is never made, as in Oclgrind, and
+//! races with nothing; it is reported as never waited for. The checked launch
 //! also reports a copy whose arguments differ between work-items
 //! (`Work-group divergence detected (async copy)`), waits on different
 //! events (`(barrier)`), an event no copy returned (`Invalid wait event`),
@@ -36,6 +38,10 @@ struct GroupCopy {
     event: u64,
     arrived: usize,
     done: bool,
+    /// The copy's site; in a checked launch, whether its accesses were
+    /// shown to the checker.
+    site: u32,
+    noted: bool,
 }
 
 /// One group's copies and waits, in the order the work-items make them.
@@ -110,18 +116,20 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
                 event: ev,
                 arrived: 0,
                 done: false,
+                site,
+                noted: false,
             });
         }
         let copy = &mut g.copies[index];
         copy.arrived += 1;
         let theirs = copy.args;
-        // A checked launch reports the copy's accesses to the checker
-        // here, where the copy is made, but moves the bytes at the wait,
-        // as Oclgrind does: only the events the group's first waiting
-        // work-item names (what a divergent wait leaves undone is then
-        // Oclgrind's).
-        let last = copy.arrived == group_size && !copy.done;
-        if last && !host.checked {
+        // A checked launch shows the copy to the checker when the first
+        // work-item arrives at a wait for it, and moves the bytes past that
+        // wait's first barrier, as Oclgrind does: only the events the
+        // group's first waiting work-item names (what a divergent wait
+        // leaves undone is then Oclgrind's).
+        let last = copy.arrived == group_size && !copy.done && !host.checked;
+        if last {
             copy.done = true;
         }
         drop(all);
@@ -136,8 +144,7 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
         last.then_some(theirs)
     };
     if let Some(a) = perform {
-        let moves = !host.checked;
-        if !copy(c, a, site, true, moves) {
+        if !copy(c, a, site, false, true) {
             return 0;
         }
     }
@@ -216,6 +223,9 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
         }
     }
     c.events.waits += 1;
+    if host.checked && !note_waited(c, &events) {
+        return;
+    }
     // Local and global memory, work-group scope: CLK_LOCAL_MEM_FENCE |
     // CLK_GLOBAL_MEM_FENCE as SPIR-V semantics. Past the first barrier
     // every work-item that will make this group's copies has made them;
@@ -271,13 +281,39 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
         );
     }
     for a in pending {
-        // A checked launch's copy reported its accesses where it was made.
-        if !copy(c, a, site, !host.checked, true) {
+        // A checked launch's copy showed its accesses on arrival.
+        if !copy(c, a, site, false, true) {
             return;
         }
     }
     // SAFETY: `ctx` is this call's own context (our contract).
     unsafe { helpers::clsync_barrier(&mut *c, 2, 2, 0x300, site) };
+}
+
+/// In a checked launch, on arrival at a wait for `events`: shows the
+/// checker the accesses of this work-item's copies of those events that no
+/// work-item has shown yet, as this work-item's, at each copy's line (see
+/// the module's docs); false when the work-item must stop.
+fn note_waited(c: &mut ItemCtx, events: &[u64]) -> bool {
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    let wi = host.runner.item();
+    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+    let todo: Vec<([u64; 6], u32)> = {
+        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let g = all.entry(group).or_default();
+        g.copies
+            .iter_mut()
+            .take(c.events.copies)
+            .filter(|k| !k.noted && events.contains(&k.event))
+            .map(|k| {
+                k.noted = true;
+                (k.args, k.site)
+            })
+            .collect()
+    };
+    todo.into_iter()
+        .all(|(a, site)| copy(c, a, site, true, false))
 }
 
 /// Performs a copy (`[dst, src, size, n, dst_stride, src_stride]`): in a
