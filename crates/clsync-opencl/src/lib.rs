@@ -36,6 +36,7 @@ pub mod sim;
 pub mod translate;
 
 pub use clsync_spirv::SpirvError;
+pub use exec::image::{ChannelOrder, ChannelType, Image, ImageFormat, ImageShape, Sampler};
 pub use exec::{Access, Arg, Findings, MemObject, RunError};
 pub use program::{ArgKind, Kernel, KernelInfo, Param, Program};
 

@@ -35,7 +35,11 @@ pub enum ArgKind {
         /// Bytes of the struct.
         size: usize,
     },
-    /// Something clsync cannot pass yet (images, samplers, pipes, queues).
+    /// An image (`image1d_t` ... `image2d_array_t`).
+    Image,
+    /// A `sampler_t`.
+    Sampler,
+    /// Something clsync cannot pass yet (pipes, queues).
     Unsupported(String),
 }
 
@@ -48,6 +52,8 @@ impl ArgKind {
             ArgKind::Local => "local memory (a size)".into(),
             ArgKind::Value { size, .. } => format!("a value of {size} bytes"),
             ArgKind::ByVal { size } => format!("a struct of {size} bytes by value"),
+            ArgKind::Image => "an image".into(),
+            ArgKind::Sampler => "a sampler".into(),
             ArgKind::Unsupported(what) => format!("{what}, which clsync does not pass yet"),
         }
     }
@@ -415,6 +421,8 @@ fn kernel_info(
                 };
                 (kind, es)
             }
+            Type::Opaque("image") => (ArgKind::Image, 8),
+            Type::Opaque("sampler") => (ArgKind::Sampler, 8),
             Type::Opaque(what) => (ArgKind::Unsupported(format!("an {what}")), 8),
             Type::Event => (ArgKind::Unsupported("an event".into()), 8),
             _ => {

@@ -28,6 +28,9 @@ const SUPPORTED: &[Capability] = &[
     Capability::GenericPointer,
     Capability::Groups,
     Capability::ImageBasic,
+    Capability::ImageReadWrite,
+    Capability::Image1D,
+    Capability::Sampled1D,
     Capability::LiteralSampler,
     // cl_khr_subgroup_* (ballot, shuffles, non-uniform arithmetic, votes).
     Capability::GroupNonUniform,

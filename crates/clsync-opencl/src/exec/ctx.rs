@@ -161,6 +161,8 @@ pub struct HostSide<'a> {
     /// Which bytes of each copied type are values, not padding (see
     /// `Compiled::significant`).
     pub significant: &'a [Vec<bool>],
+    /// The launch's images, by handle minus one.
+    pub images: &'a [crate::exec::image::ImageRef],
 }
 
 /// What runs a work-item.

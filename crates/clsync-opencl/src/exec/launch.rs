@@ -56,6 +56,8 @@ pub(super) struct Setup<'a> {
     reports: Mutex<Reports>,
     copies: Copies,
     exchanges: Exchanges,
+    /// The image arguments, by handle minus one.
+    images: Vec<super::image::ImageRef>,
 }
 
 impl Setup<'_> {
@@ -173,6 +175,7 @@ impl Setup<'_> {
             copies: &self.copies,
             exchanges: &self.exchanges,
             significant: &self.build.significant,
+            images: &self.images,
         }
     }
 
@@ -267,6 +270,7 @@ pub(super) fn run(
         k,
         build,
         words: bound.words,
+        images: bound.images,
         infos: bound.infos,
         table: bound
             .table

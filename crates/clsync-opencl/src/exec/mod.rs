@@ -21,6 +21,7 @@ pub mod collectives;
 pub mod copies;
 pub mod ctx;
 pub mod helpers;
+pub mod image;
 mod launch;
 mod loops;
 pub mod math;
@@ -44,6 +45,10 @@ pub enum Arg<'a> {
     /// A value passed by value (a scalar, vector or struct), as its bytes
     /// in the kernel's layout.
     Value(Vec<u8>),
+    /// An image for an `image*_t` parameter.
+    Image(&'a image::Image),
+    /// A sampler for a `sampler_t` parameter.
+    Sampler(image::Sampler),
 }
 
 impl Arg<'_> {
@@ -200,6 +205,8 @@ struct Bound {
     private_bytes: usize,
     /// Buffers whose contents the host did not write: (slot, bytes).
     uninitialized: Vec<(usize, usize)>,
+    /// The images, by handle minus one.
+    images: Vec<image::ImageRef>,
 }
 
 struct SendPtr(*mut u8);
@@ -236,6 +243,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     let mut byval = Vec::new();
     let mut private_bytes = plan.private_bytes as usize;
     let mut uninitialized = Vec::new();
+    let mut images = Vec::new();
     for (i, (param, arg)) in k.params.iter().zip(args).enumerate() {
         let which = || format!("argument {i} (`{}`, {})", param.name, param.type_name);
         let slot = table.len();
@@ -304,12 +312,19 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     words.push(u64::from_le_bytes(w));
                 }
             }
+            (ArgKind::Image, Arg::Image(img)) => {
+                images.push(img.bind());
+                words.push(images.len() as u64);
+            }
+            (ArgKind::Sampler, Arg::Sampler(s)) => words.push(u64::from(s.0)),
             (kind, _) => {
                 let given = match arg {
                     Arg::Buffer(_) => "a buffer",
                     Arg::Null => "a null pointer",
                     Arg::Local(_) => "local memory",
                     Arg::Value(_) => "a value",
+                    Arg::Image(_) => "an image",
+                    Arg::Sampler(_) => "a sampler",
                 };
                 return Err(err(format!(
                     "{}: {given} given, the kernel takes {}",
@@ -330,6 +345,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
         byval,
         private_bytes,
         uninitialized,
+        images,
     })
 }
 

@@ -292,6 +292,15 @@ impl Sim {
                         format!("{what} cannot be given in a .sim file yet"),
                     ))
                 }
+                ArgKind::Image | ArgKind::Sampler => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "{}, which Oclgrind's .sim format cannot give; pass it through the Rust API (`Arg::Image`, `Arg::Sampler`)",
+                            p.kind.describe()
+                        ),
+                    ))
+                }
                 ArgKind::Global | ArgKind::Constant if opts.null => SimArg::Null,
                 kind => {
                     let size = match kind {

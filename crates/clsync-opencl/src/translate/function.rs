@@ -725,6 +725,7 @@ impl<'a, 'm> Fx<'a, 'm> {
                     || self.arith(inst)?
                     || self.memory(inst)?
                     || self.group(inst)?
+                    || self.image(inst)?
                 {
                     return Ok(());
                 }

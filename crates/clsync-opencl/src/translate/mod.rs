@@ -24,6 +24,7 @@ pub mod continuation;
 mod ext;
 mod function;
 mod group;
+mod image;
 mod memory;
 mod shadow;
 
@@ -443,6 +444,24 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             helpers::clsync_poll as *const u8,
             vec![I64],
             vec![],
+        ),
+        (
+            "clsync_image_read",
+            crate::exec::image::clsync_image_read as *const u8,
+            vec![I64, I64, I64, I64, I64, I32, I32],
+            vec![],
+        ),
+        (
+            "clsync_image_write",
+            crate::exec::image::clsync_image_write as *const u8,
+            vec![I64, I64, I64, I64, I64, I64, I64, I32],
+            vec![],
+        ),
+        (
+            "clsync_image_query",
+            crate::exec::image::clsync_image_query as *const u8,
+            vec![I64, I64, I32],
+            vec![I32],
         ),
         (
             "clsync_misaligned",

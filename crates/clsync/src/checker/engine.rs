@@ -124,3 +124,12 @@ pub fn atomic<R>(
 pub fn memory_fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
     fence(flags, order, scope)
 }
+
+/// Names memory for reports: `len` elements of `stride` bytes from `base`
+/// are object `name` in `space` (an engine's own kind of object over a
+/// buffer's bytes: a compiled kernel's image, whose texels a report then
+/// counts). It replaces what was registered at `base`; the buffer that
+/// owns the bytes forgets it when dropped.
+pub fn name_memory(base: usize, len: usize, stride: usize, space: Space, name: &str) {
+    super::objects::register(base, len, stride, space, name);
+}

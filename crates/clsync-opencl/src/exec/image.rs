@@ -1,0 +1,792 @@
+//! Images and samplers of OpenCL C kernels: 1D, 2D and 3D images and 1D
+//! and 2D image arrays, in the channel orders and types of the OpenCL C
+//! specification's image functions, read with and without a sampler and
+//! written; what `read_image*`, `write_image*` and `get_image_*` do.
+//!
+//! A texel is stored as its channels in memory order, each of the channel
+//! type's width. Reading converts to `float4`, `int4` or `uint4` as the
+//! specification's conversion rules say (normalized types to `[0, 1]` or
+//! `[-1, 1]`, integer types extended, half and float as they are) and maps
+//! the channel order onto `(r, g, b, a)` (missing channels 0, alpha 1);
+//! writing converts back with rounding to nearest even and saturation.
+//! A sampler's addressing mode and filter follow the specification's
+//! addressing and filtering rules: nearest takes the texel whose
+//! coordinates are the floor of the (unnormalized) coordinate, linear
+//! weighs the 2, 4 or 8 texels around `coordinate - 0.5`; out-of-range
+//! coordinates clamp to the edge, to the border colour, repeat or mirror.
+//!
+//! In a checked launch each texel a work-item reads or writes is shown to
+//! the runtime's checker as image memory at the call's line, so unordered
+//! writes and reads of a pixel by different work-items are races; a write
+//! or an unsampled read outside the image is reported (`Invalid write to
+//! image`, `Invalid read from image`) and skipped. Unchecked, a write
+//! outside the image is skipped and such a read gives zeros: the
+//! specification leaves both undefined, and neither touches memory beyond
+//! the image.
+
+use super::ctx::ItemCtx;
+use super::math::{clsync_float_to_half, clsync_half_to_float};
+
+/// How an image's texels are laid out (`cl_image_format`'s channel
+/// order), with the values of SPIR-V's `ImageChannelOrder` (OpenCL's
+/// `CL_R` is `0x10B0` plus the value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelOrder {
+    /// `CL_R`.
+    R = 0,
+    /// `CL_A`.
+    A = 1,
+    /// `CL_RG`.
+    Rg = 2,
+    /// `CL_RA`.
+    Ra = 3,
+    /// `CL_RGBA`.
+    Rgba = 5,
+    /// `CL_BGRA`.
+    Bgra = 6,
+    /// `CL_ARGB`.
+    Argb = 7,
+    /// `CL_INTENSITY`.
+    Intensity = 8,
+    /// `CL_LUMINANCE`.
+    Luminance = 9,
+}
+
+/// The type of each channel (`cl_image_format`'s channel data type), with
+/// the values of SPIR-V's `ImageChannelDataType` (OpenCL's `CL_SNORM_INT8`
+/// is `0x10D0` plus the value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelType {
+    /// `CL_SNORM_INT8`.
+    SnormInt8 = 0,
+    /// `CL_SNORM_INT16`.
+    SnormInt16 = 1,
+    /// `CL_UNORM_INT8`.
+    UnormInt8 = 2,
+    /// `CL_UNORM_INT16`.
+    UnormInt16 = 3,
+    /// `CL_SIGNED_INT8`.
+    SignedInt8 = 7,
+    /// `CL_SIGNED_INT16`.
+    SignedInt16 = 8,
+    /// `CL_SIGNED_INT32`.
+    SignedInt32 = 9,
+    /// `CL_UNSIGNED_INT8`.
+    UnsignedInt8 = 10,
+    /// `CL_UNSIGNED_INT16`.
+    UnsignedInt16 = 11,
+    /// `CL_UNSIGNED_INT32`.
+    UnsignedInt32 = 12,
+    /// `CL_HALF_FLOAT`.
+    HalfFloat = 13,
+    /// `CL_FLOAT`.
+    Float = 14,
+}
+
+impl ChannelType {
+    /// Bytes of one channel.
+    pub fn bytes(self) -> usize {
+        use ChannelType::*;
+        match self {
+            SnormInt8 | UnormInt8 | SignedInt8 | UnsignedInt8 => 1,
+            SnormInt16 | UnormInt16 | SignedInt16 | UnsignedInt16 | HalfFloat => 2,
+            SignedInt32 | UnsignedInt32 | Float => 4,
+        }
+    }
+
+    /// Whether `read_imagef`/`write_imagef` take it (normalized, half and
+    /// float types), rather than `read_imagei`/`read_imageui`.
+    pub fn is_float(self) -> bool {
+        use ChannelType::*;
+        matches!(
+            self,
+            SnormInt8 | SnormInt16 | UnormInt8 | UnormInt16 | HalfFloat | Float
+        )
+    }
+}
+
+/// An image format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageFormat {
+    /// The channel order.
+    pub order: ChannelOrder,
+    /// The channel type.
+    pub ty: ChannelType,
+}
+
+impl ImageFormat {
+    /// The channels a texel stores, in memory order, as indexes of
+    /// `(r, g, b, a)`; intensity and luminance store one (kept as `r`).
+    fn channels(self) -> &'static [usize] {
+        match self.order {
+            ChannelOrder::R | ChannelOrder::Intensity | ChannelOrder::Luminance => &[0],
+            ChannelOrder::A => &[3],
+            ChannelOrder::Rg => &[0, 1],
+            ChannelOrder::Ra => &[0, 3],
+            ChannelOrder::Rgba => &[0, 1, 2, 3],
+            ChannelOrder::Bgra => &[2, 1, 0, 3],
+            ChannelOrder::Argb => &[3, 0, 1, 2],
+        }
+    }
+
+    /// Bytes of one texel.
+    pub fn texel_bytes(self) -> usize {
+        self.channels().len() * self.ty.bytes()
+    }
+}
+
+/// An image's geometry, with the values of SPIR-V's `Dim` for the
+/// dimensionality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageShape {
+    /// `image1d_t`.
+    D1 {
+        /// Texels.
+        width: usize,
+    },
+    /// `image2d_t`.
+    D2 {
+        /// Texels per row.
+        width: usize,
+        /// Rows.
+        height: usize,
+    },
+    /// `image3d_t`.
+    D3 {
+        /// Texels per row.
+        width: usize,
+        /// Rows per slice.
+        height: usize,
+        /// Slices.
+        depth: usize,
+    },
+    /// `image1d_array_t`.
+    D1Array {
+        /// Texels per image.
+        width: usize,
+        /// Images.
+        layers: usize,
+    },
+    /// `image2d_array_t`.
+    D2Array {
+        /// Texels per row.
+        width: usize,
+        /// Rows per image.
+        height: usize,
+        /// Images.
+        layers: usize,
+    },
+}
+
+impl ImageShape {
+    /// `[width, height, depth or layers]`, 1 where the shape has none.
+    fn extent(self) -> [usize; 3] {
+        match self {
+            ImageShape::D1 { width } => [width, 1, 1],
+            ImageShape::D2 { width, height } => [width, height, 1],
+            ImageShape::D3 {
+                width,
+                height,
+                depth,
+            } => [width, height, depth],
+            ImageShape::D1Array { width, layers } => [width, 1, layers],
+            ImageShape::D2Array {
+                width,
+                height,
+                layers,
+            } => [width, height, layers],
+        }
+    }
+
+    /// How many of the coordinates are filtered (the others select a
+    /// layer of an array).
+    fn filtered(self) -> usize {
+        match self {
+            ImageShape::D1 { .. } | ImageShape::D1Array { .. } => 1,
+            ImageShape::D2 { .. } | ImageShape::D2Array { .. } => 2,
+            ImageShape::D3 { .. } => 3,
+        }
+    }
+
+    /// The index of the coordinate that selects the layer, for arrays.
+    fn layer_coordinate(self) -> Option<usize> {
+        match self {
+            ImageShape::D1Array { .. } => Some(1),
+            ImageShape::D2Array { .. } => Some(2),
+            _ => None,
+        }
+    }
+}
+
+/// An image a kernel reads or writes: its shape, format and texels.
+///
+/// ```
+/// use clsync_opencl::{ChannelOrder, ChannelType, Image, ImageFormat, ImageShape};
+/// let f = ImageFormat { order: ChannelOrder::Rgba, ty: ChannelType::UnormInt8 };
+/// let img = Image::new(ImageShape::D2 { width: 4, height: 2 }, f).named("img");
+/// img.write_bytes(&[255u8; 32]);
+/// assert_eq!(img.read_f32([3, 1, 0]), [1.0; 4]);
+/// ```
+pub struct Image {
+    shape: ImageShape,
+    format: ImageFormat,
+    data: clsync::Buffer<u8>,
+}
+
+impl Image {
+    /// A zeroed image.
+    pub fn new(shape: ImageShape, format: ImageFormat) -> Self {
+        let [w, h, d] = shape.extent();
+        let data = clsync::Buffer::<u8>::new((w * h * d * format.texel_bytes()).max(1));
+        Image {
+            shape,
+            format,
+            data,
+        }
+        .registered()
+    }
+
+    /// Names the image for reports.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.data = self.data.named(name);
+        self.registered()
+    }
+
+    /// Tells the checker that the bytes are this image's texels.
+    fn registered(self) -> Self {
+        let [w, h, d] = self.shape.extent();
+        clsync::checker::engine::name_memory(
+            self.data.raw_bytes().0 as usize,
+            w * h * d,
+            self.format.texel_bytes(),
+            clsync::checker::Space::Image,
+            self.data.name(),
+        );
+        self
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        self.data.name()
+    }
+
+    /// Its shape.
+    pub fn shape(&self) -> ImageShape {
+        self.shape
+    }
+
+    /// Its format.
+    pub fn format(&self) -> ImageFormat {
+        self.format
+    }
+
+    /// The texels' bytes, row by row, slice by slice.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let [w, h, d] = self.shape.extent();
+        self.data.to_vec()[..w * h * d * self.format.texel_bytes()].to_vec()
+    }
+
+    /// Sets the texels from bytes laid out as [`to_bytes`](Self::to_bytes)
+    /// gives them (as many as given).
+    pub fn write_bytes(&self, bytes: &[u8]) {
+        let (p, len) = self.data.raw_bytes();
+        let n = bytes.len().min(len);
+        // SAFETY: `p` has `len` bytes; no kernel runs on this image while
+        // the host writes it (the host's side of the launch contract).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, n) };
+    }
+
+    /// The texel at integer coordinates as `read_imagef` without a sampler
+    /// gives it (host side).
+    pub fn read_f32(&self, at: [usize; 3]) -> [f32; 4] {
+        let v = self.view();
+        v.texel(at.map(|c| c as i64)).map(f32::from_bits)
+    }
+
+    fn view(&self) -> ImageRef {
+        ImageRef {
+            base: self.data.raw_bytes().0,
+            shape: self.shape,
+            format: self.format,
+        }
+    }
+
+    pub(crate) fn bind(&self) -> ImageRef {
+        self.view()
+    }
+}
+
+/// A sampler: normalized coordinates or not, the addressing mode and the
+/// filter, as `sampler_t`'s `CLK_*` bits combine them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler(pub u32);
+
+impl Sampler {
+    /// `CLK_NORMALIZED_COORDS_TRUE`.
+    pub const NORMALIZED: u32 = 1;
+    /// `CLK_ADDRESS_CLAMP_TO_EDGE`.
+    pub const CLAMP_TO_EDGE: u32 = 2;
+    /// `CLK_ADDRESS_CLAMP`.
+    pub const CLAMP: u32 = 4;
+    /// `CLK_ADDRESS_REPEAT`.
+    pub const REPEAT: u32 = 6;
+    /// `CLK_ADDRESS_MIRRORED_REPEAT`.
+    pub const MIRRORED_REPEAT: u32 = 8;
+    /// `CLK_FILTER_NEAREST`.
+    pub const NEAREST: u32 = 0x10;
+    /// `CLK_FILTER_LINEAR`.
+    pub const LINEAR: u32 = 0x20;
+
+    fn normalized(self) -> bool {
+        self.0 & 1 != 0
+    }
+    fn addressing(self) -> u32 {
+        self.0 & 0xe
+    }
+    fn linear(self) -> bool {
+        self.0 & 0x30 == Self::LINEAR
+    }
+}
+
+/// An image as a launch binds it: where its texels are, and what they are
+/// (made by the launch from an [`Image`] argument).
+#[derive(Clone, Copy)]
+pub struct ImageRef {
+    base: *mut u8,
+    shape: ImageShape,
+    format: ImageFormat,
+}
+
+// SAFETY: the texels live in a `clsync::Buffer` (atomic bytes) that
+// outlives the launch; work-items reach them only through the helpers.
+unsafe impl Send for ImageRef {}
+// SAFETY: as above.
+unsafe impl Sync for ImageRef {}
+
+impl ImageRef {
+    /// The byte offset of the texel at `at`, if inside the image.
+    fn offset(&self, at: [i64; 3]) -> Option<usize> {
+        let e = self.shape.extent();
+        if (0..3).any(|k| at[k] < 0 || at[k] as usize >= e[k]) {
+            return None;
+        }
+        let [x, y, z] = at.map(|c| c as usize);
+        Some(((z * e[1] + y) * e[0] + x) * self.format.texel_bytes())
+    }
+
+    /// The texel at `at` as `(r, g, b, a)` bits: floats for float and
+    /// normalized types, sign- or zero-extended integers otherwise; the
+    /// border colour outside the image.
+    fn texel(&self, at: [i64; 3]) -> [u32; 4] {
+        let float = self.format.ty.is_float();
+        let one = if float { 1f32.to_bits() } else { 1 };
+        let Some(off) = self.offset(at) else {
+            // CLK_ADDRESS_CLAMP's border: transparent black, with alpha 1
+            // where the order has no alpha.
+            let alpha = matches!(
+                self.format.order,
+                ChannelOrder::R | ChannelOrder::Rg | ChannelOrder::Luminance
+            );
+            return [0, 0, 0, if alpha { one } else { 0 }];
+        };
+        let size = self.format.ty.bytes();
+        let mut out = [0, 0, 0, one];
+        for (k, &c) in self.format.channels().iter().enumerate() {
+            // SAFETY: `offset` found the texel inside the image's bytes.
+            let p = unsafe { self.base.add(off + k * size) };
+            let mut raw = [0u8; 4];
+            // SAFETY: `size` bytes of the texel from `p`.
+            unsafe { std::ptr::copy_nonoverlapping(p, raw.as_mut_ptr(), size) };
+            out[c] = decode(self.format.ty, u32::from_le_bytes(raw));
+        }
+        match self.format.order {
+            ChannelOrder::Intensity => [out[0]; 4],
+            ChannelOrder::Luminance => [out[0], out[0], out[0], one],
+            _ => out,
+        }
+    }
+
+    /// Writes `(r, g, b, a)` (floats' or integers' bits) at `at`, if inside.
+    fn store(&self, at: [i64; 3], v: [u32; 4]) -> bool {
+        let Some(off) = self.offset(at) else {
+            return false;
+        };
+        let size = self.format.ty.bytes();
+        for (k, &c) in self.format.channels().iter().enumerate() {
+            let raw = encode(self.format.ty, v[c]).to_le_bytes();
+            // SAFETY: `offset` found the texel inside the image's bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(raw.as_ptr(), self.base.add(off + k * size), size)
+            };
+        }
+        true
+    }
+
+    /// The texel's address, for the checker.
+    fn address(&self, at: [i64; 3]) -> Option<usize> {
+        self.offset(at).map(|o| self.base as usize + o)
+    }
+}
+
+/// A stored channel to the bits of its `float` or 32-bit integer value.
+fn decode(ty: ChannelType, raw: u32) -> u32 {
+    use ChannelType::*;
+    let f = |x: f32| x.to_bits();
+    match ty {
+        UnormInt8 => f((raw & 0xff) as f32 / 255.0),
+        UnormInt16 => f((raw & 0xffff) as f32 / 65535.0),
+        SnormInt8 => f((raw as u8 as i8 as f32 / 127.0).max(-1.0)),
+        SnormInt16 => f((raw as u16 as i16 as f32 / 32767.0).max(-1.0)),
+        SignedInt8 => raw as u8 as i8 as i32 as u32,
+        SignedInt16 => raw as u16 as i16 as i32 as u32,
+        UnsignedInt8 => raw & 0xff,
+        UnsignedInt16 => raw & 0xffff,
+        SignedInt32 | UnsignedInt32 | Float => raw,
+        HalfFloat => f(clsync_half_to_float(raw)),
+    }
+}
+
+/// A `float` or 32-bit integer value's bits to the stored channel, rounded
+/// to nearest even and saturated as `write_image*` converts.
+fn encode(ty: ChannelType, v: u32) -> u32 {
+    use ChannelType::*;
+    let x = f32::from_bits(v);
+    // NaN converts to 0 (`convert_*_sat_rte`).
+    let norm = |scale: f32, lo: f32, hi: f32| {
+        let y = (x * scale).round_ties_even();
+        if y.is_nan() {
+            0
+        } else {
+            y.clamp(lo, hi) as i32 as u32
+        }
+    };
+    let int = v as i32;
+    match ty {
+        UnormInt8 => norm(255.0, 0.0, 255.0),
+        UnormInt16 => norm(65535.0, 0.0, 65535.0),
+        SnormInt8 => norm(127.0, -128.0, 127.0) & 0xff,
+        SnormInt16 => norm(32767.0, -32768.0, 32767.0) & 0xffff,
+        SignedInt8 => int.clamp(-128, 127) as u32 & 0xff,
+        SignedInt16 => int.clamp(-32768, 32767) as u32 & 0xffff,
+        UnsignedInt8 => v.min(0xff),
+        UnsignedInt16 => v.min(0xffff),
+        SignedInt32 | UnsignedInt32 | Float => v,
+        HalfFloat => clsync_float_to_half(x as f64, 0),
+    }
+}
+
+/// The texel coordinates a sampler picks for `u` (unnormalized) along an
+/// axis of `n` texels: the nearest one, or the two of a linear filter and
+/// the second's weight.
+fn address(s: Sampler, coord: f32, n: usize) -> ([i64; 2], f32) {
+    let n_f = n as f32;
+    let mode = s.addressing();
+    let repeat = s.normalized() && (mode == Sampler::REPEAT || mode == Sampler::MIRRORED_REPEAT);
+    let u = if repeat {
+        let s_ = if mode == Sampler::REPEAT {
+            coord - coord.floor()
+        } else {
+            // Mirrored: s' = |s - 2 rint(0.5 s)|.
+            (coord - 2.0 * (0.5 * coord).round_ties_even()).abs()
+        };
+        s_ * n_f
+    } else if s.normalized() {
+        coord * n_f
+    } else {
+        coord
+    };
+    let wrap = |i: i64| -> i64 {
+        let n = n as i64;
+        match mode {
+            _ if repeat && mode == Sampler::REPEAT => i.rem_euclid(n),
+            _ if repeat => i.clamp(0, n - 1),
+            Sampler::CLAMP_TO_EDGE => i.clamp(0, n - 1),
+            Sampler::CLAMP => i.clamp(-1, n),
+            _ => i,
+        }
+    };
+    if !s.linear() {
+        let i = u.floor();
+        let i = if i.is_finite() { i as i64 } else { 0 };
+        let i = if repeat && mode == Sampler::REPEAT && i >= n as i64 {
+            i - n as i64
+        } else {
+            i
+        };
+        return ([wrap(i), wrap(i)], 0.0);
+    }
+    let t = u - 0.5;
+    let i0 = t.floor();
+    let frac = t - i0;
+    let i0 = if i0.is_finite() { i0 as i64 } else { 0 };
+    ([wrap(i0), wrap(i0 + 1)], frac)
+}
+
+/// `read_image{f,i,ui}`: the value at `coords` (float coordinates when
+/// `float_coords`), through sampler `s` or, without one (`None`), at
+/// integer coordinates as they are.
+fn read(
+    img: &ImageRef,
+    s: Option<Sampler>,
+    coords: [u32; 3],
+    float_coords: bool,
+) -> ([u32; 4], Vec<[i64; 3]>) {
+    let e = img.shape.extent();
+    let dims = img.shape.filtered();
+    let as_f = |c: u32| {
+        if float_coords {
+            f32::from_bits(c)
+        } else {
+            c as i32 as f32
+        }
+    };
+    let mut at = [0i64; 3];
+    // An array's layer: rounded to nearest and clamped (float coordinates),
+    // or as given.
+    if let Some(l) = img.shape.layer_coordinate() {
+        let layer = if float_coords {
+            as_f(coords[l])
+                .round_ties_even()
+                .clamp(0.0, (e[l] - 1) as f32) as i64
+        } else {
+            (coords[l] as i32 as i64).clamp(0, e[l] as i64 - 1)
+        };
+        at[l] = layer;
+    }
+    let Some(s) = s else {
+        for k in 0..dims {
+            at[k] = coords[k] as i32 as i64;
+        }
+        return (img.texel(at), vec![at]);
+    };
+    let picks: Vec<([i64; 2], f32)> = (0..dims)
+        .map(|k| address(s, as_f(coords[k]), e[k]))
+        .collect();
+    if !s.linear() || !img.format.ty.is_float() {
+        for (k, p) in picks.iter().enumerate() {
+            at[k] = p.0[0];
+        }
+        return (img.texel(at), vec![at]);
+    }
+    // Linear: the weighted sum of the 2^dims corners.
+    let mut sum = [0f32; 4];
+    let mut touched = Vec::new();
+    for corner in 0..(1usize << dims) {
+        let mut w = 1f32;
+        let mut c = at;
+        for (k, p) in picks.iter().enumerate() {
+            let hi = corner >> k & 1 == 1;
+            c[k] = p.0[hi as usize];
+            w *= if hi { p.1 } else { 1.0 - p.1 };
+        }
+        let t = img.texel(c).map(f32::from_bits);
+        for (acc, v) in sum.iter_mut().zip(t) {
+            *acc += w * v;
+        }
+        touched.push(c);
+    }
+    (sum.map(f32::to_bits), touched)
+}
+
+/// `OpImageRead`, `OpImageSampleExplicitLod`: reads into the context's
+/// scratch area as four 32-bit words. `handle` is the image's number in
+/// the launch (from 1) and, in its high half, the sampler's bits (0: none);
+/// `flags` bit 0: float coordinates.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_image_read(
+    ctx: *mut ItemCtx,
+    handle: u64,
+    c0: u64,
+    c1: u64,
+    c2: u64,
+    flags: u32,
+    site: u32,
+) {
+    // SAFETY: compiled code passes its own context, alive for the call.
+    let c = unsafe { &mut *ctx };
+    let out = c.scratch.as_mut_ptr() as *mut u32;
+    let Some(img) = image_of(c, handle) else {
+        // SAFETY: the scratch area holds at least four words.
+        unsafe { std::ptr::write_bytes(out, 0, 4) };
+        return;
+    };
+    let sampler = (handle >> 32) as u32;
+    let s = (sampler != 0).then_some(Sampler(sampler));
+    let coords = [c0 as u32, c1 as u32, c2 as u32];
+    let (v, touched) = read(&img, s, coords, flags & 1 != 0);
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    if host.checked {
+        if s.is_none() && img.offset(touched[0]).is_none() {
+            outside(c, &img, touched[0], false, site);
+        }
+        let at = super::helpers::site_at(c, site);
+        for t in &touched {
+            if let Some(a) = img.address(*t) {
+                clsync::checker::engine::plain(a, clsync::checker::Space::Image, false, at);
+            }
+        }
+    }
+    for (k, w) in v.iter().enumerate() {
+        // SAFETY: the scratch area holds at least four words.
+        unsafe { out.add(k).write(*w) };
+    }
+}
+
+/// `OpImageWrite`: writes the texel `(v0, v1, v2, v3)` (floats' or
+/// integers' bits) at integer coordinates.
+///
+/// # Safety
+///
+/// As [`clsync_image_read`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "C" fn clsync_image_write(
+    ctx: *mut ItemCtx,
+    handle: u64,
+    c0: u64,
+    c1: u64,
+    c2: u64,
+    lo: u64,
+    hi: u64,
+    site: u32,
+) {
+    // SAFETY: compiled code passes its own context, alive for the call.
+    let c = unsafe { &mut *ctx };
+    let Some(img) = image_of(c, handle) else {
+        return;
+    };
+    let at = [
+        c0 as u32 as i32 as i64,
+        c1 as u32 as i32 as i64,
+        c2 as u32 as i32 as i64,
+    ];
+    let dims = img.shape.filtered() + img.shape.layer_coordinate().map_or(0, |_| 1);
+    let mut at3 = [0i64; 3];
+    at3[..dims].copy_from_slice(&at[..dims]);
+    let v = [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32];
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    if host.checked {
+        match img.address(at3) {
+            Some(a) => clsync::checker::engine::plain(
+                a,
+                clsync::checker::Space::Image,
+                true,
+                super::helpers::site_at(c, site),
+            ),
+            None => {
+                outside(c, &img, at3, true, site);
+                return;
+            }
+        }
+    }
+    img.store(at3, v);
+}
+
+/// `OpImageQuerySize(Lod)`, `OpImageQueryOrder`, `OpImageQueryFormat`:
+/// `what` 0..=2 the extent along that axis (an array's layers last), 3 the
+/// channel order, 4 the channel type, as SPIR-V numbers them.
+///
+/// # Safety
+///
+/// As [`clsync_image_read`].
+pub(crate) unsafe extern "C" fn clsync_image_query(
+    ctx: *mut ItemCtx,
+    handle: u64,
+    what: u32,
+) -> u32 {
+    // SAFETY: compiled code passes its own context, alive for the call.
+    let c = unsafe { &mut *ctx };
+    let Some(img) = image_of(c, handle) else {
+        return 0;
+    };
+    let e = img.shape.extent();
+    match (what, img.shape) {
+        (1, ImageShape::D1Array { layers, .. }) => layers as u32,
+        (0..=2, _) => e[what as usize] as u32,
+        (3, _) => img.format.order as u32,
+        _ => img.format.ty as u32,
+    }
+}
+
+/// The launch's image with this handle.
+fn image_of(c: &ItemCtx, handle: u64) -> Option<ImageRef> {
+    // SAFETY: as in `report`.
+    let host = unsafe { &*c.host };
+    let i = (handle as u32 as usize).checked_sub(1)?;
+    host.images.get(i).copied()
+}
+
+/// Reports an unsampled read or a write outside the image (checked).
+fn outside(c: &ItemCtx, img: &ImageRef, at: [i64; 3], write: bool, site: u32) {
+    let e = img.shape.extent();
+    let headline = if write {
+        "Invalid write to image"
+    } else {
+        "Invalid read from image"
+    };
+    super::report::add(
+        c,
+        headline.to_string(),
+        format!(
+            "coordinate ({}, {}, {}) of an image of {} x {} x {} texels",
+            at[0], at[1], at[2], e[0], e[1], e[2]
+        ),
+        Some(super::helpers::site_at(c, site)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_to_nearest_even_and_saturate() {
+        assert_eq!(encode(ChannelType::UnormInt8, 0.5f32.to_bits()), 128);
+        assert_eq!(encode(ChannelType::UnormInt8, 2.0f32.to_bits()), 255);
+        assert_eq!(encode(ChannelType::UnormInt8, f32::NAN.to_bits()), 0);
+        assert_eq!(encode(ChannelType::SnormInt8, (-2.0f32).to_bits()), 0x80);
+        assert_eq!(encode(ChannelType::SignedInt8, 300), 127);
+        assert_eq!(encode(ChannelType::SignedInt16, (-40000i32) as u32), 0x8000);
+        assert_eq!(encode(ChannelType::UnsignedInt8, 300), 255);
+        assert_eq!(f32::from_bits(decode(ChannelType::SnormInt8, 0x80)), -1.0);
+        assert_eq!(decode(ChannelType::SignedInt8, 0xff), u32::MAX);
+        assert_eq!(f32::from_bits(decode(ChannelType::UnormInt16, 0xffff)), 1.0);
+    }
+
+    #[test]
+    fn addressing_modes_pick_the_texels_of_the_specification() {
+        let n = Sampler::NEAREST;
+        // Unnormalized, clamp to edge: floor, then into [0, n-1].
+        assert_eq!(
+            address(Sampler(Sampler::CLAMP_TO_EDGE | n), 5.7, 4).0,
+            [3, 3]
+        );
+        assert_eq!(
+            address(Sampler(Sampler::CLAMP_TO_EDGE | n), -0.2, 4).0,
+            [0, 0]
+        );
+        // Clamp: one texel of border either side.
+        assert_eq!(address(Sampler(Sampler::CLAMP | n), -3.0, 4).0, [-1, -1]);
+        // Normalized repeat: 1.25 is a quarter in.
+        assert_eq!(address(Sampler(1 | Sampler::REPEAT | n), 1.25, 4).0, [1, 1]);
+        // Mirrored: 1.25 mirrors to 0.75.
+        assert_eq!(
+            address(Sampler(1 | Sampler::MIRRORED_REPEAT | n), 1.25, 4).0,
+            [3, 3]
+        );
+        // Linear: the texels either side of u - 0.5 and the weight.
+        let (i, w) = address(Sampler(Sampler::CLAMP_TO_EDGE | Sampler::LINEAR), 1.75, 4);
+        assert_eq!(i, [1, 2]);
+        assert!((w - 0.25).abs() < 1e-6);
+        // Repeat wraps the right neighbour of the last texel to the first.
+        assert_eq!(
+            address(Sampler(1 | Sampler::REPEAT | Sampler::LINEAR), 0.99, 4).0,
+            [3, 0]
+        );
+    }
+}
