@@ -20,6 +20,7 @@ const SUPPORTED: &[Capability] = &[
     Capability::Kernel,
     Capability::Vector16,
     Capability::Float16Buffer,
+    Capability::Float16,
     Capability::Float64,
     Capability::Int64,
     Capability::Int64Atomics,
@@ -39,6 +40,7 @@ const SUPPORTED: &[Capability] = &[
     Capability::GroupNonUniformBallot,
     Capability::GroupNonUniformShuffle,
     Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformClustered,
     // Integers of other widths than 8..64 bits (SPV_INTEL_arbitrary_precision_integers,
     // which llvm-spirv uses for LLVM's `i31` and the like): widened on load,
     // values kept within their width (`widen_odd_ints`).

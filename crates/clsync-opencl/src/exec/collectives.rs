@@ -195,12 +195,18 @@ pub(crate) unsafe extern "C" fn clsync_collective(
             .filter(|(_, v)| **v != 0)
             .fold(0u64, |m, (k, _)| m | 1 << k)
     } else {
-        let upto = match group_op {
-            1 => lane + 1,
-            2 => lane,
-            _ => lanes,
+        // The lanes combined: those up to this one (scans), its cluster
+        // of `arg` lanes (clustered reduce), or all.
+        let (from, upto) = match group_op {
+            1 => (0, lane + 1),
+            2 => (0, lane),
+            3 => {
+                let n = (arg as usize).max(1);
+                (lane / n * n, lane / n * n + n)
+            }
+            _ => (0, lanes),
         };
-        e.values[..upto.min(lanes)]
+        e.values[from.min(lanes)..upto.min(lanes)]
             .iter()
             .fold(identity(op, kind, bits), |acc, v| {
                 combine(op, kind, bits, acc, *v)

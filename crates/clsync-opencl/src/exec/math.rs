@@ -275,6 +275,12 @@ pub(crate) extern "C" fn clsync_half_to_float(bits: u32) -> f32 {
     }
 }
 
+/// `x` rounded to the nearest `half` (to nearest even), as a float: the
+/// result of a half operation computed in float.
+pub(crate) extern "C" fn clsync_round_half(x: f32) -> f32 {
+    clsync_half_to_float(clsync_float_to_half(f64::from(x), 0))
+}
+
 /// `x` as a `half`'s bits, rounded by `mode` (SPIR-V's FPRoundingMode: 0 to
 /// nearest even, 1 toward zero, 2 toward +inf, 3 toward -inf), as
 /// `vstore_half` and its `_rte`, `_rtz`, `_rtp`, `_rtn` forms store it:

@@ -12,8 +12,8 @@ use cranelift_codegen::ir::{
     types, InstBuilder, StackSlotData, StackSlotKind, Type as ClType, Value,
 };
 
+use super::flat_types;
 use super::function::Fx;
-use super::{cl_type, flat_types};
 use crate::CompileError;
 
 impl Fx<'_, '_> {
@@ -339,14 +339,22 @@ impl Fx<'_, '_> {
             Op::FConvert => {
                 let v = self.get(self.id(inst, 0)?)?;
                 let mut out = Vec::new();
+                let to_half = super::half::is_half(
+                    self.m,
+                    match self.m.ty(inst.result_type.unwrap_or(0))? {
+                        Type::Vector { elem, .. } => *elem,
+                        _ => inst.result_type.unwrap_or(0),
+                    },
+                );
                 for (x, t) in v.iter().zip(&ts) {
                     let from = self.b.func.dfg.value_type(*x);
-                    if from == types::I16 || *t == types::I16 {
-                        return Err(CompileError::Unsupported(
-                            "arithmetic on half values".into(),
-                        ));
-                    }
-                    out.push(if from == *t {
+                    out.push(if to_half && from == types::F64 {
+                        // Rounded once, from the double (a detour through
+                        // float would round twice).
+                        let rte = self.b.ins().iconst(types::I32, 0);
+                        let h = self.helper("clsync_float_to_half", &[*x, rte])[0];
+                        self.half_of_bits(h)
+                    } else if from == *t {
                         *x
                     } else if *t == types::F64 {
                         self.b.ins().fpromote(*t, *x)
@@ -538,9 +546,43 @@ impl Fx<'_, '_> {
     /// the lanes differ (`as_char4` of an `int`).
     fn bitcast(&mut self, inst: &Instruction) -> Result<Vec<Value>, CompileError> {
         let src = self.id(inst, 0)?;
-        let v = self.get(src)?;
+        let from_ty = self.type_of(src)?;
         let to = inst.result_type.unwrap_or(0);
-        let ts = flat_types(self.m, to)?;
+        // Halves as their 16-bit encodings on both sides (see `half`).
+        let mut v = self.get(src)?;
+        for (x, leaf) in v.iter_mut().zip(self.m.leaves(from_ty)?) {
+            if super::half::is_half(self.m, leaf.ty) {
+                *x = self.half_bits(*x);
+            }
+        }
+        let halves: Vec<bool> = self
+            .m
+            .leaves(to)?
+            .iter()
+            .map(|l| super::half::is_half(self.m, l.ty))
+            .collect();
+        let out = self.bits_as(from_ty, to, &v, &halves)?;
+        Ok(out
+            .into_iter()
+            .zip(halves)
+            .map(|(x, h)| if h { self.half_of_bits(x) } else { x })
+            .collect())
+    }
+
+    /// `v` (of type `from_ty`, halves as their encodings) as the lanes of
+    /// type `to` (halves, flagged in `halves`, as encodings).
+    fn bits_as(
+        &mut self,
+        from_ty: u32,
+        to: u32,
+        v: &[Value],
+        halves: &[bool],
+    ) -> Result<Vec<Value>, CompileError> {
+        let ts: Vec<_> = flat_types(self.m, to)?
+            .into_iter()
+            .zip(halves)
+            .map(|(t, h)| if *h { types::I16 } else { t })
+            .collect();
         if v.len() == ts.len() {
             return Ok(v
                 .iter()
@@ -557,7 +599,6 @@ impl Fx<'_, '_> {
                 })
                 .collect());
         }
-        let from_ty = self.type_of(src)?;
         let size = self.m.layout(from_ty)?.size.max(self.m.layout(to)?.size);
         let ss = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
@@ -570,8 +611,7 @@ impl Fx<'_, '_> {
                 .stack_store(types::I64, *x, ss, leaf.offset as i32);
         }
         let mut out = Vec::new();
-        for leaf in self.m.leaves(to)? {
-            let t = cl_type(self.m, leaf.ty)?;
+        for (leaf, t) in self.m.leaves(to)?.iter().zip(ts) {
             out.push(
                 self.b
                     .ins()

@@ -27,7 +27,6 @@ use clsync_spirv::{Function, Instruction, Module, Operand};
 use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
 use cranelift_frontend::Variable;
 
-use super::flat_types;
 use super::function::{fixed, mem, Fx};
 use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
@@ -267,8 +266,17 @@ impl Fx<'_, '_> {
         let mut k = 0i32;
         for (id, ty) in &f.params {
             let mut vs = Vec::new();
-            for t in flat_types(self.m, *ty)? {
-                vs.push(self.b.ins().load(t, fixed(), p[1], k * 8));
+            for leaf in self.m.leaves(*ty)? {
+                // As the entry stub reads them: a half's word holds its
+                // 16-bit encoding.
+                let v = if super::half::is_half(self.m, leaf.ty) {
+                    let bits = self.b.ins().load(types::I32, fixed(), p[1], k * 8);
+                    self.half_of_bits(bits)
+                } else {
+                    let t = super::cl_type(self.m, leaf.ty)?;
+                    self.b.ins().load(t, fixed(), p[1], k * 8)
+                };
+                vs.push(v);
                 k += 1;
             }
             self.vals.insert(*id, vs);

@@ -227,8 +227,15 @@ pub(crate) fn entry_stub(
     let mut call_args = vec![ctx];
     let mut k = 0i32;
     for (_, ty) in &f.params {
-        for t in flat_types(s.m, *ty)? {
-            call_args.push(b.ins().load(t, mem(), args, k * 8));
+        for leaf in s.m.leaves(*ty)? {
+            // A half argument's word holds its 16-bit encoding.
+            let v = if super::half::is_half(s.m, leaf.ty) {
+                let bits = b.ins().load(types::I32, mem(), args, k * 8);
+                super::half::from_bits(&mut b, jit, &s.helpers, bits)
+            } else {
+                b.ins().load(cl_type(s.m, leaf.ty)?, mem(), args, k * 8)
+            };
+            call_args.push(v);
             k += 1;
         }
     }
@@ -515,6 +522,10 @@ impl<'a, 'm> Fx<'a, 'm> {
 
     fn constant(&mut self, c: &Constant) -> Result<Vec<Value>, CompileError> {
         Ok(match c {
+            Constant::Scalar { ty, bits } if super::half::is_half(self.m, *ty) => {
+                let f = crate::exec::math::clsync_half_to_float(*bits as u32);
+                vec![self.b.ins().f32const(f)]
+            }
             Constant::Scalar { ty, bits } => {
                 let t = cl_type(self.m, *ty)?;
                 vec![match t {
@@ -611,6 +622,30 @@ impl<'a, 'm> Fx<'a, 'm> {
                 })
                 .collect(),
             None => v,
+        };
+        // A half result computed in float, rounded to half (see `half`);
+        // a load's is a half already.
+        let v = match inst.result_type {
+            Some(t) if inst.class.opcode != Op::Load => {
+                let halves: Vec<bool> = self
+                    .m
+                    .leaves(t)
+                    .map(|ls| {
+                        ls.iter()
+                            .map(|l| super::half::is_half(self.m, l.ty))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if halves.iter().any(|h| *h) {
+                    v.into_iter()
+                        .zip(halves.into_iter().chain(std::iter::repeat(false)))
+                        .map(|(x, h)| if h { self.round_half(x) } else { x })
+                        .collect()
+                } else {
+                    v
+                }
+            }
+            _ => v,
         };
         if self.s.checked && id != 0 {
             let lanes = match self.pending.take() {

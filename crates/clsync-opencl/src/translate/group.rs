@@ -13,14 +13,17 @@ use crate::exec::ctx::{builtin, CTX_BUILTINS};
 use crate::CompileError;
 
 /// A collective's group operation (operand 1), as the runtime's exchange
-/// numbers them: reduce 0, inclusive scan 1, exclusive scan 2.
+/// numbers them: reduce 0, inclusive scan 1, exclusive scan 2, clustered
+/// reduce 3 (`cl_khr_subgroup_clustered_reduce`, its cluster size the
+/// operand after the value).
 fn group_operation(inst: &Instruction) -> Result<i64, CompileError> {
     match inst.operands.get(1) {
         Some(Operand::GroupOperation(GroupOperation::Reduce)) => Ok(0),
         Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => Ok(1),
         Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => Ok(2),
+        Some(Operand::GroupOperation(GroupOperation::ClusteredReduce)) => Ok(3),
         other => Err(CompileError::Unsupported(format!(
-            "the group operation {other:?} (clustered reductions are not run yet)"
+            "the group operation {other:?}"
         ))),
     }
 }
@@ -369,7 +372,20 @@ impl Fx<'_, '_> {
                 let (code, kind) = arith.expect("an arithmetic operation");
                 let group_op = group_operation(inst)?;
                 let v = self.get1(self.id(inst, 2)?)?;
-                let r = self.exchange(scope, code, group_op, kind, v, zero);
+                // A cluster's size: a constant power of two, at least 1
+                // (the specification's requirement, checked here).
+                let cluster = if group_op == 3 {
+                    let n = self.const_u64(self.id(inst, 3)?)?;
+                    if n == 0 || !n.is_power_of_two() {
+                        return Err(CompileError::Invalid(format!(
+                            "a clustered reduction over clusters of {n}, not a power of two"
+                        )));
+                    }
+                    self.b.ins().iconst(types::I64, n as i64)
+                } else {
+                    zero
+                };
+                let r = self.exchange(scope, code, group_op, kind, v, cluster);
                 self.check_status();
                 vec![narrow(self, r, rt)]
             }

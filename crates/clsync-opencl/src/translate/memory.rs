@@ -346,6 +346,15 @@ impl Fx<'_, '_> {
         let mut out = Vec::new();
         let mut lanes = Vec::new();
         for leaf in self.m.leaves(ty)? {
+            if super::half::is_half(self.m, leaf.ty) {
+                lanes.push(self.note_access(ptr, addr, leaf.offset, 2, None));
+                let h = self
+                    .b
+                    .ins()
+                    .load(types::I16, mem(), addr, leaf.offset as i32);
+                out.push(self.half_of_bits(h));
+                continue;
+            }
             let t = cl_type(self.m, leaf.ty)?;
             lanes.push(self.note_access(ptr, addr, leaf.offset, t.bytes() as u64, None));
             out.push(self.b.ins().load(t, mem(), addr, leaf.offset as i32));
@@ -369,6 +378,13 @@ impl Fx<'_, '_> {
         let size = self.m.layout(ty)?.size;
         let addr = self.address(ptr, size, AccessKind::Write, storage);
         for (k, (leaf, x)) in self.m.leaves(ty)?.iter().zip(v).enumerate() {
+            let half;
+            let x = if super::half::is_half(self.m, leaf.ty) {
+                half = self.half_bits(*x);
+                &half
+            } else {
+                x
+            };
             let n = self.b.func.dfg.value_type(*x).bytes() as u64;
             let lane = lanes.get(k).copied().flatten();
             self.note_access(ptr, addr, leaf.offset, n, Some((*x, lane)));

@@ -24,6 +24,7 @@ pub mod continuation;
 mod ext;
 mod function;
 mod group;
+mod half;
 mod image;
 mod memory;
 mod shadow;
@@ -124,7 +125,8 @@ pub(crate) fn cl_type(m: &Module, ty: Word) -> Result<ClType, CompileError> {
         Type::Int(64) => types::I64,
         Type::Float(32) => types::F32,
         Type::Float(64) => types::F64,
-        Type::Float(16) => types::I16,
+        // A half is held as the float of its value (see `half`).
+        Type::Float(16) => types::F32,
         Type::Pointer { .. } | Type::Event | Type::Opaque(_) => types::I64,
         other => {
             return Err(CompileError::Unsupported(format!(
@@ -371,6 +373,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             "clsync_half_to_float",
             crate::exec::math::clsync_half_to_float as *const u8,
             vec![I32],
+            vec![F32],
+        ),
+        (
+            "clsync_round_half",
+            crate::exec::math::clsync_round_half as *const u8,
+            vec![F32],
             vec![F32],
         ),
         (
