@@ -53,6 +53,15 @@ kernel void bits(global const short *s, global short *back, global float *f) {
     f[i] = h;
     back[i] = as_short((half)(h * (half)2.0f));
 }
+kernel void modes(global const float *f, global const int *k, global half *h) {
+    int i = get_global_id(0);
+    h[i * 6 + 0] = convert_half_rtz(f[i]);
+    h[i * 6 + 1] = convert_half_rtp(f[i]);
+    h[i * 6 + 2] = convert_half_rtn(f[i]);
+    h[i * 6 + 3] = convert_half_rte(f[i]);
+    h[i * 6 + 4] = convert_half_rtz(k[i]);
+    h[i * 6 + 5] = convert_half_rtp(k[i]);
+}
 kernel void convert(global const double *d, global half *h, global int *n) {
     int i = get_global_id(0);
     h[i] = (half)d[i];
@@ -175,4 +184,42 @@ fn half_bits_conversions_and_double_rounding() {
     let got: Vec<f64> = h.to_vec().iter().map(|x| value_of(*x)).collect();
     assert_eq!(got, [1.0 + 2f64.powi(-10), f64::INFINITY, -3.75, 2048.0]);
     assert_eq!(n.to_vec()[2..], [-3, 2048]);
+}
+
+#[test]
+fn conversions_to_half_take_their_rounding_modes() {
+    let p = common::build(SRC, "half.cl", "-cl-std=CL2.0");
+    let f = [
+        1.0f32 + 2f32.powi(-11),
+        -1.0 - 3.0 * 2f32.powi(-12),
+        70000.0,
+        0.1,
+    ];
+    let k = [2049i32, -2051, 70000, 3];
+    let (fb, kb) = (Buffer::from_slice(&f), Buffer::from_slice(&k));
+    let h = Buffer::<u16>::new(24);
+    common::run(
+        &p,
+        "modes",
+        NdRange::new([4]),
+        &[Arg::Buffer(&fb), Arg::Buffer(&kb), Arg::Buffer(&h)],
+        false,
+    );
+    let got: Vec<f64> = h.to_vec().iter().map(|x| value_of(*x)).collect();
+    let ulp1 = 2f64.powi(-10);
+    // 1 + 2^-11: a tie between 1 and 1 + 2^-10.
+    assert_eq!(got[0..4], [1.0, 1.0 + ulp1, 1.0, 1.0]);
+    // -(1 + 3 * 2^-12): between -(1 + 2^-10) and -1.
+    assert_eq!(got[6..10], [-1.0, -1.0, -1.0 - ulp1, -1.0 - ulp1]);
+    // 70000: past the largest half; toward zero and down stay finite.
+    assert_eq!(
+        got[12..16],
+        [65504.0, f64::INFINITY, 65504.0, f64::INFINITY]
+    );
+    // Integers: 2049 toward zero is 2048, up is 2050; -2051 toward zero
+    // -2050, up -2050; 70000 toward zero 65504; 3 exactly.
+    assert_eq!(
+        [got[4], got[5], got[10], got[11], got[16], got[22]],
+        [2048.0, 2050.0, -2050.0, -2050.0, 65504.0, 3.0]
+    );
 }

@@ -275,10 +275,10 @@ pub(crate) extern "C" fn clsync_half_to_float(bits: u32) -> f32 {
     }
 }
 
-/// `x` rounded to the nearest `half` (to nearest even), as a float: the
-/// result of a half operation computed in float.
-pub(crate) extern "C" fn clsync_round_half(x: f32) -> f32 {
-    clsync_half_to_float(clsync_float_to_half(f64::from(x), 0))
+/// `x` rounded to a `half` by `mode` (as [`clsync_float_to_half`] takes
+/// it), as a float: the result of a half operation computed in float.
+pub(crate) extern "C" fn clsync_round_half(x: f32, mode: u32) -> f32 {
+    clsync_half_to_float(clsync_float_to_half(f64::from(x), mode))
 }
 
 /// `x` as a `half`'s bits, rounded by `mode` (SPIR-V's FPRoundingMode: 0 to

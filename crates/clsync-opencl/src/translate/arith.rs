@@ -351,8 +351,9 @@ impl Fx<'_, '_> {
                     out.push(if to_half && from == types::F64 {
                         // Rounded once, from the double (a detour through
                         // float would round twice).
-                        let rte = self.b.ins().iconst(types::I32, 0);
-                        let h = self.helper("clsync_float_to_half", &[*x, rte])[0];
+                        let mode = self.rounding(inst).map_or(0, |m| m as i64);
+                        let mode = self.b.ins().iconst(types::I32, mode);
+                        let h = self.helper("clsync_float_to_half", &[*x, mode])[0];
                         self.half_of_bits(h)
                     } else if from == *t {
                         *x
@@ -425,7 +426,7 @@ impl Fx<'_, '_> {
         Ok(true)
     }
 
-    fn rounding(&self, inst: &Instruction) -> Option<FPRoundingMode> {
+    pub(super) fn rounding(&self, inst: &Instruction) -> Option<FPRoundingMode> {
         match self.decorated(inst, Decoration::FPRoundingMode)?.first() {
             Some(Operand::FPRoundingMode(m)) => Some(*m),
             _ => None,

@@ -639,7 +639,7 @@ impl<'a, 'm> Fx<'a, 'm> {
                 if halves.iter().any(|h| *h) {
                     v.into_iter()
                         .zip(halves.into_iter().chain(std::iter::repeat(false)))
-                        .map(|(x, h)| if h { self.round_half(x) } else { x })
+                        .map(|(x, h)| if h { self.round_half(x, inst) } else { x })
                         .collect()
                 } else {
                     v

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use clsync_spirv::spirv::Word;
-use clsync_spirv::{Module, Type};
+use clsync_spirv::{Instruction, Module, Type};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 use cranelift_jit::JITModule;
@@ -44,9 +44,13 @@ pub(crate) fn from_bits(
 }
 
 impl Fx<'_, '_> {
-    /// `x`, a float, rounded to the nearest half (to nearest even).
-    pub(super) fn round_half(&mut self, x: Value) -> Value {
-        self.helper("clsync_round_half", &[x])[0]
+    /// `x`, a float, rounded to a half: to nearest even, or as the
+    /// instruction's `FPRoundingMode` says (`convert_half_rtz` and the
+    /// like; SPIR-V numbers the modes as the helper takes them).
+    pub(super) fn round_half(&mut self, x: Value, inst: &Instruction) -> Value {
+        let mode = self.rounding(inst).map_or(0, |m| m as i64);
+        let mode = self.b.ins().iconst(types::I32, mode);
+        self.helper("clsync_round_half", &[x, mode])[0]
     }
 
     /// The 16-bit encoding of the half held as float `x`.

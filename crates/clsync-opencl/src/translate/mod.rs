@@ -378,7 +378,7 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
         (
             "clsync_round_half",
             crate::exec::math::clsync_round_half as *const u8,
-            vec![F32],
+            vec![F32, I32],
             vec![F32],
         ),
         (
