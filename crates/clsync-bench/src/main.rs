@@ -73,7 +73,7 @@ struct Cli {
     /// Also write every figure of the side-by-side table to FILE, as a
     /// JSON array of rows `{"workload", "side", "median_ms", "figure",
     /// "unit", "threads", "reps"}`; sides `clsync`, `clsync-kernel`
-    /// (`#[kernel]`), `clsync-opencl-c`, `pocl`, `limit`.
+    /// (`#[kernel]`), `clsync-opencl-c`, `pocl`, `intel`, `limit`.
     #[arg(long, value_name = "FILE", conflicts_with = "scaling")]
     json: Option<std::path::PathBuf>,
 }
@@ -120,6 +120,17 @@ type Opencl = NoPocl;
 #[cfg(feature = "pocl")]
 fn opencl() -> Result<clsync_bench::pocl::Pocl, String> {
     clsync_bench::pocl::Pocl::new()
+}
+
+/// Intel's CPU runtime, the second OpenCL side, or why there is none.
+#[cfg(feature = "pocl")]
+fn intel() -> Result<clsync_bench::pocl::Pocl, String> {
+    clsync_bench::pocl::Pocl::on(clsync_bench::pocl::INTEL)
+}
+
+#[cfg(not(feature = "pocl"))]
+fn intel() -> Result<NoPocl, String> {
+    Err("built without the `pocl` feature".to_string())
 }
 
 #[cfg(not(feature = "pocl"))]
@@ -183,6 +194,20 @@ fn main() {
         Ok(_) => {}
         Err(why) => println!("PoCL: not run: {why}"),
     }
+    let intel = intel();
+    match &intel {
+        #[cfg(feature = "pocl")]
+        Ok(p) => println!(
+            "Intel's CPU runtime: {} ({}={})",
+            p.description,
+            clsync_bench::pocl::INTEL_THREADS_VAR,
+            std::env::var(clsync_bench::pocl::INTEL_THREADS_VAR).unwrap_or_default()
+        ),
+        #[cfg(not(feature = "pocl"))]
+        Ok(_) => {}
+        Err(why) => println!("Intel's CPU runtime: not run: {why}"),
+    }
+    let cl = (cl, intel);
     say_caches(&args);
     let inputs = Inputs::new(&s);
     if args.ceiling {
@@ -261,10 +286,12 @@ fn row(
     s: &Sizes,
     rt: &Runtime,
     pool: &rayon::ThreadPool,
-    cl: &Result<Opencl, String>,
+    (cl, intel): &(Result<Opencl, String>, Result<Opencl, String>),
     inputs: &Inputs,
 ) {
     let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
+    // kernels.cl on Intel's CPU runtime.
+    let mut icl = Vec::new();
     // The kernel written per work-item and lifted by `#[kernel]`.
     let mut lifted = Vec::new();
     // kernels.cl compiled by clsync.
@@ -288,6 +315,11 @@ fn row(
                             p.push(checked(w, "PoCL", run_pocl(w, cl, s, inputs)));
                         }
                     }
+                    if let Ok(cl) = intel {
+                        if pocl_can_run(w, cl) {
+                            icl.push(checked(w, "Intel", run_pocl(w, cl, s, inputs)));
+                        }
+                    }
                 }
                 _ => l.push(checked(w, "limit", run_limit(w, pool, s, inputs))),
             }
@@ -299,6 +331,7 @@ fn row(
         ("OpenCL C", occ),
         ("PoCL", p),
         ("limit", l),
+        ("Intel", icl),
     ];
     for (side, label) in [
         ("clsync", "clsync"),
@@ -306,12 +339,13 @@ fn row(
         ("OpenCL C", "clsync-opencl-c"),
         ("PoCL", "pocl"),
         ("limit", "limit"),
+        ("Intel", "intel"),
     ] {
         if let Some((_, r)) = runs.iter().find(|(n, r)| *n == side && !r.is_empty()) {
             record(name, label, w, s, args, median(r));
         }
     }
-    let [(_, c), (_, lifted), (_, occ), (_, p), (_, l)] = &runs;
+    let [(_, c), (_, lifted), (_, occ), (_, p), (_, l), (_, icl)] = &runs;
     let c = median(c);
     let l = median(l);
     let p = (!p.is_empty()).then(|| median(p));
@@ -354,6 +388,27 @@ fn row(
             p.map_or("-".to_string(), |p| ratio(k, p)),
             ratio(k, l),
             goal
+        );
+    }
+    if !icl.is_empty() {
+        // Intel's CPU runtime: its figure, and each clsync side's time as a
+        // multiple of its time.
+        let i = median(icl);
+        let of = |r: &Vec<Duration>| {
+            if r.is_empty() {
+                "-".to_string()
+            } else {
+                ratio(median(r), i)
+            }
+        };
+        println!(
+            "{:<18} {:>13.3}  {unit} (Intel's CPU runtime): Intel/PoCL {}, clsync/Intel {}, #[kernel]/Intel {}, OpenCL C/Intel {}",
+            "  Intel",
+            figure(w, s, i).0,
+            p.map_or("-".to_string(), |p| ratio(i, p)),
+            ratio(c, i),
+            of(lifted),
+            of(occ),
         );
     }
     if args.spread {

@@ -1,7 +1,9 @@
-//! The workloads as OpenCL C kernels (`kernels.cl`) on PoCL's CPU device,
-//! found through the ICD loader (`pocl-opencl-icd` on Debian). Another
-//! platform's CPU device is never taken in its place: the table's column
-//! says PoCL ([`choose`]).
+//! The workloads as OpenCL C kernels (`kernels.cl`) on an OpenCL CPU
+//! device found through the ICD loader: PoCL's (`pocl-opencl-icd` on
+//! Debian), and Intel's CPU runtime where it is installed (`scripts/bench.sh
+//! --intel` installs it, from PyPI's `intel-opencl-rt`, into its own
+//! virtual environment and points the loader at it). Each column takes its
+//! own platform by name, never another's CPU device ([`choose`]).
 
 use std::ptr;
 use std::time::Duration;
@@ -49,34 +51,52 @@ pub const THREADS_VAR: &str = "POCL_MAX_PTHREAD_COUNT";
 /// variable, which another thread reading the environment at the same time
 /// could see half-written.
 pub fn request_threads(threads: usize) {
-    if std::env::var_os(THREADS_VAR).is_none() {
-        std::env::set_var(THREADS_VAR, threads.to_string());
+    for var in [THREADS_VAR, INTEL_THREADS_VAR] {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, threads.to_string());
+        }
     }
 }
 
 /// PoCL's platform name (`CL_PLATFORM_NAME`).
 pub const PLATFORM: &str = "Portable Computing Language";
 
+/// The platform name of Intel's CPU runtime.
+pub const INTEL: &str = "Intel(R) OpenCL";
+
+/// Intel's CPU runtime's variable for its number of worker threads (TBB
+/// workers), which [`request_threads`] sets as it sets PoCL's.
+pub const INTEL_THREADS_VAR: &str = "CL_CONFIG_CPU_TBB_NUM_WORKERS";
+
+/// How a platform that is missing is installed, for the messages.
+fn install_hint(platform: &str) -> &'static str {
+    if platform == INTEL {
+        "scripts/bench.sh --intel installs Intel's CPU runtime"
+    } else {
+        "install pocl-opencl-icd"
+    }
+}
+
 /// Which of the platforms, given as their names and numbers of CPU devices,
-/// is PoCL with a CPU device; or why none is. Another platform's CPU device
-/// (Intel's or AMD's CPU runtime, say) is never taken instead: its figures
-/// would go in PoCL's column.
-pub fn choose(platforms: &[(&str, usize)]) -> Result<usize, Error> {
+/// is `platform` with a CPU device; or why none is. Another platform's CPU
+/// device is never taken instead: its figures would go in the wrong column.
+pub fn choose(platforms: &[(&str, usize)], platform: &str) -> Result<usize, Error> {
     if let Some(i) = platforms
         .iter()
-        .position(|&(name, cpus)| name == PLATFORM && cpus > 0)
+        .position(|&(name, cpus)| name == platform && cpus > 0)
     {
         return Ok(i);
     }
+    let hint = install_hint(platform);
     if platforms.is_empty() {
-        return Err("no OpenCL platform; install pocl-opencl-icd".to_string());
+        return Err(format!("no OpenCL platform; {hint}"));
     }
     let seen: Vec<String> = platforms
         .iter()
         .map(|(name, cpus)| format!("{name:?} ({cpus} CPU device(s))"))
         .collect();
     Err(format!(
-        "no PoCL CPU device among the OpenCL platforms: {}; install pocl-opencl-icd",
+        "no {platform:?} CPU device among the OpenCL platforms: {}; {hint}",
         seen.join(", ")
     ))
 }
@@ -84,8 +104,14 @@ pub fn choose(platforms: &[(&str, usize)]) -> Result<usize, Error> {
 impl Pocl {
     /// Finds PoCL's CPU device and builds the program, or says why not.
     pub fn new() -> Result<Pocl, Error> {
+        Self::on(PLATFORM)
+    }
+
+    /// Finds `platform`'s CPU device (PoCL's, [`INTEL`]) and builds the
+    /// program, or says why not.
+    pub fn on(platform: &str) -> Result<Pocl, Error> {
         let platforms = get_platforms()
-            .map_err(|e| format!("no OpenCL platform ({e}); install pocl-opencl-icd"))?;
+            .map_err(|e| format!("no OpenCL platform ({e}); {}", install_hint(platform)))?;
         // Each platform's name and its CPU devices (none where it has none,
         // as a GPU driver's platform answers).
         let found: Vec<(String, Vec<_>)> = platforms
@@ -99,7 +125,7 @@ impl Pocl {
             .iter()
             .map(|(name, ids)| (name.as_str(), ids.len()))
             .collect();
-        let device = Device::new(found[choose(&names)?].1[0]);
+        let device = Device::new(found[choose(&names, platform)?].1[0]);
         let compute_units = device.max_compute_units().unwrap_or(0);
         let description = format!(
             "{} ({}, {compute_units} compute units)",
@@ -354,18 +380,22 @@ impl Pocl {
 
 #[cfg(test)]
 mod tests {
-    use super::{choose, PLATFORM};
+    use super::{choose, INTEL, PLATFORM};
 
     #[test]
     fn pocl_is_chosen_over_another_cpu_device() {
         let found = [("NVIDIA CUDA", 0), ("Intel(R) OpenCL", 1), (PLATFORM, 1)];
-        assert_eq!(choose(&found), Ok(2));
+        assert_eq!(choose(&found, PLATFORM), Ok(2));
+        assert_eq!(choose(&found, INTEL), Ok(1));
     }
 
     #[test]
     fn another_platforms_cpu_device_is_refused_by_name() {
-        let why = choose(&[("NVIDIA CUDA", 0), ("Intel(R) OpenCL", 1)]).unwrap_err();
-        assert!(why.contains("no PoCL CPU device"), "{why}");
+        let why = choose(&[("NVIDIA CUDA", 0), ("Intel(R) OpenCL", 1)], PLATFORM).unwrap_err();
+        assert!(
+            why.contains("no \"Portable Computing Language\" CPU device"),
+            "{why}"
+        );
         assert!(
             why.contains("\"Intel(R) OpenCL\" (1 CPU device(s))"),
             "{why}"
@@ -375,7 +405,12 @@ mod tests {
 
     #[test]
     fn pocl_without_a_cpu_device_or_no_platform_is_refused() {
-        assert!(choose(&[(PLATFORM, 0)]).is_err());
-        assert!(choose(&[]).unwrap_err().contains("no OpenCL platform"));
+        assert!(choose(&[(PLATFORM, 0)], PLATFORM).is_err());
+        assert!(choose(&[], PLATFORM)
+            .unwrap_err()
+            .contains("no OpenCL platform"));
+        assert!(choose(&[(PLATFORM, 1)], INTEL)
+            .unwrap_err()
+            .contains("bench.sh --intel"));
     }
 }
