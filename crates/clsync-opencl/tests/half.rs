@@ -62,6 +62,14 @@ kernel void modes(global const float *f, global const int *k, global half *h) {
     h[i * 6 + 4] = convert_half_rtz(k[i]);
     h[i * 6 + 5] = convert_half_rtp(k[i]);
 }
+kernel void vectors(global const half *in, global half *out, global half *whole) {
+    int i = get_global_id(0);
+    half4 v = vload4(i, in);
+    half4 w;
+    half4 f = fract(v * (half)1.5f, &w);
+    vstore4(v + (half4)(1.0f), i, out);
+    whole[i] = w.x + f.x;
+}
 kernel void convert(global const double *d, global half *h, global int *n) {
     int i = get_global_id(0);
     h[i] = (half)d[i];
@@ -222,4 +230,34 @@ fn conversions_to_half_take_their_rounding_modes() {
         [got[4], got[5], got[10], got[11], got[16], got[22]],
         [2048.0, 2050.0, -2050.0, -2050.0, 65504.0, 3.0]
     );
+}
+
+#[test]
+fn half_vectors_load_and_store_two_bytes_a_lane() {
+    let p = common::build(SRC, "half.cl", "-cl-std=CL2.0");
+    let vals: Vec<f64> = (0..8).map(|k| to_half(k as f64 * 0.75 - 1.0)).collect();
+    let input = Buffer::from_slice(&vals.iter().map(|v| half_bits(*v)).collect::<Vec<_>>());
+    // A guard half after the output: vstore4 must not write past its lanes.
+    let out = Buffer::from_slice(&[0x7777u16; 9]);
+    let whole = Buffer::<u16>::new(2);
+    for checked in [false, true] {
+        common::run(
+            &p,
+            "vectors",
+            NdRange::new([2]),
+            &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&whole)],
+            checked,
+        );
+        let got: Vec<f64> = out.to_vec().iter().map(|h| value_of(*h)).collect();
+        let want: Vec<f64> = vals.iter().map(|v| to_half(v + 1.0)).collect();
+        assert_eq!(got[..8], want[..]);
+        assert_eq!(out.to_vec()[8], 0x7777);
+        for i in 0..2 {
+            // fract of the first lane times 1.5, plus its floor (the
+            // second result stored through the half pointer): the product.
+            let x = to_half(vals[4 * i] * 1.5);
+            let (fl, fr) = (x.floor(), to_half(x - x.floor()));
+            assert_eq!(value_of(whole.to_vec()[i]), to_half(fl + fr), "lane {i}");
+        }
+    }
 }

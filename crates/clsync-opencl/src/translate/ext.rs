@@ -76,13 +76,16 @@ impl Fx<'_, '_> {
                 let addr = self.address(base, es * count, AccessKind::Read, storage);
                 let mut out = Vec::new();
                 let mut lanes = Vec::new();
+                let half = super::half::is_half(self.m, elem);
                 for k in 0..count {
                     lanes.push(self.note_access(base, addr, k * es, es, None));
-                    out.push(
-                        self.b
-                            .ins()
-                            .load(et, super::function::mem(), addr, (k * es) as i32),
-                    );
+                    // A half in memory is its 16-bit encoding.
+                    let t = if half { types::I16 } else { et };
+                    let v = self
+                        .b
+                        .ins()
+                        .load(t, super::function::mem(), addr, (k * es) as i32);
+                    out.push(if half { self.half_of_bits(v) } else { v });
                 }
                 if self.s.checked {
                     self.pending = Some(lanes);
@@ -108,8 +111,11 @@ impl Fx<'_, '_> {
                 } else {
                     Vec::new()
                 };
+                let half = super::half::is_half(self.m, et);
                 for (k, v) in data.iter().enumerate() {
                     let lane = lanes.get(k).copied().flatten();
+                    // A half in memory is its 16-bit encoding.
+                    let v = &if half { self.half_bits(*v) } else { *v };
                     self.note_access(base, addr, k as u64 * es, es, Some((*v, lane)));
                     self.b
                         .ins()

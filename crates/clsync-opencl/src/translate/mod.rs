@@ -586,6 +586,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         ctx.func.signature = function::signature(m, f, call_conv)?;
         function::translate(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
         let id = shared.funcs[&f.id];
+        dump(&f.name, &mut ctx);
         jit.define_function(id, &mut ctx).map_err(|e| {
             CompileError::Internal(format!(
                 "code generation of `{}`: {e:?}",
@@ -693,9 +694,30 @@ fn continuation_function(
             &ctx.func.signature,
         )
         .map_err(|e| format!("{e:?}"))?;
+    dump(&format!("continuation_{name}"), ctx);
     jit.define_function(id, ctx)
         .map_err(|e| format!("code generation: {e:?}"))?;
+    dump_code(ctx);
     Ok((id, barriers, frame_bytes))
+}
+
+/// With `CLSYNC_DUMP_CLIF` set: prints the function's Cranelift IR to
+/// standard error, and asks for its machine code's listing, which
+/// [`dump_code`] prints once it is made; for reading what the translator
+/// made.
+fn dump(name: &str, ctx: &mut cranelift_codegen::Context) {
+    if std::env::var_os("CLSYNC_DUMP_CLIF").is_none() {
+        return;
+    }
+    eprintln!("; {name}\n{}", ctx.func.display());
+    ctx.want_disasm = true;
+}
+
+/// The machine code listing [`dump`] asked for.
+fn dump_code(ctx: &cranelift_codegen::Context) {
+    if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+        eprintln!("; machine code\n{text}");
+    }
 }
 
 #[cfg(test)]
