@@ -35,8 +35,14 @@ pub enum ArgKind {
         /// Bytes of the struct.
         size: usize,
     },
-    /// An image (`image1d_t` ... `image2d_array_t`).
-    Image,
+    /// An image (`image1d_t` ... `image2d_array_t`): its dimensionality
+    /// (SPIR-V's `Dim`: 0 1D, 1 2D, 2 3D) and whether it is an array.
+    Image {
+        /// SPIR-V's `Dim`.
+        dim: u32,
+        /// Whether an array of images.
+        arrayed: bool,
+    },
     /// A `sampler_t`.
     Sampler,
     /// Something clsync cannot pass yet (pipes, queues).
@@ -52,7 +58,16 @@ impl ArgKind {
             ArgKind::Local => "local memory (a size)".into(),
             ArgKind::Value { size, .. } => format!("a value of {size} bytes"),
             ArgKind::ByVal { size } => format!("a struct of {size} bytes by value"),
-            ArgKind::Image => "an image".into(),
+            ArgKind::Image { dim, arrayed } => {
+                let d = match dim {
+                    0 => "1D",
+                    1 => "2D",
+                    2 => "3D",
+                    5 => "buffer",
+                    _ => "other",
+                };
+                format!("a {d} image{}", if *arrayed { " array" } else { "" })
+            }
             ArgKind::Sampler => "a sampler".into(),
             ArgKind::Unsupported(what) => format!("{what}, which clsync does not pass yet"),
         }
@@ -421,7 +436,10 @@ fn kernel_info(
                 };
                 (kind, es)
             }
-            Type::Opaque("image") => (ArgKind::Image, 8),
+            Type::Opaque("image") => {
+                let (dim, arrayed) = m.images.get(ty).copied().unwrap_or((1, false));
+                (ArgKind::Image { dim, arrayed }, 8)
+            }
             Type::Opaque("sampler") => (ArgKind::Sampler, 8),
             Type::Opaque(what) => (ArgKind::Unsupported(format!("an {what}")), 8),
             Type::Event => (ArgKind::Unsupported("an event".into()), 8),

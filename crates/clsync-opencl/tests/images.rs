@@ -606,3 +606,36 @@ fn images_in_a_kernel_with_barriers_on_both_engines() {
     }
     assert!(p.kernel("shift").unwrap().engine().is_ok());
 }
+
+#[test]
+fn an_image_of_another_shape_is_refused_naming_the_argument() {
+    let p = build();
+    let v = Image::new(
+        ImageShape::D3 {
+            width: 2,
+            height: 2,
+            depth: 2,
+        },
+        fmt(ChannelOrder::R, ChannelType::Float),
+    );
+    let out = Buffer::<f32>::new(4);
+    let at = Buffer::<f32>::new(2);
+    let e = p
+        .kernel("sample2d")
+        .unwrap()
+        .run(
+            &clsync::Runtime::new(),
+            NdRange::new([1]),
+            &[
+                Arg::Image(&v),
+                Arg::Sampler(Sampler(Sampler::NEAREST)),
+                Arg::Buffer(&at),
+                Arg::Buffer(&out),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("argument 0 (`in`"), "{e}");
+    assert!(e.contains("D3"), "{e}");
+    assert!(e.contains("the kernel takes a 2D image"), "{e}");
+}

@@ -162,6 +162,9 @@ pub struct Module {
     /// or 64 bits, by id: their declared width (each reads as the next of
     /// those; values of it are kept within the declared width).
     pub narrow: HashMap<Word, u32>,
+    /// Image types by id: their dimensionality as SPIR-V numbers it (`Dim`:
+    /// 0 1D, 1 2D, 2 3D, 5 buffer) and whether they are arrays.
+    pub images: HashMap<Word, (u32, bool)>,
     /// The module-scope `OpUndef`s among them (each a [`Constant::Null`]
     /// to code that wants bits), for checkers of uninitialized values.
     pub undefined: std::collections::HashSet<Word>,

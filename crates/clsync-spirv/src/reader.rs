@@ -279,6 +279,7 @@ impl Module {
             constants: HashMap::new(),
             undefined: Default::default(),
             narrow: Default::default(),
+            images: Default::default(),
             globals: Vec::new(),
             functions: Vec::new(),
             imports: HashMap::new(),
@@ -421,7 +422,13 @@ impl Module {
                         .collect::<Result<_, _>>()?,
                 }),
                 Op::TypeEvent => Some(Type::Event),
-                Op::TypeImage => Some(Type::Opaque("image")),
+                Op::TypeImage => {
+                    if let Some(Operand::Dim(d)) = i.operands.get(1) {
+                        let arrayed = lit_at(i, 3).unwrap_or(0) != 0;
+                        self.images.insert(id, (*d as u32, arrayed));
+                    }
+                    Some(Type::Opaque("image"))
+                }
                 Op::TypeSampler => Some(Type::Opaque("sampler")),
                 Op::TypeSampledImage => Some(Type::Opaque("sampled image")),
                 Op::TypeOpaque => Some(Type::Opaque("opaque")),

@@ -312,7 +312,22 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     words.push(u64::from_le_bytes(w));
                 }
             }
-            (ArgKind::Image, Arg::Image(img)) => {
+            (ArgKind::Image { dim, arrayed }, Arg::Image(img)) => {
+                let (d, a) = match img.shape() {
+                    image::ImageShape::D1 { .. } => (0, false),
+                    image::ImageShape::D2 { .. } => (1, false),
+                    image::ImageShape::D3 { .. } => (2, false),
+                    image::ImageShape::D1Array { .. } => (0, true),
+                    image::ImageShape::D2Array { .. } => (1, true),
+                };
+                if (d, a) != (*dim, *arrayed) {
+                    return Err(err(format!(
+                        "{}: an image of shape {:?} given, the kernel takes {}",
+                        which(),
+                        img.shape(),
+                        param.kind.describe()
+                    )));
+                }
                 images.push(img.bind());
                 words.push(images.len() as u64);
             }

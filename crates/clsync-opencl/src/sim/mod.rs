@@ -292,7 +292,7 @@ impl Sim {
                         format!("{what} cannot be given in a .sim file yet"),
                     ))
                 }
-                ArgKind::Image | ArgKind::Sampler => {
+                ArgKind::Image { .. } | ArgKind::Sampler => {
                     return Err(err(
                         line,
                         format!(
