@@ -639,3 +639,29 @@ fn an_image_of_another_shape_is_refused_naming_the_argument() {
     assert!(e.contains("D3"), "{e}");
     assert!(e.contains("the kernel takes a 2D image"), "{e}");
 }
+
+/// `002_6c32435e912a3710.txt`: a barrier whose flags include
+/// `CLK_IMAGE_MEM_FENCE` orders the image accesses before it against those
+/// after it; one with only the local-memory flag does not, and a write
+/// before it and another work-item's read after it race.
+#[test]
+fn an_image_fence_in_a_barrier_orders_texels_across_work_items() {
+    let src = "kernel void pass(read_write image2d_t img, global float *out) {\n  int i = get_global_id(0);\n  if (i == 0) write_imagef(img, (int2)(0, 0), (float4)(5.0f));\n  barrier(FLAGS);\n  if (i == 1) out[0] = read_imagef(img, (int2)(0, 0)).x;\n}\n";
+    for (flags, race) in [
+        ("CLK_IMAGE_MEM_FENCE", false),
+        ("CLK_LOCAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE", false),
+        ("CLK_LOCAL_MEM_FENCE", true),
+    ] {
+        let p = common::build(src, "fence.cl", &format!("-cl-std=CL2.0 -D FLAGS=\"{flags}\""));
+        let img = Image::new(ImageShape::D2 { width: 1, height: 1 }, fmt(ChannelOrder::Rgba, ChannelType::Float)).named("img");
+        let out = Buffer::<f32>::new(1);
+        let found = common::run(&p, "pass", NdRange::new([2]).local([2]), &[Arg::Image(&img), Arg::Buffer(&out)], true);
+        let heads: Vec<String> = found.checker.iter().map(clsync_opencl::exec::report::headline).collect();
+        if race {
+            assert_eq!(heads, ["Read-write data race at image memory address `img`[0]"], "{flags}");
+        } else {
+            assert!(found.is_empty(), "{flags}: {found:?}");
+            assert_eq!(out.to_vec(), [5.0]);
+        }
+    }
+}
