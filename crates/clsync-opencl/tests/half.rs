@@ -95,17 +95,6 @@ fn half_bits(x: f64) -> u16 {
     sign | (((e + 15) as u16) << 10) | m
 }
 
-fn value_of(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = (h >> 10) & 0x1f;
-    let m = (h & 0x3ff) as f64;
-    match e {
-        0 => sign * m * 2f64.powi(-24),
-        31 => sign * f64::INFINITY,
-        e => sign * (1.0 + m / 1024.0) * 2f64.powi(e as i32 - 15),
-    }
-}
-
 #[test]
 fn half_operations_round_to_the_nearest_half() {
     let p = common::build(SRC, "half.cl", "-cl-std=CL2.0");
@@ -137,7 +126,7 @@ fn half_operations_round_to_the_nearest_half() {
         assert!(found.is_empty(), "{found:?}");
         let (o, ho) = (out.to_vec(), hout.to_vec());
         for i in 0..n {
-            let (x, y) = (value_of(a[i]), value_of(b[i]));
+            let (x, y) = (common::half_value(a[i]), common::half_value(b[i]));
             let want = [
                 to_half(x + y),
                 to_half(x - y),
@@ -151,8 +140,16 @@ fn half_operations_round_to_the_nearest_half() {
             for (j, w) in want.iter().enumerate() {
                 assert_eq!(o[i * 8 + j] as f64, *w, "op {j} of {x} and {y}");
             }
-            assert_eq!(value_of(ho[2 * i]), to_half(x * k), "vector x at {i}");
-            assert_eq!(value_of(ho[2 * i + 1]), to_half(y * x), "vector y at {i}");
+            assert_eq!(
+                common::half_value(ho[2 * i]),
+                to_half(x * k),
+                "vector x at {i}"
+            );
+            assert_eq!(
+                common::half_value(ho[2 * i + 1]),
+                to_half(y * x),
+                "vector y at {i}"
+            );
         }
     }
 }
@@ -172,9 +169,12 @@ fn half_bits_conversions_and_double_rounding() {
         false,
     );
     for (i, h) in s.iter().enumerate() {
-        let v = value_of(*h as u16);
+        let v = common::half_value(*h as u16);
         assert_eq!(f.to_vec()[i] as f64, v);
-        assert_eq!(value_of(back.to_vec()[i] as u16), to_half(v * 2.0));
+        assert_eq!(
+            common::half_value(back.to_vec()[i] as u16),
+            to_half(v * 2.0)
+        );
     }
     // A double half-way between two halves only after rounding to float
     // first: converted once, it rounds by the double's own value.
@@ -189,7 +189,7 @@ fn half_bits_conversions_and_double_rounding() {
         &[Arg::Buffer(&d), Arg::Buffer(&h), Arg::Buffer(&n)],
         true,
     );
-    let got: Vec<f64> = h.to_vec().iter().map(|x| value_of(*x)).collect();
+    let got: Vec<f64> = h.to_vec().iter().map(|x| common::half_value(*x)).collect();
     assert_eq!(got, [1.0 + 2f64.powi(-10), f64::INFINITY, -3.75, 2048.0]);
     assert_eq!(n.to_vec()[2..], [-3, 2048]);
 }
@@ -213,7 +213,7 @@ fn conversions_to_half_take_their_rounding_modes() {
         &[Arg::Buffer(&fb), Arg::Buffer(&kb), Arg::Buffer(&h)],
         false,
     );
-    let got: Vec<f64> = h.to_vec().iter().map(|x| value_of(*x)).collect();
+    let got: Vec<f64> = h.to_vec().iter().map(|x| common::half_value(*x)).collect();
     let ulp1 = 2f64.powi(-10);
     // 1 + 2^-11: a tie between 1 and 1 + 2^-10.
     assert_eq!(got[0..4], [1.0, 1.0 + ulp1, 1.0, 1.0]);
@@ -248,7 +248,11 @@ fn half_vectors_load_and_store_two_bytes_a_lane() {
             &[Arg::Buffer(&input), Arg::Buffer(&out), Arg::Buffer(&whole)],
             checked,
         );
-        let got: Vec<f64> = out.to_vec().iter().map(|h| value_of(*h)).collect();
+        let got: Vec<f64> = out
+            .to_vec()
+            .iter()
+            .map(|h| common::half_value(*h))
+            .collect();
         let want: Vec<f64> = vals.iter().map(|v| to_half(v + 1.0)).collect();
         assert_eq!(got[..8], want[..]);
         assert_eq!(out.to_vec()[8], 0x7777);
@@ -257,7 +261,11 @@ fn half_vectors_load_and_store_two_bytes_a_lane() {
             // second result stored through the half pointer): the product.
             let x = to_half(vals[4 * i] * 1.5);
             let (fl, fr) = (x.floor(), to_half(x - x.floor()));
-            assert_eq!(value_of(whole.to_vec()[i]), to_half(fl + fr), "lane {i}");
+            assert_eq!(
+                common::half_value(whole.to_vec()[i]),
+                to_half(fl + fr),
+                "lane {i}"
+            );
         }
     }
 }

@@ -652,13 +652,38 @@ fn an_image_fence_in_a_barrier_orders_texels_across_work_items() {
         ("CLK_LOCAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE", false),
         ("CLK_LOCAL_MEM_FENCE", true),
     ] {
-        let p = common::build(src, "fence.cl", &format!("-cl-std=CL2.0 -D FLAGS=\"{flags}\""));
-        let img = Image::new(ImageShape::D2 { width: 1, height: 1 }, fmt(ChannelOrder::Rgba, ChannelType::Float)).named("img");
+        let p = common::build(
+            src,
+            "fence.cl",
+            &format!("-cl-std=CL2.0 -D FLAGS=\"{flags}\""),
+        );
+        let img = Image::new(
+            ImageShape::D2 {
+                width: 1,
+                height: 1,
+            },
+            fmt(ChannelOrder::Rgba, ChannelType::Float),
+        )
+        .named("img");
         let out = Buffer::<f32>::new(1);
-        let found = common::run(&p, "pass", NdRange::new([2]).local([2]), &[Arg::Image(&img), Arg::Buffer(&out)], true);
-        let heads: Vec<String> = found.checker.iter().map(clsync_opencl::exec::report::headline).collect();
+        let found = common::run(
+            &p,
+            "pass",
+            NdRange::new([2]).local([2]),
+            &[Arg::Image(&img), Arg::Buffer(&out)],
+            true,
+        );
+        let heads: Vec<String> = found
+            .checker
+            .iter()
+            .map(clsync_opencl::exec::report::headline)
+            .collect();
         if race {
-            assert_eq!(heads, ["Read-write data race at image memory address `img`[0]"], "{flags}");
+            assert_eq!(
+                heads,
+                ["Read-write data race at image memory address `img`[0]"],
+                "{flags}"
+            );
         } else {
             assert!(found.is_empty(), "{flags}: {found:?}");
             assert_eq!(out.to_vec(), [5.0]);

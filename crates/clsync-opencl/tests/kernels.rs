@@ -703,11 +703,9 @@ fn half_loads_and_stores_with_rounding_modes() {
     }
 }
 
-/// A normal `half`'s value.
+/// A `half`'s value, as a float.
 fn half_value(h: u16) -> f32 {
-    let e = ((h >> 10) & 0x1f) as i32;
-    let m = (h & 0x3ff) as f32;
-    (1.0 + m / 1024.0) * 2f32.powi(e - 15) * if h & 0x8000 != 0 { -1.0 } else { 1.0 }
+    common::half_value(h) as f32
 }
 
 /// `vloadn` and `vstoren` (whose vector size is a literal operand, not a

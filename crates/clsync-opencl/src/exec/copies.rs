@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::ctx::{ItemCtx, Stop};
+use super::ctx::{HostSide, ItemCtx, Stop};
 use super::helpers;
 
 /// One copy of a group: its arguments, how many work-items made it, and
@@ -64,6 +64,15 @@ pub struct ItemEvents {
     waits: usize,
 }
 
+/// Runs `f` on the copies of the group of the work-item `host` runs, with
+/// the launch's copies locked.
+fn with_group<R>(host: &HostSide<'_>, f: impl FnOnce(&mut GroupCopies) -> R) -> R {
+    let wi = host.runner.item();
+    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+    let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
+    f(all.entry(group).or_default())
+}
+
 fn report(ctx: &ItemCtx, headline: &str, details: String, site: u32) {
     // SAFETY: the context's host side lives for the work-item's run (see
     // `exec::run`).
@@ -97,7 +106,6 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
     // SAFETY: as in `report`.
     let host = unsafe { &*c.host };
     let wi = host.runner.item();
-    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
     let index = c.events.copies;
     c.events.copies += 1;
     let args = [dst, src, size, n, dst_stride, src_stride];
@@ -107,9 +115,7 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
     } else {
         c.events.waited.len() as u64 + 1
     };
-    let perform = {
-        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
-        let g = all.entry(group).or_default();
+    let (last, theirs) = with_group(host, |g| {
         if g.copies.len() <= index {
             g.copies.push(GroupCopy {
                 args,
@@ -132,21 +138,18 @@ pub(crate) unsafe extern "C" fn clsync_async_copy(
         if last {
             copy.done = true;
         }
-        drop(all);
-        if theirs != args && host.checked {
-            report(
-                c,
-                "Work-group divergence detected (async copy)",
-                format!("copy {} of this work-item has other arguments than the work-item that made it first", index + 1),
-                site,
-            );
-        }
-        last.then_some(theirs)
-    };
-    if let Some(a) = perform {
-        if !copy(c, a, site, false, true) {
-            return 0;
-        }
+        (last, theirs)
+    });
+    if theirs != args && host.checked {
+        report(
+            c,
+            "Work-group divergence detected (async copy)",
+            format!("copy {} of this work-item has other arguments than the work-item that made it first", index + 1),
+            site,
+        );
+    }
+    if last && !copy(c, theirs, site, false, true) {
+        return 0;
     }
     if event != 0 {
         return event;
@@ -201,25 +204,23 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
     }
     let index = c.events.waits;
     if host.checked {
-        let wi = host.runner.item();
-        let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
-        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
-        let g = all.entry(group).or_default();
-        match g.waits.get(index) {
-            None => g.waits.push(events.clone()),
-            Some(first) if *first != events => {
-                drop(all);
-                report(
-                    c,
-                    "Work-group divergence detected (barrier)",
-                    format!(
-                        "wait_group_events {} waits for events {events:?}, the group's first work-item for others",
-                        index + 1
-                    ),
-                    site,
-                );
+        let differs = with_group(host, |g| match g.waits.get(index) {
+            None => {
+                g.waits.push(events.clone());
+                false
             }
-            Some(_) => {}
+            Some(first) => *first != events,
+        });
+        if differs {
+            report(
+                c,
+                "Work-group divergence detected (barrier)",
+                format!(
+                    "wait_group_events {} waits for events {events:?}, the group's first work-item for others",
+                    index + 1
+                ),
+                site,
+            );
         }
     }
     c.events.waits += 1;
@@ -240,11 +241,8 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
     // Copies of this work-item that some work-item of the group never
     // reached (in a checked launch: every copy of an event the wait names):
     // performed now, by the first to wait.
-    let (pending, short): (Vec<[u64; 6]>, _) = {
-        let wi = host.runner.item();
-        let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
-        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
-        let g = all.entry(group).or_default();
+    let wi = host.runner.item();
+    let (pending, short): (Vec<[u64; 6]>, _) = with_group(host, |g| {
         let named = g.waits.get(index).cloned().unwrap_or(events);
         let checked = host.checked;
         // A copy that not every work-item of the group made (each that
@@ -268,7 +266,7 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
             })
             .collect();
         (pending, short)
-    };
+    });
     if let (true, Some((n, made, size))) = (host.checked, short) {
         report(
             c,
@@ -297,11 +295,7 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
 fn note_waited(c: &mut ItemCtx, events: &[u64]) -> bool {
     // SAFETY: as in `report`.
     let host = unsafe { &*c.host };
-    let wi = host.runner.item();
-    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
-    let todo: Vec<([u64; 6], u32)> = {
-        let mut all = host.copies.lock().unwrap_or_else(|e| e.into_inner());
-        let g = all.entry(group).or_default();
+    let todo: Vec<([u64; 6], u32)> = with_group(host, |g| {
         g.copies
             .iter_mut()
             .take(c.events.copies)
@@ -311,7 +305,7 @@ fn note_waited(c: &mut ItemCtx, events: &[u64]) -> bool {
                 (k.args, k.site)
             })
             .collect()
-    };
+    });
     todo.into_iter()
         .all(|(a, site)| copy(c, a, site, true, false))
 }

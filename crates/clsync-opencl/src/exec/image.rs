@@ -20,7 +20,8 @@
 //! writes and reads of a pixel by different work-items are races; a write
 //! or an unsampled read outside the image is reported (`Invalid write to
 //! image`, `Invalid read from image`) and skipped. Unchecked, a write
-//! outside the image is skipped and such a read gives zeros: the
+//! outside the image is skipped and such a read gives the border colour
+//! (`CLK_ADDRESS_CLAMP`'s): the
 //! specification leaves both undefined, and neither touches memory beyond
 //! the image.
 
@@ -299,20 +300,16 @@ impl Image {
     /// The texel at integer coordinates as `read_imagef` without a sampler
     /// gives it (host side).
     pub fn read_f32(&self, at: [usize; 3]) -> [f32; 4] {
-        let v = self.view();
-        v.texel(at.map(|c| c as i64)).map(f32::from_bits)
+        self.bind().texel(at.map(|c| c as i64)).map(f32::from_bits)
     }
 
-    fn view(&self) -> ImageRef {
+    /// Where its texels are and what they are, as a launch binds it.
+    pub(crate) fn bind(&self) -> ImageRef {
         ImageRef {
             base: self.data.raw_bytes().0,
             shape: self.shape,
             format: self.format,
         }
-    }
-
-    pub(crate) fn bind(&self) -> ImageRef {
-        self.view()
     }
 }
 

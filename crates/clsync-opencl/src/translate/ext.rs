@@ -79,13 +79,13 @@ impl Fx<'_, '_> {
                 let half = super::half::is_half(self.m, elem);
                 for k in 0..count {
                     lanes.push(self.note_access(base, addr, k * es, es, None));
-                    // A half in memory is its 16-bit encoding.
-                    let t = if half { types::I16 } else { et };
-                    let v = self
-                        .b
-                        .ins()
-                        .load(t, super::function::mem(), addr, (k * es) as i32);
-                    out.push(if half { self.half_of_bits(v) } else { v });
+                    out.push(if half {
+                        self.half_at(addr, k * es)
+                    } else {
+                        self.b
+                            .ins()
+                            .load(et, super::function::mem(), addr, (k * es) as i32)
+                    });
                 }
                 if self.s.checked {
                     self.pending = Some(lanes);
@@ -326,12 +326,7 @@ impl Fx<'_, '_> {
         let mut lanes = Vec::new();
         for k in 0..n {
             lanes.push(self.note_access(base, addr, 2 * k, 2, None));
-            let h = self
-                .b
-                .ins()
-                .load(types::I16, super::function::mem(), addr, (2 * k) as i32);
-            let h = self.b.ins().uextend(types::I32, h);
-            out.push(self.helper("clsync_half_to_float", &[h])[0]);
+            out.push(self.half_at(addr, 2 * k));
         }
         if self.s.checked {
             self.pending = Some(lanes);

@@ -623,30 +623,7 @@ impl<'a, 'm> Fx<'a, 'm> {
                 .collect(),
             None => v,
         };
-        // A half result computed in float, rounded to half (see `half`);
-        // a load's is a half already.
-        let v = match inst.result_type {
-            Some(t) if inst.class.opcode != Op::Load => {
-                let halves: Vec<bool> = self
-                    .m
-                    .leaves(t)
-                    .map(|ls| {
-                        ls.iter()
-                            .map(|l| super::half::is_half(self.m, l.ty))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if halves.iter().any(|h| *h) {
-                    v.into_iter()
-                        .zip(halves.into_iter().chain(std::iter::repeat(false)))
-                        .map(|(x, h)| if h { self.round_half(x, inst) } else { x })
-                        .collect()
-                } else {
-                    v
-                }
-            }
-            _ => v,
-        };
+        let v = self.round_half_result(inst, v);
         if self.s.checked && id != 0 {
             let lanes = match self.pending.take() {
                 Some(l) => l,

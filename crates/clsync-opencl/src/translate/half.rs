@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use clsync_spirv::spirv::Word;
+use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Instruction, Module, Type};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -43,14 +43,64 @@ pub(crate) fn from_bits(
     b.inst_results(call)[0]
 }
 
+/// Whether `op` only moves values that are halves already (no rounding
+/// needed): loads (exact), the structural operations, selects, copies,
+/// calls (the callee rounded what it returns) and bitcasts (made from
+/// the encoding).
+fn moves_values(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Load
+            | Op::CompositeExtract
+            | Op::CompositeInsert
+            | Op::CompositeConstruct
+            | Op::VectorShuffle
+            | Op::VectorExtractDynamic
+            | Op::VectorInsertDynamic
+            | Op::Select
+            | Op::CopyObject
+            | Op::FunctionCall
+            | Op::Bitcast
+    )
+}
+
 impl Fx<'_, '_> {
+    /// `v`, the result of `inst`, with each lane rounded to a half where
+    /// the result is a half or a vector of halves that `inst` computed in
+    /// float (see the module's docs); unchanged otherwise. Aggregates hold
+    /// halves that other instructions made, rounded already.
+    pub(super) fn round_half_result(&mut self, inst: &Instruction, v: Vec<Value>) -> Vec<Value> {
+        let Some(t) = inst.result_type else { return v };
+        if moves_values(inst.class.opcode) {
+            return v;
+        }
+        let half = match self.m.ty(t) {
+            Ok(Type::Vector { elem, .. }) => is_half(self.m, *elem),
+            _ => is_half(self.m, t),
+        };
+        if !half {
+            return v;
+        }
+        v.into_iter().map(|x| self.round_half(x, inst)).collect()
+    }
+
     /// `x`, a float, rounded to a half: to nearest even, or as the
     /// instruction's `FPRoundingMode` says (`convert_half_rtz` and the
     /// like; SPIR-V numbers the modes as the helper takes them).
-    pub(super) fn round_half(&mut self, x: Value, inst: &Instruction) -> Value {
+    fn round_half(&mut self, x: Value, inst: &Instruction) -> Value {
         let mode = self.rounding(inst).map_or(0, |m| m as i64);
         let mode = self.b.ins().iconst(types::I32, mode);
         self.helper("clsync_round_half", &[x, mode])[0]
+    }
+
+    /// The half at `addr + offset` in memory (its 16-bit encoding), as the
+    /// float the code holds.
+    pub(super) fn half_at(&mut self, addr: Value, offset: u64) -> Value {
+        let h = self
+            .b
+            .ins()
+            .load(types::I16, super::function::mem(), addr, offset as i32);
+        self.half_of_bits(h)
     }
 
     /// The 16-bit encoding of the half held as float `x`.

@@ -348,11 +348,7 @@ impl Fx<'_, '_> {
         for leaf in self.m.leaves(ty)? {
             if super::half::is_half(self.m, leaf.ty) {
                 lanes.push(self.note_access(ptr, addr, leaf.offset, 2, None));
-                let h = self
-                    .b
-                    .ins()
-                    .load(types::I16, mem(), addr, leaf.offset as i32);
-                out.push(self.half_of_bits(h));
+                out.push(self.half_at(addr, leaf.offset));
                 continue;
             }
             let t = cl_type(self.m, leaf.ty)?;

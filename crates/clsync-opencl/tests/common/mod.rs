@@ -29,3 +29,16 @@ pub fn headlines_at(found: &Findings) -> Vec<(&str, u32)> {
         .map(|d| (d.headline.as_str(), d.site.map_or(0, |s| s.line)))
         .collect()
 }
+
+/// The value of a `half`'s 16-bit encoding: normals, subnormals, zeros and
+/// infinities (the tests' own decoder, independent of the engine's).
+pub fn half_value(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = (h >> 10) & 0x1f;
+    let m = (h & 0x3ff) as f64;
+    match e {
+        0 => sign * m * 2f64.powi(-24),
+        31 => sign * f64::INFINITY,
+        e => sign * (1.0 + m / 1024.0) * 2f64.powi(e as i32 - 15),
+    }
+}
