@@ -6,5 +6,5 @@
 # Oclgrind's test runner check.py, never run a stale binary.
 set -euo pipefail
 repo="@REPO@"
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli >&2
+cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli -p clsync-icd >&2
 exec "$repo/target/release/clsync" "$@"

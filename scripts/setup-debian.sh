@@ -37,5 +37,12 @@ fi
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 sed "s|@REPO@|$repo|" "$repo/scripts/clsync-launcher.sh" >/usr/local/bin/clsync
 chmod +x /usr/local/bin/clsync
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli
-echo "setup: ready ($(cargo --version)); clsync is $(command -v clsync)"
+cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli -p clsync-icd
+# clsync's OpenCL platform, for every OpenCL program on the machine (clinfo
+# lists it beside PoCL): the ICD loader reads the driver's path from this
+# vendors file. A per-user install names it in a folder of its own instead,
+# with OCL_ICD_VENDORS pointing there; `clsync run -- ./app` does that for
+# one program.
+mkdir -p /etc/OpenCL/vendors
+echo "$repo/target/release/libclsync_icd.so" >/etc/OpenCL/vendors/clsync.icd
+echo "setup: ready ($(cargo --version)); clsync is $(command -v clsync); OpenCL platform registered in /etc/OpenCL/vendors/clsync.icd"

@@ -9,6 +9,7 @@
 //! Where to start reading: [`Command`] (one subcommand a module: `litmus`,
 //! `run`, and the samples here, with `tour_cl` for their OpenCL C table).
 
+mod host;
 mod litmus;
 mod run;
 mod tour_cl;

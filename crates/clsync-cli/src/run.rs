@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clsync::{LaunchError, NdRange, Runtime};
+use clsync::{NdRange, Runtime};
 use clsync_opencl::sim::{self, Sim, SimArg};
 use clsync_opencl::{BuildError, Program, RunError};
 
@@ -19,8 +19,15 @@ use clsync_opencl::{BuildError, Program, RunError};
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// An Oclgrind `.sim` file, or an OpenCL C `.cl` file (then give
-    /// --kernel, --global and the arguments).
-    file: PathBuf,
+    /// --kernel, --global and the arguments). Or none, and a host program
+    /// after `--`.
+    #[arg(required_unless_present = "program")]
+    file: Option<PathBuf>,
+    /// A host program and its arguments, after `--`: run it with every
+    /// kernel it launches on clsync's OpenCL platform, checked, as
+    /// `oclgrind ./app` does (`clsync run -- ./app args`).
+    #[arg(last = true, num_args = 1..)]
+    program: Vec<String>,
     /// Check the run: invalid accesses are reported and skipped, barrier
     /// divergence is reported. The program is built unoptimized
     /// (`-cl-opt-disable`), so that what is checked is what was written.
@@ -72,7 +79,7 @@ fn sizes(s: &str, what: &str) -> Result<String, String> {
 }
 
 /// The `.sim` text the command line describes for a `.cl` file.
-fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
+fn sim_of_command_line(a: &RunArgs, file: &std::path::Path) -> Result<Sim, String> {
     let kernel = a
         .kernel
         .as_deref()
@@ -87,8 +94,7 @@ fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
         Some(l) => sizes(l, "local")?,
         None => "0 0 0".to_string(),
     };
-    let name = a
-        .file
+    let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -97,42 +103,25 @@ fn sim_of_command_line(a: &RunArgs) -> Result<Sim, String> {
         text.push_str(arg);
         text.push('\n');
     }
-    let virtual_path = a.file.with_extension("sim");
+    let virtual_path = file.with_extension("sim");
     Sim::parse(&text, &virtual_path).map_err(|e| e.to_string())
 }
 
-/// Prints a launch error as a diagnostic.
-fn print_launch_error(e: &LaunchError) {
-    match e {
-        LaunchError::Divergence(d) => {
-            eprintln!("error: Work-group divergence detected (barrier)\n\t{d}");
-        }
-        LaunchError::Reported(r) => {
-            for rep in &r.reports {
-                eprintln!("{}", clsync_opencl::exec::report::render(rep));
-            }
-        }
-        LaunchError::Panic(p) => {
-            let text = p.to_string();
-            match text.find("Invalid ").or_else(|| text.find("Unreachable")) {
-                Some(i) => eprintln!(
-                    "error: {}\n\t{}",
-                    &text[i..],
-                    &text[..i].trim_end_matches([':', ' '])
-                ),
-                None => eprintln!("error: {text}"),
-            }
-        }
-        other => eprintln!("error: {other}"),
-    }
-}
-
 pub fn main(a: &RunArgs) -> ExitCode {
-    let is_cl = a.file.extension().is_some_and(|e| e == "cl");
+    let file = match (&a.file, a.program.is_empty()) {
+        (None, false) => return crate::host::run(&a.program, a.threads),
+        (Some(f), true) => f,
+        (Some(_), false) => {
+            eprintln!("error: give a .sim or .cl file, or a host program after `--`, not both");
+            return ExitCode::from(2);
+        }
+        (None, true) => unreachable!("clap requires one"),
+    };
+    let is_cl = file.extension().is_some_and(|e| e == "cl");
     let sim = if is_cl {
-        sim_of_command_line(a)
+        sim_of_command_line(a, file)
     } else {
-        Sim::load(&a.file).map_err(|e| e.to_string())
+        Sim::load(file).map_err(|e| e.to_string())
     };
     let sim = match sim {
         Ok(s) => s,
@@ -234,7 +223,7 @@ pub fn main(a: &RunArgs) -> ExitCode {
                 }
             }
             if !a.json {
-                print_launch_error(&error);
+                eprintln!("{}", clsync_opencl::exec::report::launch_error(&error));
             }
             launch_error = Some(error.to_string());
         }

@@ -384,3 +384,47 @@ fn run_json_gives_the_findings_and_dumps_as_one_document() {
     assert_eq!(doc["dumps"][0]["argument"], "x");
     assert_eq!(doc["dumps"][0]["bytes"], 4);
 }
+
+/// `clsync run -- ./app`: a plain C host program (the OpenCL platform's
+/// own test program, built here with `cc -lOpenCL`) runs on clsync's
+/// platform with every launch checked, and its racy kernel is reported
+/// with both work-items and the source line, as `oclgrind ./app` reports
+/// it; the program's own exit status comes back.
+#[test]
+fn run_checks_every_kernel_of_a_host_program() {
+    let dir = std::env::temp_dir().join(format!("clsync-cli-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("host");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clsync-icd/tests/host/host.c");
+    let cc = Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lOpenCL")
+        .output()
+        .expect("cc (build-essential) runs");
+    assert!(cc.status.success(), "{}", text(&cc.stderr));
+    let exe = exe.to_string_lossy().into_owned();
+    let out = clsync(&["run", "--", &exe, "clsync", "--racy"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("PASS racy"), "{stdout}");
+    assert!(
+        stderr.starts_with("error: Read-write data race at global memory address `counter`[0]\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("in kernel `racy` at input.cl:2:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("by work-item global (0)"), "{stderr}");
+    // The platform is the program's only one: asked for PoCL, it finds none
+    // and says so (exit status 1 is the program's).
+    let out = clsync(&["run", "--", &exe, "Portable"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("FAIL platform: none named Portable"));
+    // Neither a file nor a program: refused.
+    let out = clsync(&["run"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

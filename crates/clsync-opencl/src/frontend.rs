@@ -235,6 +235,14 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     if !ok {
         return Err(BuildError::Compile { log });
     }
+    // LLVM's `freeze` (clang -O2 makes it of some loops) has no SPIR-V form
+    // in llvm-spirv-15: it is rewritten to a no-op cast first.
+    let text = std::fs::read_to_string(&ll)
+        .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+    if let Some(thawed) = freeze_as_bitcast(&text) {
+        std::fs::write(&ll, thawed)
+            .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+    }
     let (alog, ok) = run(
         Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15"))
             .arg(&ll)
@@ -258,8 +266,6 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
             "llvm-spirv-15 could not translate the kernel:\n{slog}"
         )));
     }
-    let text = std::fs::read_to_string(&ll)
-        .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
     let spirv =
         std::fs::read(&spv).map_err(|e| BuildError::Io(format!("{}: {e}", spv.display())))?;
     Ok(Translated {
@@ -268,6 +274,40 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
         legacy_atomics: calls_legacy_atomics(&text),
         log,
     })
+}
+
+/// LLVM IR text with each `%x = freeze T v` made `%x = bitcast T v to T`,
+/// or `None` if it has no `freeze`. `freeze` turns a poison or undefined
+/// value into some fixed value of its type; clsync's compiled code has no
+/// poison (every value is some value of its type), so the identity is
+/// exact for it, and llvm-spirv-15, which has no translation for
+/// `freeze`, takes the cast.
+pub fn freeze_as_bitcast(ir: &str) -> Option<String> {
+    if !ir.contains(" = freeze ") {
+        return None;
+    }
+    let mut out = String::with_capacity(ir.len());
+    for line in ir.lines() {
+        match line.split_once(" = freeze ") {
+            Some((lhs, rest)) => {
+                // `T v` then, maybe, `, !dbg !N`.
+                let (operand, meta) = match rest.find(", !") {
+                    Some(i) => rest.split_at(i),
+                    None => (rest, ""),
+                };
+                let operand = operand.trim_end();
+                match operand.rsplit_once(' ') {
+                    Some((ty, _)) => {
+                        out.push_str(&format!("{lhs} = bitcast {operand} to {ty}{meta}"))
+                    }
+                    None => out.push_str(line),
+                }
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// Compiles OpenCL C source held in memory; `name` is the file name its
@@ -383,5 +423,15 @@ mod tests {
         assert_eq!(a.names, vec!["n", "data"]);
         assert_eq!(a.type_names, vec!["uint", "float*"]);
         assert_eq!(a.type_quals, vec!["", "const"]);
+    }
+
+    #[test]
+    fn freeze_becomes_a_no_op_cast() {
+        let ir = "  %3 = freeze i32 %2, !dbg !12\n  %v = freeze <4 x float> %u\n  ret void\n";
+        assert_eq!(
+            freeze_as_bitcast(ir).unwrap(),
+            "  %3 = bitcast i32 %2 to i32, !dbg !12\n  %v = bitcast <4 x float> %u to <4 x float>\n  ret void\n"
+        );
+        assert_eq!(freeze_as_bitcast("  ret void\n"), None);
     }
 }

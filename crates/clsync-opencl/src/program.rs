@@ -81,6 +81,9 @@ pub struct Param {
     pub name: String,
     /// Its OpenCL C type name (`uint*`, `float4`), where known.
     pub type_name: String,
+    /// Its type qualifiers as clang gives them (`const`, `restrict`,
+    /// `volatile`, space-separated), where known.
+    pub type_qual: String,
     /// How it is passed.
     pub kind: ArgKind,
     /// For pointers: the size of what it points to (the element size a
@@ -112,6 +115,8 @@ pub struct Program {
     memory: HashMap<Word, clsync::Buffer<u8>>,
     sizes: HashMap<Word, u64>,
     log: String,
+    /// The SPIR-V module it was built from (a program's binary).
+    spirv: Vec<u8>,
     /// Whether work-group-scope relaxed atomics are OpenCL 1.x atomics
     /// (see [`frontend::calls_legacy_atomics`]).
     pub(crate) legacy_atomics: bool,
@@ -182,6 +187,7 @@ impl Program {
             memory: HashMap::new(),
             sizes: HashMap::new(),
             log,
+            spirv: bytes.to_vec(),
             legacy_atomics,
         };
         p.allocate().map_err(BuildError::Translate)?;
@@ -234,6 +240,13 @@ impl Program {
     /// clang's warnings from the build.
     pub fn build_log(&self) -> &str {
         &self.log
+    }
+
+    /// The SPIR-V module the program was built from: what
+    /// [`Program::from_spirv`] loads again (the binary an OpenCL platform
+    /// hands out for `CL_PROGRAM_BINARIES`).
+    pub fn spirv(&self) -> &[u8] {
+        &self.spirv
     }
 
     /// The kernels, in the module's order.
@@ -423,6 +436,9 @@ fn kernel_info(
             .and_then(|a| a.type_names.get(i).cloned())
             .or_else(|| spirv_types.and_then(|t| t.get(i).cloned()))
             .unwrap_or_default();
+        let type_qual = args
+            .and_then(|a| a.type_quals.get(i).cloned())
+            .unwrap_or_default();
         let byval = translate::is_byval(m, *id);
         let (kind, elem_size) = match m.ty(*ty)? {
             Type::Pointer { storage, pointee } => {
@@ -456,6 +472,7 @@ fn kernel_info(
         params.push(Param {
             name,
             type_name,
+            type_qual,
             kind,
             elem_size,
         });

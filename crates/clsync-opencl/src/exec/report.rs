@@ -187,3 +187,28 @@ pub fn render(r: &clsync::checker::Report) -> String {
     }
     format!("error: {head}\n\t{body}")
 }
+
+/// A failed launch as `clsync run` prints it: `error:` and Oclgrind's
+/// headline first (`Work-group divergence detected (barrier)`, `Invalid
+/// read of size 4 ...`), the details on the lines after.
+pub fn launch_error(e: &clsync::LaunchError) -> String {
+    use clsync::LaunchError;
+    match e {
+        LaunchError::Divergence(d) => {
+            format!("error: Work-group divergence detected (barrier)\n\t{d}")
+        }
+        LaunchError::Reported(r) => r.reports.iter().map(render).collect::<Vec<_>>().join("\n"),
+        LaunchError::Panic(p) => {
+            let text = p.to_string();
+            match text.find("Invalid ").or_else(|| text.find("Unreachable")) {
+                Some(i) => format!(
+                    "error: {}\n\t{}",
+                    &text[i..],
+                    &text[..i].trim_end_matches([':', ' '])
+                ),
+                None => format!("error: {text}"),
+            }
+        }
+        other => format!("error: {other}"),
+    }
+}

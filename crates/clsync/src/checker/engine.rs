@@ -133,3 +133,10 @@ pub fn memory_fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
 pub fn name_memory(base: usize, len: usize, stride: usize, space: Space, name: &str) {
     super::objects::register(base, len, stride, space, name);
 }
+
+/// Forgets what [`name_memory`] named at `base`: an engine whose memory
+/// outlives the names it gives it (an OpenCL platform's buffer, named after
+/// the kernel argument it is during a launch) takes the name back after.
+pub fn forget_memory(base: usize) {
+    super::objects::unregister(base);
+}
