@@ -10,6 +10,9 @@
 # environment, target/intel-venv, and given to the ICD loader beside the
 # system's platforms (OCL_ICD_VENDORS, LD_LIBRARY_PATH). Without it the
 # suite says that Intel's runtime was not run.
+# clsync's own OpenCL platform (crates/clsync-icd) is a column too: built
+# here with the suite and given to the ICD loader with the system's other
+# platforms, so that kernels.cl runs through the OpenCL API on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
@@ -17,6 +20,15 @@ intel=0
 for a in "$@"; do
   if [ "$a" = "--intel" ]; then intel=1; else args+=("$a"); fi
 done
+export RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native
+cargo build --release --quiet -p clsync-icd
+vendors="$(pwd)/target/bench-icd"
+rm -rf "$vendors" && mkdir -p "$vendors"
+for icd in /etc/OpenCL/vendors/*.icd; do
+  if [ -e "$icd" ] && [ "$(basename "$icd")" != clsync.icd ]; then cp "$icd" "$vendors"/; fi
+done
+echo "$(pwd)/target/native/release/libclsync_icd.so" > "$vendors/clsync.icd"
+export OCL_ICD_VENDORS="$vendors"
 if [ "$intel" = 1 ]; then
   venv="$(pwd)/target/intel-venv"
   if [ ! -e "$venv/lib/libintelocl.so" ]; then
@@ -24,11 +36,7 @@ if [ "$intel" = 1 ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q intel-opencl-rt intel-cmplr-lib-rt
   fi
-  vendors="$(pwd)/target/intel-icd"
-  mkdir -p "$vendors"
-  cp /etc/OpenCL/vendors/*.icd "$vendors"/ 2>/dev/null || true
   echo "$venv/lib/libintelocl.so" > "$vendors/intel.icd"
-  export OCL_ICD_VENDORS="$vendors"
   export LD_LIBRARY_PATH="$venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 features=()
@@ -37,5 +45,4 @@ if [ -e /etc/OpenCL/vendors/pocl.icd ]; then
 else
   echo "bench: PoCL is not installed (scripts/setup-debian.sh installs it)"
 fi
-RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native \
-  cargo run --release -p clsync-bench "${features[@]}" -- "${args[@]}"
+cargo run --release -p clsync-bench "${features[@]}" -- "${args[@]}"

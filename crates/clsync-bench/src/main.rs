@@ -73,7 +73,8 @@ struct Cli {
     /// Also write every figure of the side-by-side table to FILE, as a
     /// JSON array of rows `{"workload", "side", "median_ms", "figure",
     /// "unit", "threads", "reps"}`; sides `clsync`, `clsync-kernel`
-    /// (`#[kernel]`), `clsync-opencl-c`, `pocl`, `intel`, `limit`.
+    /// (`#[kernel]`), `clsync-opencl-c`, `pocl`, `intel`, `clsync-icd`
+    /// (kernels.cl through the OpenCL API on clsync's platform), `limit`.
     #[arg(long, value_name = "FILE", conflicts_with = "scaling")]
     json: Option<std::path::PathBuf>,
 }
@@ -116,6 +117,14 @@ type Opencl = clsync_bench::pocl::Pocl;
 #[cfg(not(feature = "pocl"))]
 type Opencl = NoPocl;
 
+/// The OpenCL sides (PoCL, Intel's runtime, clsync's platform), each or
+/// why it is not there.
+type OpenclSides = (
+    Result<Opencl, String>,
+    Result<Opencl, String>,
+    Result<Opencl, String>,
+);
+
 /// The OpenCL side, or why there is none.
 #[cfg(feature = "pocl")]
 fn opencl() -> Result<clsync_bench::pocl::Pocl, String> {
@@ -130,6 +139,18 @@ fn intel() -> Result<clsync_bench::pocl::Pocl, String> {
 
 #[cfg(not(feature = "pocl"))]
 fn intel() -> Result<NoPocl, String> {
+    Err("built without the `pocl` feature".to_string())
+}
+
+/// clsync's own OpenCL platform, the third OpenCL side: `kernels.cl`
+/// through the OpenCL API, or why there is none.
+#[cfg(feature = "pocl")]
+fn clsync_platform() -> Result<clsync_bench::pocl::Pocl, String> {
+    clsync_bench::pocl::Pocl::on(clsync_bench::pocl::CLSYNC)
+}
+
+#[cfg(not(feature = "pocl"))]
+fn clsync_platform() -> Result<NoPocl, String> {
     Err("built without the `pocl` feature".to_string())
 }
 
@@ -207,7 +228,15 @@ fn main() {
         Ok(_) => {}
         Err(why) => println!("Intel's CPU runtime: not run: {why}"),
     }
-    let cl = (cl, intel);
+    let icd = clsync_platform();
+    match &icd {
+        #[cfg(feature = "pocl")]
+        Ok(p) => println!("clsync's OpenCL platform: {}", p.description),
+        #[cfg(not(feature = "pocl"))]
+        Ok(_) => {}
+        Err(why) => println!("clsync's OpenCL platform: not run: {why}"),
+    }
+    let cl = (cl, intel, icd);
     say_caches(&args);
     let inputs = Inputs::new(&s);
     if args.ceiling {
@@ -286,12 +315,14 @@ fn row(
     s: &Sizes,
     rt: &Runtime,
     pool: &rayon::ThreadPool,
-    (cl, intel): &(Result<Opencl, String>, Result<Opencl, String>),
+    (cl, intel, icd): &OpenclSides,
     inputs: &Inputs,
 ) {
     let (mut c, mut p, mut l) = (Vec::new(), Vec::new(), Vec::new());
     // kernels.cl on Intel's CPU runtime.
     let mut icl = Vec::new();
+    // kernels.cl through the OpenCL API on clsync's own platform.
+    let mut api = Vec::new();
     // The kernel written per work-item and lifted by `#[kernel]`.
     let mut lifted = Vec::new();
     // kernels.cl compiled by clsync.
@@ -320,6 +351,11 @@ fn row(
                             icl.push(checked(w, "Intel", run_pocl(w, cl, s, inputs)));
                         }
                     }
+                    if let Ok(cl) = icd {
+                        if pocl_can_run(w, cl) {
+                            api.push(checked(w, "clsync ICD", run_pocl(w, cl, s, inputs)));
+                        }
+                    }
                 }
                 _ => l.push(checked(w, "limit", run_limit(w, pool, s, inputs))),
             }
@@ -332,6 +368,7 @@ fn row(
         ("PoCL", p),
         ("limit", l),
         ("Intel", icl),
+        ("clsync ICD", api),
     ];
     for (side, label) in [
         ("clsync", "clsync"),
@@ -340,12 +377,13 @@ fn row(
         ("PoCL", "pocl"),
         ("limit", "limit"),
         ("Intel", "intel"),
+        ("clsync ICD", "clsync-icd"),
     ] {
         if let Some((_, r)) = runs.iter().find(|(n, r)| *n == side && !r.is_empty()) {
             record(name, label, w, s, args, median(r));
         }
     }
-    let [(_, c), (_, lifted), (_, occ), (_, p), (_, l), (_, icl)] = &runs;
+    let [(_, c), (_, lifted), (_, occ), (_, p), (_, l), (_, icl), (_, api)] = &runs;
     let c = median(c);
     let l = median(l);
     let p = (!p.is_empty()).then(|| median(p));
@@ -409,6 +447,22 @@ fn row(
             ratio(c, i),
             of(lifted),
             of(occ),
+        );
+    }
+    if !api.is_empty() {
+        // clsync's platform: the OpenCL C side through the API, as a host
+        // program sees it.
+        let a = median(api);
+        println!(
+            "{:<18} {:>13.3}  {unit} (kernels.cl through the OpenCL API on clsync's platform): ICD/PoCL {}, ICD/OpenCL C {}",
+            "  clsync ICD",
+            figure(w, s, a).0,
+            p.map_or("-".to_string(), |p| ratio(a, p)),
+            if occ.is_empty() {
+                "-".to_string()
+            } else {
+                ratio(a, median(occ))
+            },
         );
     }
     if args.spread {

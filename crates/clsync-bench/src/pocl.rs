@@ -51,7 +51,7 @@ pub const THREADS_VAR: &str = "POCL_MAX_PTHREAD_COUNT";
 /// variable, which another thread reading the environment at the same time
 /// could see half-written.
 pub fn request_threads(threads: usize) {
-    for var in [THREADS_VAR, INTEL_THREADS_VAR] {
+    for var in [THREADS_VAR, INTEL_THREADS_VAR, CLSYNC_THREADS_VAR] {
         if std::env::var_os(var).is_none() {
             std::env::set_var(var, threads.to_string());
         }
@@ -64,6 +64,13 @@ pub const PLATFORM: &str = "Portable Computing Language";
 /// The platform name of Intel's CPU runtime.
 pub const INTEL: &str = "Intel(R) OpenCL";
 
+/// clsync's own platform (`crates/clsync-icd`): `kernels.cl` through the
+/// OpenCL API, as a host program runs it there.
+pub const CLSYNC: &str = "clsync";
+
+/// clsync's platform's variable for its worker count.
+pub const CLSYNC_THREADS_VAR: &str = "CLSYNC_THREADS";
+
 /// Intel's CPU runtime's variable for its number of worker threads (TBB
 /// workers), which [`request_threads`] sets as it sets PoCL's.
 pub const INTEL_THREADS_VAR: &str = "CL_CONFIG_CPU_TBB_NUM_WORKERS";
@@ -72,6 +79,8 @@ pub const INTEL_THREADS_VAR: &str = "CL_CONFIG_CPU_TBB_NUM_WORKERS";
 fn install_hint(platform: &str) -> &'static str {
     if platform == INTEL {
         "scripts/bench.sh --intel installs Intel's CPU runtime"
+    } else if platform == CLSYNC {
+        "scripts/bench.sh registers clsync's platform (crates/clsync-icd) for the run"
     } else {
         "install pocl-opencl-icd"
     }
@@ -102,6 +111,38 @@ pub fn choose(platforms: &[(&str, usize)], platform: &str) -> Result<usize, Erro
 }
 
 impl Pocl {
+    /// Runs every workload but message passing at the sizes `s` (the
+    /// barrier loop at each of its local sizes) and checks each against its
+    /// sequential reference: the first that differs, named.
+    pub fn check_workloads(&self, s: &Sizes) -> Result<(), String> {
+        for local in s.barrier_locals {
+            let b = s.with_barrier_local(local);
+            self.barrier_loop(&b)
+                .verified
+                .map_err(|e| format!("barrier loop, local {local}: {e}"))?;
+        }
+        let runs = [
+            ("reduce", self.reduce(&reference::reduce_input(s.reduce))),
+            ("scan", self.scan(&reference::scan_input(s.scan))),
+            (
+                "sgemm",
+                self.sgemm(
+                    &reference::matrix(s.sgemm, 4),
+                    &reference::matrix(s.sgemm, 5),
+                    s.sgemm,
+                ),
+            ),
+            (
+                "histogram",
+                self.histogram(&reference::histogram_input(s.histogram)),
+            ),
+        ];
+        for (name, run) in runs {
+            run.verified.map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Finds PoCL's CPU device and builds the program, or says why not.
     pub fn new() -> Result<Pocl, Error> {
         Self::on(PLATFORM)

@@ -37,13 +37,18 @@ pub mod context;
 pub mod dispatch;
 pub mod event;
 pub mod handle;
+pub mod image;
+pub mod image_commands;
 pub mod info;
 pub mod interop;
 pub mod kernel;
+pub mod launch;
+pub mod link;
 pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod sampler;
 pub mod transfer;
 
 use std::ffi::{c_char, c_void, CStr};

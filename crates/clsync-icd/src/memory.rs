@@ -11,7 +11,7 @@
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use clsync_opencl::{Access, MemObject};
 use opencl_sys::*;
@@ -19,6 +19,7 @@ use opencl_sys::*;
 use crate::api::{self, ClResult};
 use crate::context::{self, Context, Destructor, Destructors};
 use crate::handle::{self, Ref};
+use crate::image::ImageMem;
 use crate::info::Value;
 use crate::platform::{self, answer};
 
@@ -70,7 +71,15 @@ pub struct Mem {
     destructors: Destructors,
     /// The name reports give it: `buffer N`.
     name: String,
+    /// An image's texels and description.
+    pub image: Option<ImageMem>,
+    /// Outstanding maps of an image: pointer, origin, region, flags.
+    mapped: Mutex<Vec<MapRecord>>,
 }
+
+/// A map of an image: the pointer handed out, the origin and region in the
+/// texels' layout, the map flags.
+type MapRecord = (usize, [usize; 3], [usize; 3], cl_map_flags);
 
 impl handle::Object for Mem {
     fn destroyed(&mut self, h: usize) {
@@ -117,6 +126,37 @@ impl Mem {
         Ok(())
     }
 
+    /// Records a map of an image, for its unmap.
+    pub fn note_map(
+        &self,
+        ptr: usize,
+        origin: [usize; 3],
+        region: [usize; 3],
+        flags: cl_map_flags,
+    ) {
+        self.mapped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((ptr, origin, region, flags));
+    }
+
+    /// Whether an image has a map at `ptr`.
+    pub fn is_mapped(&self, ptr: usize) -> bool {
+        self.mapped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|r| r.0 == ptr)
+    }
+
+    /// The map of an image at `ptr`, forgotten: its origin, region, flags.
+    pub fn take_map(&self, ptr: usize) -> Option<([usize; 3], [usize; 3], cl_map_flags)> {
+        let mut m = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        let i = m.iter().position(|r| r.0 == ptr)?;
+        let (_, o, r, f) = m.remove(i);
+        Some((o, r, f))
+    }
+
     /// The pointer a map of `offset` hands out: into the application's
     /// memory for `CL_MEM_USE_HOST_PTR` (the specification requires it),
     /// else into the buffer.
@@ -157,9 +197,9 @@ const HOST_ACCESS: cl_mem_flags =
     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
-/// Checks a buffer's flags; returns them with the default access
+/// Checks a memory object's flags; returns them with the default access
 /// (`CL_MEM_READ_WRITE`) filled in.
-fn check_flags(flags: cl_mem_flags) -> ClResult<cl_mem_flags> {
+pub fn check_flags(flags: cl_mem_flags) -> ClResult<cl_mem_flags> {
     if flags & !(ACCESS | HOST_ACCESS | HOST_PTR | CL_MEM_KERNEL_READ_AND_WRITE) != 0
         || (flags & ACCESS).count_ones() > 1
         || (flags & HOST_ACCESS).count_ones() > 1
@@ -233,8 +273,62 @@ fn create(
         maps: AtomicU32::new(0),
         destructors: Destructors::default(),
         name: format!("buffer {id}"),
+        image: None,
+        mapped: Mutex::new(Vec::new()),
     });
     Ok(h)
+}
+
+/// Makes an image's memory object over its texels.
+pub fn create_image(
+    context: Ref<Context>,
+    flags: cl_mem_flags,
+    properties: Vec<cl_mem_properties>,
+    image: ImageMem,
+    host_ptr: *mut c_void,
+) -> *mut c_void {
+    let (ptr, size) = image.image.raw_bytes();
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let (_, h) = handle::create(Mem {
+        context,
+        flags,
+        size,
+        // The texels are the image's (kept alive by `image`), not freed
+        // with the storage.
+        storage: Arc::new(Storage { ptr, layout: None }),
+        offset: 0,
+        parent: None,
+        host_ptr: if flags & CL_MEM_USE_HOST_PTR != 0 {
+            host_ptr as usize
+        } else {
+            0
+        },
+        properties,
+        maps: AtomicU32::new(0),
+        destructors: Destructors::default(),
+        name: format!("image {id}"),
+        image: Some(image),
+        mapped: Mutex::new(Vec::new()),
+    });
+    h
+}
+
+/// Checks map flags against the object's host access.
+pub fn check_map_flags(m: &Mem, map_flags: cl_map_flags) -> ClResult<()> {
+    let known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    if map_flags & !known != 0
+        || (map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0
+            && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    if map_flags & CL_MAP_READ != 0 {
+        m.host_reads()?;
+    }
+    if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
+        m.host_writes()?;
+    }
+    Ok(())
 }
 
 /// `clCreateBuffer`.
@@ -305,7 +399,7 @@ pub unsafe extern "C" fn clCreateSubBuffer(
     unsafe {
         api::object(errcode_ret, || {
             let parent = get(buffer)?;
-            if parent.parent.is_some() {
+            if parent.parent.is_some() || parent.image.is_some() {
                 return Err(CL_INVALID_MEM_OBJECT);
             }
             if create_type != CL_BUFFER_CREATE_TYPE_REGION || create_info.is_null() {
@@ -363,6 +457,8 @@ pub unsafe extern "C" fn clCreateSubBuffer(
                 maps: AtomicU32::new(0),
                 destructors: Destructors::default(),
                 name: format!("buffer {id}"),
+                image: None,
+                mapped: Mutex::new(Vec::new()),
             });
             Ok(h)
         })
@@ -410,7 +506,9 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
     api::status(|| {
         let m = get(mem)?;
         let v = match param_name {
-            CL_MEM_TYPE => Ok(Value::of(CL_MEM_OBJECT_BUFFER)),
+            CL_MEM_TYPE => Ok(Value::of(
+                m.image.as_ref().map_or(CL_MEM_OBJECT_BUFFER, |i| i.ty),
+            )),
             CL_MEM_FLAGS => Ok(Value::of(m.flags)),
             CL_MEM_SIZE => Ok(Value::of(m.size)),
             CL_MEM_HOST_PTR => Ok(Value::of(m.host_ptr as *mut c_void)),

@@ -16,6 +16,7 @@ use opencl_sys::*;
 
 use crate::api::{self, ClResult};
 use crate::handle::{self, Ref};
+use crate::image;
 use crate::info::{name_version, version, Value};
 
 /// The clsync platform.
@@ -111,6 +112,7 @@ const EXTENSIONS: &[(&str, u32, u32)] = &[
     ("cl_khr_int64_extended_atomics", 1, 0),
     ("cl_khr_fp64", 1, 0),
     ("cl_khr_fp16", 1, 0),
+    ("cl_khr_3d_image_writes", 1, 0),
     ("cl_khr_subgroups", 1, 0),
     ("cl_khr_subgroup_extended_types", 1, 0),
     ("cl_khr_subgroup_shuffle", 1, 0),
@@ -131,6 +133,9 @@ const C_FEATURES: &[&str] = &[
     "__opencl_c_program_scope_global_variables",
     "__opencl_c_subgroups",
     "__opencl_c_work_group_collective_functions",
+    "__opencl_c_images",
+    "__opencl_c_read_write_images",
+    "__opencl_c_3d_image_writes",
 ];
 
 fn extensions() -> String {
@@ -254,20 +259,21 @@ fn device_info(name: cl_device_info) -> ClResult<Value> {
         CL_DEVICE_ADDRESS_BITS => Value::of(64u32),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => Value::of(max_alloc()),
         CL_DEVICE_GLOBAL_MEM_SIZE => Value::of(host_memory()),
-        CL_DEVICE_IMAGE_SUPPORT => Value::bool(false),
-        CL_DEVICE_MAX_READ_IMAGE_ARGS
-        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_SAMPLERS
-        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => Value::of(0u32),
-        CL_DEVICE_IMAGE2D_MAX_WIDTH
-        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_WIDTH
+        CL_DEVICE_IMAGE_SUPPORT => Value::bool(true),
+        // No limit of clsync's own below these: the specification's
+        // minimums for a full profile device.
+        CL_DEVICE_MAX_READ_IMAGE_ARGS => Value::of(128u32),
+        CL_DEVICE_MAX_WRITE_IMAGE_ARGS | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS => Value::of(64u32),
+        CL_DEVICE_MAX_SAMPLERS => Value::of(16u32),
+        // Images from buffers are not offered (cl_khr_image2d_from_buffer).
+        CL_DEVICE_IMAGE_PITCH_ALIGNMENT | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => Value::of(0u32),
+        CL_DEVICE_IMAGE2D_MAX_WIDTH | CL_DEVICE_IMAGE2D_MAX_HEIGHT => Value::of(image::MAX_2D),
+        CL_DEVICE_IMAGE3D_MAX_WIDTH
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_DEPTH
-        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Value::of(0usize),
+        | CL_DEVICE_IMAGE3D_MAX_DEPTH => Value::of(image::MAX_3D),
+        CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Value::of(image::MAX_LAYERS),
+        // image1d_buffer_t: no format is supported for it.
+        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Value::of(65536usize),
         CL_DEVICE_MAX_PARAMETER_SIZE => Value::of(1024usize),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => Value::of(1024u32),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => Value::of(128u32),

@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use clsync_opencl::frontend::Unit;
 use clsync_opencl::BuildError;
 use opencl_sys::*;
 
@@ -21,17 +22,19 @@ use crate::info::Value;
 use crate::platform::{self, answer};
 
 /// Where a program came from.
-enum Origin {
+pub(crate) enum Origin {
     Source(String),
     Il(Vec<u8>),
     Binary(Vec<u8>),
+    /// Made by `clLinkProgram`.
+    Linked,
 }
 
 /// A program object.
 pub struct Program {
-    context: Ref<Context>,
-    origin: Origin,
-    build: Mutex<Build>,
+    pub(crate) context: Ref<Context>,
+    pub(crate) origin: Origin,
+    pub(crate) build: Mutex<Build>,
     /// Kernel objects made from it: a program with kernels cannot be built
     /// again (`CL_INVALID_OPERATION`).
     pub kernels: AtomicUsize,
@@ -40,19 +43,38 @@ pub struct Program {
 impl handle::Object for Program {}
 
 /// A program's build state.
-struct Build {
-    status: cl_build_status,
-    options: String,
-    log: String,
+pub(crate) struct Build {
+    pub(crate) status: cl_build_status,
+    pub(crate) options: String,
+    pub(crate) log: String,
     /// The built program.
-    built: Option<Arc<clsync_opencl::Program>>,
+    pub(crate) built: Option<Arc<clsync_opencl::Program>>,
     /// Whether non-uniform work-groups are allowed: not for OpenCL C 1.x
     /// nor with `-cl-uniform-work-group-size`.
-    non_uniform: bool,
+    pub(crate) non_uniform: bool,
+    /// A compiled object's or a library's units (`clCompileProgram`,
+    /// `clLinkProgram -create-library`), for `clLinkProgram`.
+    pub(crate) units: Vec<Unit>,
+    /// `CL_PROGRAM_BINARY_TYPE`.
+    pub(crate) binary_type: cl_program_binary_type,
+}
+
+impl Build {
+    pub(crate) fn new() -> Build {
+        Build {
+            status: CL_BUILD_NONE,
+            options: String::new(),
+            log: String::new(),
+            built: None,
+            non_uniform: false,
+            units: Vec::new(),
+            binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
+        }
+    }
 }
 
 impl Program {
-    fn lock(&self) -> MutexGuard<'_, Build> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Build> {
         self.build.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -81,13 +103,13 @@ pub fn get(h: cl_program) -> ClResult<Ref<Program>> {
 }
 
 /// Whether launches are checked in this process (`CLSYNC_CHECK`).
-fn checking() -> bool {
+pub(crate) fn checking() -> bool {
     clsync::checker::enabled_by_env()
 }
 
 /// Whether `options` allow non-uniform work-groups: OpenCL C 2.0 or later
 /// and no `-cl-uniform-work-group-size` (OpenCL 3.0, 5.8.4.7).
-fn allows_non_uniform(options: &str) -> bool {
+pub(crate) fn allows_non_uniform(options: &str) -> bool {
     let mut std2 = false;
     for w in options.split_whitespace() {
         if w == "-cl-uniform-work-group-size" {
@@ -105,13 +127,7 @@ fn new(context: cl_context, origin: Origin) -> ClResult<*mut c_void> {
     let (_, h) = handle::create(Program {
         context: c,
         origin,
-        build: Mutex::new(Build {
-            status: CL_BUILD_NONE,
-            options: String::new(),
-            log: String::new(),
-            built: None,
-            non_uniform: false,
-        }),
+        build: Mutex::new(Build::new()),
         kernels: AtomicUsize::new(0),
     });
     Ok(h)
@@ -263,14 +279,8 @@ pub unsafe extern "C" fn clBuildProgram(
 ) -> cl_int {
     api::status(|| {
         let p = get(program)?;
-        api::pair(devices, num_devices, CL_INVALID_VALUE)?;
         // SAFETY: the caller's contract.
-        for &d in unsafe { api::slice(devices, num_devices as usize, CL_INVALID_VALUE)? } {
-            platform::check_device(d)?;
-        }
-        if pfn_notify.is_none() && !user_data.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
+        unsafe { check_build_args(num_devices, devices, pfn_notify.is_some(), user_data)? };
         let options = if options.is_null() {
             String::new()
         } else {
@@ -286,6 +296,29 @@ pub unsafe extern "C" fn clBuildProgram(
     })
 }
 
+/// The device list and callback of a build, compile or link: only
+/// clsync's device; user data only with a callback.
+///
+/// # Safety
+///
+/// `devices` is null or has `num_devices` readable handles.
+pub(crate) unsafe fn check_build_args(
+    num_devices: cl_uint,
+    devices: *const cl_device_id,
+    has_callback: bool,
+    user_data: *mut c_void,
+) -> ClResult<()> {
+    api::pair(devices, num_devices, CL_INVALID_VALUE)?;
+    // SAFETY: the caller's contract.
+    for &d in unsafe { api::slice(devices, num_devices as usize, CL_INVALID_VALUE)? } {
+        platform::check_device(d)?;
+    }
+    if !has_callback && !user_data.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
+
 fn build(p: &Program, options: &str) -> ClResult<()> {
     if p.kernels.load(Ordering::Relaxed) > 0 {
         return Err(CL_INVALID_OPERATION);
@@ -298,14 +331,14 @@ fn build(p: &Program, options: &str) -> ClResult<()> {
     b.options = options.to_string();
     let result = match &p.origin {
         Origin::Source(src) => {
-            let opts = if checking() {
-                format!("{options} -cl-opt-disable")
-            } else {
-                options.to_string()
-            };
-            clsync_opencl::Program::build(src, "input.cl", &opts)
+            clsync_opencl::Program::build(src, "input.cl", &crate::link::front_end_options(options))
         }
         Origin::Il(bytes) | Origin::Binary(bytes) => clsync_opencl::Program::from_spirv(bytes),
+        // A linked program has no source to build again.
+        Origin::Linked => {
+            b.status = CL_BUILD_ERROR;
+            return Err(CL_INVALID_OPERATION);
+        }
     };
     let (status, code) = match result {
         Ok(built) => {
@@ -318,6 +351,7 @@ fn build(p: &Program, options: &str) -> ClResult<()> {
                 _ => !options.contains("-cl-uniform-work-group-size"),
             };
             b.built = Some(Arc::new(built));
+            b.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
             (CL_BUILD_SUCCESS, CL_SUCCESS)
         }
         Err(e) => {
@@ -339,103 +373,6 @@ fn build(p: &Program, options: &str) -> ClResult<()> {
         Ok(())
     } else {
         Err(code)
-    }
-}
-
-/// `clCompileProgram`: kept as source, built by `clLinkProgram` (clsync
-/// compiles a program as one unit).
-///
-/// # Safety
-///
-/// The C API's contract.
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn clCompileProgram(
-    program: cl_program,
-    num_devices: cl_uint,
-    devices: *const cl_device_id,
-    options: *const c_char,
-    num_input_headers: cl_uint,
-    _input_headers: *const cl_program,
-    _header_include_names: *mut *const c_char,
-    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
-    user_data: *mut c_void,
-) -> cl_int {
-    api::status(|| {
-        if num_input_headers != 0 {
-            // Embedded headers would need a virtual include directory.
-            return Err(CL_COMPILE_PROGRAM_FAILURE);
-        }
-        // SAFETY: the caller's contract.
-        match unsafe {
-            clBuildProgram(
-                program,
-                num_devices,
-                devices,
-                options,
-                pfn_notify,
-                user_data,
-            )
-        } {
-            CL_SUCCESS => Ok(()),
-            CL_BUILD_PROGRAM_FAILURE => Err(CL_COMPILE_PROGRAM_FAILURE),
-            e => Err(e),
-        }
-    })
-}
-
-/// `clLinkProgram`: one compiled program links to itself; several cannot
-/// be linked yet (`CL_LINK_PROGRAM_FAILURE`, with a log saying so).
-///
-/// # Safety
-///
-/// The C API's contract.
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn clLinkProgram(
-    context: cl_context,
-    _num_devices: cl_uint,
-    _devices: *const cl_device_id,
-    _options: *const c_char,
-    num_input_programs: cl_uint,
-    input_programs: *const cl_program,
-    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
-    user_data: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_program {
-    // SAFETY: the caller's contract.
-    unsafe {
-        api::object(errcode_ret, || {
-            let c = context::get(context)?;
-            let inputs = api::slice(
-                input_programs,
-                num_input_programs as usize,
-                CL_INVALID_VALUE,
-            )?;
-            if inputs.is_empty() {
-                return Err(CL_INVALID_VALUE);
-            }
-            let progs: Vec<_> = inputs.iter().map(|&h| get(h)).collect::<ClResult<_>>()?;
-            if inputs.len() != 1 {
-                return Err(CL_LINK_PROGRAM_FAILURE);
-            }
-            let built = progs[0].built().map_err(|_| CL_INVALID_PROGRAM)?;
-            let non_uniform = progs[0].non_uniform();
-            let (_, h) = handle::create(Program {
-                context: c,
-                origin: Origin::Binary(built.spirv().to_vec()),
-                build: Mutex::new(Build {
-                    status: CL_BUILD_SUCCESS,
-                    options: String::new(),
-                    log: String::new(),
-                    built: Some(built),
-                    non_uniform,
-                }),
-                kernels: AtomicUsize::new(0),
-            });
-            if let Some(f) = pfn_notify {
-                f(h, user_data);
-            }
-            Ok(h)
-        })
     }
 }
 
@@ -581,11 +518,7 @@ pub unsafe extern "C" fn clGetProgramBuildInfo(
             CL_PROGRAM_BUILD_STATUS => Ok(Value::of(b.status)),
             CL_PROGRAM_BUILD_OPTIONS => Ok(Value::str(&b.options)),
             CL_PROGRAM_BUILD_LOG => Ok(Value::str(&b.log)),
-            CL_PROGRAM_BINARY_TYPE => Ok(Value::of(if b.built.is_some() {
-                CL_PROGRAM_BINARY_TYPE_EXECUTABLE
-            } else {
-                CL_PROGRAM_BINARY_TYPE_NONE
-            })),
+            CL_PROGRAM_BINARY_TYPE => Ok(Value::of(b.binary_type)),
             CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => Ok(Value::of(0usize)),
             _ => Err(CL_INVALID_VALUE),
         };

@@ -19,13 +19,13 @@ use crate::queue::{self, Queue, Work};
 /// An address the worker may use: the application promises the memory
 /// stays valid and untouched until the command completes.
 #[derive(Clone, Copy)]
-struct Addr(usize);
+pub(crate) struct Addr(pub(crate) usize);
 
 impl Addr {
-    fn of<T>(p: *const T) -> Addr {
+    pub(crate) fn of<T>(p: *const T) -> Addr {
         Addr(p as usize)
     }
-    fn ptr(self) -> *mut u8 {
+    pub(crate) fn ptr(self) -> *mut u8 {
         self.0 as *mut u8
     }
 }
@@ -35,7 +35,7 @@ impl Addr {
 /// # Safety
 ///
 /// `event` is null or writable.
-unsafe fn submit(
+pub(crate) unsafe fn submit(
     q: &Ref<Queue>,
     command: cl_command_type,
     wait: Vec<Ref<Event>>,
@@ -55,6 +55,9 @@ unsafe fn submit(
 /// The buffer behind a handle, of the queue's context.
 fn buffer(q: &Ref<Queue>, h: cl_mem) -> ClResult<Ref<Mem>> {
     let m = memory::get(h)?;
+    if m.image.is_some() {
+        return Err(CL_INVALID_MEM_OBJECT);
+    }
     if !std::sync::Arc::ptr_eq(&m.context, &q.context) {
         return Err(CL_INVALID_CONTEXT);
     }
@@ -231,10 +234,10 @@ pub unsafe extern "C" fn clEnqueueFillBuffer(
 /// A rectangle of bytes in a buffer or in host memory: its origin, row and
 /// slice pitches.
 #[derive(Clone, Copy)]
-struct Rect {
-    origin: [usize; 3],
-    row: usize,
-    slice: usize,
+pub(crate) struct Rect {
+    pub(crate) origin: [usize; 3],
+    pub(crate) row: usize,
+    pub(crate) slice: usize,
 }
 
 impl Rect {
@@ -250,7 +253,7 @@ impl Rect {
     }
 
     /// The byte offset of row `y` of slice `z`.
-    fn at(&self, y: usize, z: usize) -> usize {
+    pub(crate) fn at(&self, y: usize, z: usize) -> usize {
         (self.origin[2] + z) * self.slice + (self.origin[1] + y) * self.row + self.origin[0]
     }
 
@@ -268,7 +271,7 @@ impl Rect {
 /// # Safety
 ///
 /// Every row of both rectangles is valid for `region[0]` bytes.
-unsafe fn copy_rect(src: *const u8, s: Rect, dst: *mut u8, d: Rect, region: [usize; 3]) {
+pub(crate) unsafe fn copy_rect(src: *const u8, s: Rect, dst: *mut u8, d: Rect, region: [usize; 3]) {
     for z in 0..region[2] {
         for y in 0..region[1] {
             // SAFETY: the caller's contract.
@@ -540,19 +543,7 @@ pub unsafe extern "C" fn clEnqueueMapBuffer(
             if size == 0 || !m.holds(offset, size) {
                 return Err(CL_INVALID_VALUE);
             }
-            let known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-            if map_flags & !known != 0
-                || (map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0
-                    && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0)
-            {
-                return Err(CL_INVALID_VALUE);
-            }
-            if map_flags & CL_MAP_READ != 0 {
-                m.host_reads()?;
-            }
-            if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
-                m.host_writes()?;
-            }
+            memory::check_map_flags(&m, map_flags)?;
             let p = m.map_ptr(offset);
             m.maps.fetch_add(1, Ordering::Relaxed);
             submit(
@@ -585,27 +576,28 @@ pub unsafe extern "C" fn clEnqueueUnmapMemObject(
     api::status(|| {
         // SAFETY: the caller's contract.
         let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, mem)?;
-        let start = m.ptr() as usize;
-        if !(start..start + m.size).contains(&(mapped as usize)) {
-            return Err(CL_INVALID_VALUE);
+        let m = memory::get(mem)?;
+        if !std::sync::Arc::ptr_eq(&m.context, &q.context) {
+            return Err(CL_INVALID_CONTEXT);
         }
+        let start = m.ptr() as usize;
+        let work = if m.image.is_some() {
+            if !m.is_mapped(mapped as usize) {
+                return Err(CL_INVALID_VALUE);
+            }
+            crate::image_commands::unmap_work(&m, mapped as usize)
+        } else if (start..start + m.size).contains(&(mapped as usize)) {
+            Box::new(|| Ok(())) as Work
+        } else {
+            return Err(CL_INVALID_VALUE);
+        };
         // The count may not go below zero: an unmap of something not
         // mapped is the application's error.
         m.maps
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_sub(1))
             .map_err(|_| CL_INVALID_VALUE)?;
         // SAFETY: the caller's contract.
-        unsafe {
-            submit(
-                &q,
-                CL_COMMAND_UNMAP_MEM_OBJECT,
-                wait,
-                0,
-                event,
-                Box::new(|| Ok(())),
-            )
-        }
+        unsafe { submit(&q, CL_COMMAND_UNMAP_MEM_OBJECT, wait, 0, event, work) }
     })
 }
 

@@ -6,7 +6,8 @@ use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
 use clsync_icd::{
-    context::*, event::*, kernel::*, memory::*, platform::*, program::*, queue::*, transfer::*,
+    context::*, event::*, image::*, image_commands::*, kernel::*, launch::*, memory::*,
+    platform::*, program::*, queue::*, transfer::*,
 };
 use opencl_sys::*;
 
@@ -510,5 +511,215 @@ fn a_failed_launch_fails_its_event_and_what_waits_for_it() {
         assert_eq!(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
         assert_eq!(clSetUserEventStatus(u, CL_COMPLETE), CL_INVALID_OPERATION);
         assert_eq!(clSetUserEventStatus(e, CL_COMPLETE), CL_INVALID_EVENT);
+    }
+}
+
+#[test]
+fn images_and_their_regions() {
+    let s = setup();
+    let mut err = 0;
+    let f = cl_image_format {
+        image_channel_order: CL_RGBA,
+        image_channel_data_type: CL_UNSIGNED_INT8,
+    };
+    let desc = |ty, w, h| cl_image_desc {
+        image_type: ty,
+        image_width: w,
+        image_height: h,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        buffer: null_mut(),
+    };
+    // SAFETY: valid descriptions and buffers of the sizes given.
+    unsafe {
+        let rgb = cl_image_format {
+            image_channel_order: CL_RGB,
+            image_channel_data_type: CL_UNORM_INT8,
+        };
+        clCreateImage(
+            s.ctx,
+            0,
+            &rgb,
+            &desc(CL_MEM_OBJECT_IMAGE2D, 4, 4),
+            null_mut(),
+            &mut err,
+        );
+        assert_eq!(err, CL_IMAGE_FORMAT_NOT_SUPPORTED);
+        clCreateImage(
+            s.ctx,
+            0,
+            &f,
+            &desc(CL_MEM_OBJECT_IMAGE2D, 0, 4),
+            null_mut(),
+            &mut err,
+        );
+        assert_eq!(err, CL_INVALID_IMAGE_SIZE);
+        clCreateImage(s.ctx, 0, &f, null(), null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR);
+        // A row pitch without the application's memory.
+        let mut d = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4);
+        d.image_row_pitch = 64;
+        clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR);
+
+        // CL_MEM_USE_HOST_PTR with a padded row pitch: a map hands out the
+        // application's memory, up to date; a write map's bytes go back
+        // into the image on unmap.
+        let mut host = vec![0u8; 3 * 64];
+        for y in 0..3 {
+            for x in 0..16 {
+                host[y * 64 + x] = (y * 16 + x) as u8;
+            }
+        }
+        let mut d = desc(CL_MEM_OBJECT_IMAGE2D, 4, 3);
+        d.image_row_pitch = 64;
+        let img = clCreateImage(
+            s.ctx,
+            CL_MEM_USE_HOST_PTR,
+            &f,
+            &d,
+            host.as_mut_ptr().cast(),
+            &mut err,
+        );
+        assert_eq!(err, CL_SUCCESS);
+        let mut packed = [0u8; 48];
+        let (o, r) = ([0usize; 3], [4usize, 3, 1]);
+        assert_eq!(
+            clEnqueueReadImage(
+                s.q,
+                img,
+                1,
+                o.as_ptr(),
+                r.as_ptr(),
+                0,
+                0,
+                packed.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            packed.to_vec(),
+            (0..48).map(|i| i as u8).collect::<Vec<_>>()
+        );
+        let bad = [3usize, 3, 1];
+        assert_eq!(
+            clEnqueueReadImage(
+                s.q,
+                img,
+                1,
+                o.as_ptr(),
+                bad.as_ptr(),
+                0,
+                0,
+                packed.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        let past = [2usize, 0, 0];
+        assert_eq!(
+            clEnqueueReadImage(
+                s.q,
+                img,
+                1,
+                past.as_ptr(),
+                r.as_ptr(),
+                0,
+                0,
+                packed.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_INVALID_VALUE
+        );
+        let (mut row, mut slice) = (0usize, 0usize);
+        let one = [1usize, 1, 0];
+        let reg = [2usize, 1, 1];
+        let p = clEnqueueMapImage(
+            s.q,
+            img,
+            1,
+            CL_MAP_WRITE,
+            one.as_ptr(),
+            reg.as_ptr(),
+            &mut row,
+            &mut slice,
+            0,
+            null(),
+            null_mut(),
+            &mut err,
+        );
+        assert_eq!(err, CL_SUCCESS);
+        assert_eq!(row, 64);
+        assert_eq!(p.cast::<u8>(), host.as_mut_ptr().add(64 + 4));
+        std::ptr::write_bytes(p.cast::<u8>(), 0xee, 8);
+        assert_eq!(
+            clEnqueueUnmapMemObject(s.q, img, p, 0, null(), null_mut()),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            clEnqueueUnmapMemObject(s.q, img, p, 0, null(), null_mut()),
+            CL_INVALID_VALUE
+        );
+        assert_eq!(
+            clEnqueueReadImage(
+                s.q,
+                img,
+                1,
+                o.as_ptr(),
+                r.as_ptr(),
+                0,
+                0,
+                packed.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert!(packed[20..28].iter().all(|&b| b == 0xee) && packed[19] == 19 && packed[28] == 28);
+
+        // A kernel's image parameter takes an image of its type only.
+        let (p, status) = program(
+            s.ctx,
+            "kernel void k(read_only image3d_t i, global int* o) { o[0] = 1; }",
+            "",
+        );
+        assert_eq!(status, CL_SUCCESS);
+        let k = clCreateKernel(p, c"k".as_ptr(), &mut err);
+        assert_eq!(
+            clSetKernelArg(k, 0, 8, (&img as *const cl_mem).cast()),
+            CL_INVALID_ARG_VALUE
+        );
+        let b = clCreateBuffer(s.ctx, 0, 16, null_mut(), &mut err);
+        assert_eq!(
+            clSetKernelArg(k, 0, 8, (&b as *const cl_mem).cast()),
+            CL_INVALID_MEM_OBJECT
+        );
+        // And a buffer command takes no image.
+        assert_eq!(
+            clEnqueueReadBuffer(
+                s.q,
+                img,
+                1,
+                0,
+                4,
+                packed.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_INVALID_MEM_OBJECT
+        );
     }
 }

@@ -7,7 +7,7 @@
 //! per-user install does) and checks each workload against a sequential
 //! computation of its own: a reduction, a scan, a tiled SGEMM, 1.x and C11
 //! histograms, C11 and 1.x message passing, a sub-group kernel, events and
-//! profiling. The same binary on PoCL is the differential run.
+//! profiling, images and samplers. The same binary on PoCL is the differential run.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -89,6 +89,7 @@ const WORKLOADS: &[&str] = &[
     "message-passing-1.x",
     "sub-groups",
     "events",
+    "images",
 ];
 
 fn lines(o: &Output) -> (String, String) {

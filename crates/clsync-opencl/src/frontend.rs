@@ -25,6 +25,9 @@ pub struct ArgInfo {
     /// Their qualifiers (`const`, `restrict`, `volatile`), as clang gives
     /// them.
     pub type_quals: Vec<String>,
+    /// Their access qualifiers (`read_only`, `write_only`, `read_write`
+    /// for images; `none` for the rest), as clang gives them.
+    pub access_quals: Vec<String>,
 }
 
 /// The front end's output.
@@ -184,11 +187,30 @@ fn run(cmd: &mut Command, what: &str) -> Result<(String, bool), BuildError> {
 
 /// Compiles the OpenCL C file `path` with `options`.
 pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError> {
+    link(&[compile_unit_file(path, options)?])
+}
+
+/// A compiled translation unit, to be linked ([`link`]): its LLVM
+/// bitcode, and its LLVM IR text, which units are linked from (LLVM 15's
+/// bitcode marks a module without pointers as of opaque pointers, and
+/// `llvm-link-15` then refuses it beside one with typed pointers) and
+/// which keeps what SPIR-V does not (the parameters' names and types, the
+/// 1.x atomics).
+#[derive(Clone, Debug)]
+pub struct Unit {
+    bitcode: Vec<u8>,
+    ir: String,
+    /// clang's warnings, as it printed them.
+    pub log: String,
+}
+
+/// Compiles the OpenCL C file `path` to a [`Unit`]; its `#include`s are
+/// found beside it and in the options' `-I` folders.
+pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError> {
     let (opts, std_given, opt) = clang_options(options)?;
     let scratch = Scratch::new()?;
     let ll = scratch.0.join("k.ll");
     let bc = scratch.0.join("k.bc");
-    let spv = scratch.0.join("k.spv");
     let mut clang = Command::new(tool("CLSYNC_CLANG", "clang-15"));
     clang.args([
         "-target",
@@ -237,11 +259,12 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     }
     // LLVM's `freeze` (clang -O2 makes it of some loops) has no SPIR-V form
     // in llvm-spirv-15: it is rewritten to a no-op cast first.
-    let text = std::fs::read_to_string(&ll)
+    let mut text = std::fs::read_to_string(&ll)
         .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
     if let Some(thawed) = freeze_as_bitcast(&text) {
-        std::fs::write(&ll, thawed)
+        std::fs::write(&ll, &thawed)
             .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+        text = thawed;
     }
     let (alog, ok) = run(
         Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15"))
@@ -253,9 +276,100 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     if !ok {
         return Err(BuildError::Tool(format!("llvm-as-15 failed:\n{alog}")));
     }
+    let bitcode =
+        std::fs::read(&bc).map_err(|e| BuildError::Io(format!("{}: {e}", bc.display())))?;
+    Ok(Unit {
+        bitcode,
+        ir: text,
+        log,
+    })
+}
+
+/// Compiles OpenCL C source held in memory to a [`Unit`], with `headers`
+/// (include name, text) that its `#include "name"` finds, as
+/// `clCompileProgram`'s embedded headers; `name` is the file name its
+/// reports give.
+pub fn compile_unit(
+    source: &str,
+    name: &str,
+    options: &str,
+    headers: &[(String, String)],
+) -> Result<Unit, BuildError> {
+    let scratch = Scratch::new()?;
+    let write = |rel: &str, text: &str| -> Result<PathBuf, BuildError> {
+        let rel = Path::new(rel);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(BuildError::Options(format!(
+                "header name {}: a relative path inside the include folder",
+                rel.display()
+            )));
+        }
+        let p = scratch.0.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d)
+                .map_err(|e| BuildError::Io(format!("{}: {e}", d.display())))?;
+        }
+        std::fs::write(&p, text).map_err(|e| BuildError::Io(format!("{}: {e}", p.display())))?;
+        Ok(p)
+    };
+    for (n, text) in headers {
+        write(n, text)?;
+    }
+    let file = write(
+        &Path::new(name)
+            .file_name()
+            .unwrap_or(std::ffi::OsStr::new("kernel.cl"))
+            .to_string_lossy(),
+        source,
+    )?;
+    let mut u = compile_unit_file(&file, options)?;
+    let prefix = format!("{}/", scratch.0.display());
+    u.log = u.log.replace(&prefix, "");
+    Ok(u)
+}
+
+/// Links compiled units into one program (`llvm-link-15`) and translates
+/// it to SPIR-V. One unit is translated as it is.
+pub fn link(units: &[Unit]) -> Result<Translated, BuildError> {
+    let scratch = Scratch::new()?;
+    let spv = scratch.0.join("k.spv");
+    let write = |name: String, bytes: &[u8]| -> Result<PathBuf, BuildError> {
+        let p = scratch.0.join(name);
+        std::fs::write(&p, bytes).map_err(|e| BuildError::Io(format!("{}: {e}", p.display())))?;
+        Ok(p)
+    };
+    let bc = match units {
+        [] => return Err(BuildError::Options("nothing to link".into())),
+        [one] => write("u.bc".into(), &one.bitcode)?,
+        many => {
+            let mut inputs = Vec::new();
+            for (i, u) in many.iter().enumerate() {
+                inputs.push(write(format!("u{i}.ll"), u.ir.as_bytes())?);
+            }
+            let out = scratch.0.join("linked.bc");
+            let (llog, ok) = run(
+                Command::new(tool("CLSYNC_LLVM_LINK", "llvm-link-15"))
+                    .args(&inputs)
+                    .arg("-o")
+                    .arg(&out),
+                "llvm-link-15",
+            )?;
+            if !ok {
+                return Err(BuildError::Compile { log: llog });
+            }
+            out
+        }
+    };
     let (slog, ok) = run(
         Command::new(tool("CLSYNC_LLVM_SPIRV", "llvm-spirv-15"))
-            .arg("--spirv-ext=+all")
+            // Every extension but the aliasing one: its declarations
+            // (`OpAliasDomainDeclINTEL`, from `restrict` and `noalias`) are
+            // hints clsync has no use for, and rspirv cannot place them.
+            .arg("--spirv-ext=+all,-SPV_INTEL_memory_access_aliasing")
             .arg(&bc)
             .arg("-o")
             .arg(&spv),
@@ -268,11 +382,15 @@ pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError
     }
     let spirv =
         std::fs::read(&spv).map_err(|e| BuildError::Io(format!("{}: {e}", spv.display())))?;
+    let mut args = HashMap::new();
+    for u in units {
+        args.extend(kernel_arg_info(&u.ir));
+    }
     Ok(Translated {
         spirv,
-        args: kernel_arg_info(&text),
-        legacy_atomics: calls_legacy_atomics(&text),
-        log,
+        args,
+        legacy_atomics: units.iter().any(|u| calls_legacy_atomics(&u.ir)),
+        log: units.iter().map(|u| u.log.as_str()).collect(),
     })
 }
 
@@ -313,18 +431,7 @@ pub fn freeze_as_bitcast(ir: &str) -> Option<String> {
 /// Compiles OpenCL C source held in memory; `name` is the file name its
 /// reports give.
 pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Translated, BuildError> {
-    let scratch = Scratch::new()?;
-    let file = scratch.0.join(
-        Path::new(name)
-            .file_name()
-            .unwrap_or(std::ffi::OsStr::new("kernel.cl")),
-    );
-    std::fs::write(&file, source)
-        .map_err(|e| BuildError::Io(format!("{}: {e}", file.display())))?;
-    let mut t = compile_file(&file, options)?;
-    let prefix = format!("{}/", scratch.0.display());
-    t.log = t.log.replace(&prefix, "");
-    Ok(t)
+    link(&[compile_unit(source, name, options, &[])?])
 }
 
 /// Reads `-cl-kernel-arg-info` metadata from LLVM IR text: each `define
@@ -377,6 +484,7 @@ pub fn kernel_arg_info(ir: &str) -> HashMap<String, ArgInfo> {
                 names: meta("kernel_arg_name"),
                 type_names: meta("kernel_arg_type"),
                 type_quals: meta("kernel_arg_type_qual"),
+                access_quals: meta("kernel_arg_access_qual"),
             },
         );
     }

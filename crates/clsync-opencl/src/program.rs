@@ -84,6 +84,9 @@ pub struct Param {
     /// Its type qualifiers as clang gives them (`const`, `restrict`,
     /// `volatile`, space-separated), where known.
     pub type_qual: String,
+    /// Its access qualifier (`read_only`, `write_only`, `read_write` for
+    /// an image; `none`), where known.
+    pub access_qual: String,
     /// How it is passed.
     pub kind: ArgKind,
     /// For pointers: the size of what it points to (the element size a
@@ -151,6 +154,12 @@ impl Program {
     pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
         let t = frontend::compile_file(path, options)?;
         Self::from_translated(t)
+    }
+
+    /// Links compiled units ([`frontend::compile_unit`]) into a program,
+    /// as `clLinkProgram` does.
+    pub fn link(units: &[frontend::Unit]) -> Result<Program, BuildError> {
+        Self::from_translated(frontend::link(units)?)
     }
 
     /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
@@ -439,6 +448,9 @@ fn kernel_info(
         let type_qual = args
             .and_then(|a| a.type_quals.get(i).cloned())
             .unwrap_or_default();
+        let access_qual = args
+            .and_then(|a| a.access_quals.get(i).cloned())
+            .unwrap_or_default();
         let byval = translate::is_byval(m, *id);
         let (kind, elem_size) = match m.ty(*ty)? {
             Type::Pointer { storage, pointee } => {
@@ -473,6 +485,7 @@ fn kernel_info(
             name,
             type_name,
             type_qual,
+            access_qual,
             kind,
             elem_size,
         });

@@ -777,3 +777,35 @@ fn mad_sat_clamps_the_exact_result() {
     );
     assert_eq!(u.to_vec(), [u32::MAX as u64, u64::MAX, 250, 255]);
 }
+
+/// `restrict` pointers through an inlined function: the optimizer's
+/// aliasing scopes, which llvm-spirv can encode as declarations clsync has
+/// no use for (and that are left out), do not keep the kernel from
+/// building, and it computes what it should.
+#[test]
+fn restrict_pointers_through_an_inlined_function() {
+    let p = build(
+        r#"
+        static inline void axpy(global float *restrict y, global const float *restrict x, float a, int n) {
+            for (int i = 0; i < n; i++) y[i] += a * x[i];
+        }
+        kernel void k(global float *restrict y, global const float *restrict x) {
+            int g = get_global_id(0);
+            axpy(y + 4 * g, x + 4 * g, 2.0f, 4);
+        }"#,
+        "",
+    );
+    let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let y = Buffer::from_slice(&vec![1.0f32; 64]);
+    let xb = Buffer::from_slice(&x);
+    p.kernel("k")
+        .unwrap()
+        .run(
+            &Runtime::new(),
+            NdRange::new([16]),
+            &[Arg::Buffer(&y), Arg::Buffer(&xb)],
+        )
+        .unwrap();
+    let want: Vec<f32> = x.iter().map(|v| 1.0 + 2.0 * v).collect();
+    assert_eq!(y.to_vec(), want);
+}

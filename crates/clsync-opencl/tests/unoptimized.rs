@@ -165,3 +165,81 @@ fn a_load_nobody_uses_is_no_read_of_a_write_only_buffer() {
         assert_eq!(out.to_vec(), want, "{options:?}");
     }
 }
+
+/// A function that returns more values than the machine has return
+/// registers (a struct of four counters, as pyopencl's random generators
+/// return; a struct of two vectors; a `long8`) is called and returns
+/// right, inlined or not, unchecked and checked.
+#[test]
+fn results_of_many_values_come_back_from_calls() {
+    let src = r#"
+typedef struct { uint v[4]; } ctr;
+typedef struct { float4 lo; float4 hi; } pair;
+
+__attribute__((noinline)) ctr bump(ctr c, uint k) {
+    for (int i = 0; i < 4; i++) c.v[i] = c.v[i] * 3u + k + (uint)i;
+    return c;
+}
+__attribute__((noinline)) pair spread(float x) {
+    pair p = { (float4)(x, x + 1, x + 2, x + 3), (float4)(-x, -x - 1, -x - 2, -x - 3) };
+    return p;
+}
+__attribute__((noinline)) long8 wide(long x) { return (long8)(x) * (long8)(1, 2, 3, 4, 5, 6, 7, 8); }
+
+kernel void many(global uint *u, global float *f, global long *l) {
+    uint i = get_global_id(0);
+    ctr c = {{i, i + 1, i + 2, i + 3}};
+    c = bump(bump(c, 1u), 2u);
+    for (int j = 0; j < 4; j++) u[4 * i + j] = c.v[j];
+    pair p = spread((float)i);
+    vstore4(p.lo, 2 * i, f);
+    vstore4(p.hi, 2 * i + 1, f);
+    vstore8(wide((long)i), i, l);
+}
+"#;
+    let bump = |c: [u32; 4], k: u32| -> [u32; 4] {
+        let mut o = c;
+        for (i, x) in o.iter_mut().enumerate() {
+            *x = x.wrapping_mul(3).wrapping_add(k + i as u32);
+        }
+        o
+    };
+    let n = 16usize;
+    let (mut wu, mut wf, mut wl) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n as u32 {
+        wu.extend(bump(bump([i, i + 1, i + 2, i + 3], 1), 2));
+        let x = i as f32;
+        wf.extend([
+            x,
+            x + 1.0,
+            x + 2.0,
+            x + 3.0,
+            -x,
+            -x - 1.0,
+            -x - 2.0,
+            -x - 3.0,
+        ]);
+        wl.extend((1..=8).map(|k| i as i64 * k));
+    }
+    for options in OPTIONS {
+        let p = common::build(src, "many.cl", options);
+        for checked in [false, true] {
+            let (u, f, l) = (
+                Buffer::<u32>::new(4 * n),
+                Buffer::<f32>::new(8 * n),
+                Buffer::<i64>::new(8 * n),
+            );
+            let found = common::run(
+                &p,
+                "many",
+                NdRange::new([n]).local([4]),
+                &[Arg::Buffer(&u), Arg::Buffer(&f), Arg::Buffer(&l)],
+                checked,
+            );
+            assert!(found.is_empty(), "{options:?}: {found:?}");
+            assert_eq!(u.to_vec(), wu, "{options:?} checked {checked}");
+            assert_eq!(f.to_vec(), wf, "{options:?} checked {checked}");
+            assert_eq!(l.to_vec(), wl, "{options:?} checked {checked}");
+        }
+    }
+}

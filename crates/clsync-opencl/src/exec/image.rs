@@ -180,8 +180,9 @@ pub enum ImageShape {
 }
 
 impl ImageShape {
-    /// `[width, height, depth or layers]`, 1 where the shape has none.
-    fn extent(self) -> [usize; 3] {
+    /// `[width, height, depth or layers]`, 1 where the shape has none (a
+    /// 1D array's layers are its third, as its texels are laid out).
+    pub fn extent(self) -> [usize; 3] {
         match self {
             ImageShape::D1 { width } => [width, 1, 1],
             ImageShape::D2 { width, height } => [width, height, 1],
@@ -295,6 +296,22 @@ impl Image {
         // SAFETY: `p` has `len` bytes; no kernel runs on this image while
         // the host writes it (the host's side of the launch contract).
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, n) };
+    }
+
+    /// Its texels' bytes: tightly packed rows of `width` texels, `height`
+    /// rows a slice or layer. The host may access them while no kernel
+    /// runs on the image.
+    pub fn raw_bytes(&self) -> (*mut u8, usize) {
+        self.data.raw_bytes()
+    }
+
+    /// The bytes of one texel of this image's format holding `color`, as
+    /// `write_image{f,i,ui}` store it (`clEnqueueFillImage`): each channel
+    /// as its bits, a float's for the float and normalized types.
+    pub fn texel_of(&self, color: [u32; 4]) -> Vec<u8> {
+        let one = Image::new(ImageShape::D1 { width: 1 }, self.format);
+        one.bind().store([0, 0, 0], color);
+        one.to_bytes()
     }
 
     /// The texel at integer coordinates as `read_imagef` without a sampler

@@ -154,7 +154,18 @@ impl Fx<'_, '_> {
             }
             Op::ReturnValue => {
                 let v = self.get(self.id(inst, 0)?)?;
-                self.b.ins().return_(&v);
+                match self.ret_area {
+                    Some(area) => {
+                        for (i, x) in v.iter().enumerate() {
+                            let at = (i as u32 * super::function::RETURN_SLOT) as i32;
+                            self.b.ins().store(super::function::mem(), *x, area, at);
+                        }
+                        self.b.ins().return_(&[]);
+                    }
+                    None => {
+                        self.b.ins().return_(&v);
+                    }
+                }
             }
             _ => {}
         }

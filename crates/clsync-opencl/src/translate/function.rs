@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Constant, Function, Instruction, Module, Operand, SourceLine};
 use cranelift_codegen::ir::{
-    self, types, AbiParam, FuncRef, InstBuilder, MemFlagsData, Signature, Type as ClType, Value,
+    self, types, AbiParam, FuncRef, InstBuilder, MemFlagsData, Signature, StackSlotData,
+    StackSlotKind, Type as ClType, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -24,20 +25,34 @@ use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
 use crate::CompileError;
 
 /// The Cranelift signature of `f`: the context, then the flattened
-/// parameters; the flattened result.
+/// parameters; the flattened result. A result of more than one value
+/// (a struct, a vector of vectors) goes through a return area instead,
+/// whose address comes second: see [`RETURN_SLOT`].
 pub(crate) fn signature(m: &Module, f: &Function, cc: CallConv) -> Result<Signature, CompileError> {
     let mut s = Signature::new(cc);
     s.params.push(AbiParam::new(types::I64));
+    let rets = flat_types(m, f.ret)?;
+    if rets.len() > 1 {
+        s.params.push(AbiParam::new(types::I64));
+    }
     for (_, ty) in &f.params {
         for t in flat_types(m, *ty)? {
             s.params.push(AbiParam::new(t));
         }
     }
-    for t in flat_types(m, f.ret)? {
-        s.returns.push(AbiParam::new(t));
+    if rets.len() == 1 {
+        s.returns.push(AbiParam::new(rets[0]));
     }
     Ok(s)
 }
+
+/// Bytes each value of a result has in a return area (the widest value
+/// is a 128-bit vector). The machine has as few return registers as two:
+/// a function returning more values (pyopencl's random generators return
+/// structs of four counters) writes them to an area its caller gives.
+/// Every caller and callee is compiled here, so this is clsync's own
+/// convention, not the platform's.
+pub(crate) const RETURN_SLOT: u32 = 16;
 
 /// A phi: its result, its type, and (value, predecessor) pairs.
 type Phi = (Word, Word, Vec<(Word, Word)>);
@@ -64,6 +79,8 @@ pub(crate) struct Fx<'a, 'm> {
     pub nslots: Value,
     pub(super) bail: Option<ir::Block>,
     pub(super) rets: Vec<ClType>,
+    /// The return area, for a function whose result has several values.
+    pub(super) ret_area: Option<Value>,
     /// The source line of the instruction being translated.
     pub line: SourceLine,
     /// The label of the block being translated.
@@ -174,6 +191,7 @@ fn translate_as(
         nslots: Value::from_u32(0),
         bail: None,
         rets: flat_types(m, f.ret)?,
+        ret_area: None,
         line: SourceLine::default(),
         current: 0,
         op: Op::Nop,
@@ -326,6 +344,10 @@ impl<'a, 'm> Fx<'a, 'm> {
             let params = self.b.block_params(entry).to_vec();
             self.ctx = params[0];
             let mut k = 1;
+            if self.rets.len() > 1 {
+                self.ret_area = Some(params[1]);
+                k = 2;
+            }
             for (id, ty) in &f.params {
                 let n = self.m.leaves(*ty)?.len();
                 self.vals.insert(*id, params[k..k + n].to_vec());
@@ -356,6 +378,10 @@ impl<'a, 'm> Fx<'a, 'm> {
             if self.cont.is_some() {
                 let r = self.b.ins().iconst(types::I32, STOPPED as i64);
                 self.b.ins().return_(&[r]);
+            } else if self.ret_area.is_some() {
+                // The caller reads what the area holds: the work-item
+                // stopped, and the caller's status check returns at once.
+                self.b.ins().return_(&[]);
             } else {
                 let zeros: Vec<Value> = self
                     .rets
@@ -763,12 +789,37 @@ impl<'a, 'm> Fx<'a, 'm> {
             )));
         };
         let mut args = vec![self.ctx];
+        let rets = match inst.result_type {
+            Some(t) => flat_types(self.m, t)?,
+            None => Vec::new(),
+        };
+        let area = (rets.len() > 1).then(|| {
+            self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                RETURN_SLOT * rets.len() as u32,
+                4,
+            ))
+        });
+        if let Some(ss) = area {
+            args.push(self.b.ins().stack_addr(types::I64, ss, 0));
+        }
         for k in 1..inst.operands.len() {
             args.extend(self.get(self.id(inst, k)?)?);
         }
         let r = self.jit.declare_func_in_func(fid, self.b.func);
         let call = self.b.ins().call(r, &args);
-        let results = self.b.inst_results(call).to_vec();
+        let results = match area {
+            Some(ss) => rets
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| {
+                    self.b
+                        .ins()
+                        .stack_load(types::I64, t, ss, (i as u32 * RETURN_SLOT) as i32)
+                })
+                .collect(),
+            None => self.b.inst_results(call).to_vec(),
+        };
         self.def(inst, results);
         self.check_status();
         Ok(())
