@@ -50,6 +50,8 @@ pub struct Context {
     properties: Vec<cl_context_properties>,
     notify: Option<(Notify, usize)>,
     destructors: Destructors,
+    /// Its shared virtual memory allocations.
+    pub svm: crate::svm::Allocations,
 }
 
 impl Context {
@@ -76,6 +78,7 @@ impl Context {
 impl handle::Object for Context {
     fn destroyed(&mut self, h: usize) {
         self.destructors.run(h);
+        self.svm.free_all();
     }
 }
 
@@ -120,6 +123,7 @@ fn make(
         properties: api::property_list(&pairs, given),
         notify: notify.map(|f| (f, user_data as usize)),
         destructors: Destructors::default(),
+        svm: Default::default(),
     });
     Ok(h)
 }

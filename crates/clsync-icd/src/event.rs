@@ -84,8 +84,10 @@ impl Event {
     pub fn set(this: &Ref<Event>, status: cl_int) {
         let due = {
             let mut s = this.lock();
-            if s.status <= CL_COMPLETE {
-                return; // complete or failed: final
+            // Only forward: complete or failed is final, and a later state
+            // is never undone by an earlier one set after it.
+            if s.status <= CL_COMPLETE || status >= s.status {
+                return;
             }
             let t = platform::now_ns();
             let mark = |s: &mut State, i: usize| {

@@ -32,6 +32,8 @@ pub(crate) enum ArgValue {
     Image(Ref<memory::Mem>),
     /// A sampler's `sampler_t` bits.
     Sampler(clsync_opencl::Sampler),
+    /// A host address in shared virtual memory (or null).
+    Svm(u64),
 }
 
 /// A kernel object.
@@ -294,37 +296,68 @@ pub unsafe extern "C" fn clSetKernelArg(
     })
 }
 
-/// `clSetKernelArgSVMPointer`: the device has no SVM.
+/// `clSetKernelArgSVMPointer`: a host address for a `global` or
+/// `constant` pointer parameter. It is not checked against the
+/// allocations here (a pointer anywhere into one, or past it, is valid to
+/// pass); an access through it outside every allocation is the invalid
+/// access it is.
 ///
 /// # Safety
 ///
 /// The C API's contract.
 pub unsafe extern "C" fn clSetKernelArgSVMPointer(
     kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _arg_value: *const c_void,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
 ) -> cl_int {
     api::status(|| {
-        get(kernel)?;
-        Err(CL_INVALID_OPERATION)
+        let k = get(kernel)?;
+        let param = k
+            .info
+            .params
+            .get(arg_index as usize)
+            .ok_or(CL_INVALID_ARG_INDEX)?;
+        if !matches!(param.kind, ArgKind::Global | ArgKind::Constant) {
+            return Err(CL_INVALID_ARG_VALUE);
+        }
+        k.args()[arg_index as usize] = Some(ArgValue::Svm(arg_value as u64));
+        Ok(())
     })
 }
 
-/// `clSetKernelExecInfo`: its parameters are all about SVM, which the
-/// device has not.
+/// `clSetKernelExecInfo`: the SVM pointers a kernel reaches other than
+/// through its arguments need no telling (every allocation is reachable);
+/// fine-grain system SVM is not offered.
 ///
 /// # Safety
 ///
 /// The C API's contract.
 pub unsafe extern "C" fn clSetKernelExecInfo(
     kernel: cl_kernel,
-    _param_name: cl_kernel_exec_info,
-    _size: usize,
-    _value: *const c_void,
+    param_name: cl_kernel_exec_info,
+    size: usize,
+    value: *const c_void,
 ) -> cl_int {
     api::status(|| {
         get(kernel)?;
-        Err(CL_INVALID_OPERATION)
+        if value.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        match param_name {
+            CL_KERNEL_EXEC_INFO_SVM_PTRS
+                if size.is_multiple_of(std::mem::size_of::<*const c_void>()) =>
+            {
+                Ok(())
+            }
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM if size == std::mem::size_of::<cl_bool>() => {
+                // SAFETY: a `cl_bool`, by its size.
+                match unsafe { value.cast::<cl_bool>().read_unaligned() } {
+                    0 => Ok(()),
+                    _ => Err(CL_INVALID_OPERATION),
+                }
+            }
+            _ => Err(CL_INVALID_VALUE),
+        }
     })
 }
 

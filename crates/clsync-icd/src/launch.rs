@@ -239,6 +239,7 @@ fn launch(
                 None => Arg::Null,
             },
             (ArgValue::Sampler(s), _) => Arg::Sampler(*s),
+            (ArgValue::Svm(p), _) => Arg::Svm(*p),
         })
         .collect();
     let rt = platform::runtime();

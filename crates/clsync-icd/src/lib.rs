@@ -49,6 +49,7 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub mod sampler;
+pub mod svm;
 pub mod transfer;
 
 use std::ffi::{c_char, c_void, CStr};

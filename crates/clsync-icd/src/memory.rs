@@ -521,7 +521,9 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
                     .map_or(std::ptr::null_mut(), handle::handle),
             )),
             CL_MEM_OFFSET => Ok(Value::of(if m.parent.is_some() { m.offset } else { 0 })),
-            CL_MEM_USES_SVM_POINTER => Ok(Value::bool(false)),
+            CL_MEM_USES_SVM_POINTER => Ok(Value::bool(
+                m.host_ptr != 0 && crate::svm::is_svm(m.host_ptr as *const c_void, m.size),
+            )),
             CL_MEM_PROPERTIES => Ok(Value::slice(&m.properties)),
             _ => Err(CL_INVALID_VALUE),
         };

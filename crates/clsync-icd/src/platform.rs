@@ -353,7 +353,11 @@ fn device_info(name: cl_device_info) -> ClResult<Value> {
         CL_DEVICE_PARTITION_PROPERTIES | CL_DEVICE_PARTITION_TYPE => Value::of(0isize),
         CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Value::of(0u64),
         CL_DEVICE_REFERENCE_COUNT => Value::of(1u32),
-        CL_DEVICE_SVM_CAPABILITIES => Value::of(0u64),
+        CL_DEVICE_SVM_CAPABILITIES => Value::of(
+            CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+                | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+                | CL_DEVICE_SVM_ATOMICS,
+        ),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => Value::of(0u32),

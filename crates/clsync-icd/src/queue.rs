@@ -64,6 +64,9 @@ impl Queue {
     ) -> Ref<Event> {
         let event = Event::command(this, command);
         let mut last = lock(&this.last);
+        // Submitted as it is handed to the worker (there is no batch to
+        // flush), before the worker can start it.
+        Event::set(&event, CL_SUBMITTED);
         // The worker takes jobs in the order they are sent: sending under
         // `last`'s lock keeps that order the order of `last`.
         let job = Job {
@@ -74,8 +77,6 @@ impl Queue {
         if lock(&this.jobs).send(job).is_err() {
             // The worker is gone (it panicked): the command fails.
             Event::set(&event, CL_OUT_OF_RESOURCES);
-        } else {
-            Event::set(&event, CL_SUBMITTED);
         }
         *last = Some(event.clone());
         event

@@ -7,7 +7,7 @@ use std::ptr::{null, null_mut};
 
 use clsync_icd::{
     context::*, event::*, image::*, image_commands::*, kernel::*, launch::*, memory::*,
-    platform::*, program::*, queue::*, transfer::*,
+    platform::*, program::*, queue::*, sampler::*, svm::*, transfer::*,
 };
 use opencl_sys::*;
 
@@ -721,5 +721,158 @@ fn images_and_their_regions() {
             ),
             CL_INVALID_MEM_OBJECT
         );
+    }
+}
+
+#[test]
+fn shared_virtual_memory() {
+    let s = setup();
+    let mut err = 0;
+    let fine = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+    // SAFETY: valid handles; the SVM pointers are used within their sizes.
+    unsafe {
+        assert!(clSVMAlloc(s.ctx, CL_MEM_SVM_ATOMICS, 64, 0).is_null());
+        assert!(clSVMAlloc(s.ctx, fine, 64, 3).is_null());
+        assert!(clSVMAlloc(s.ctx, fine, 0, 0).is_null());
+        let a = clSVMAlloc(s.ctx, fine, 256, 0).cast::<i32>();
+        assert!(!a.is_null() && (a as usize).is_multiple_of(128));
+        assert_eq!(
+            clEnqueueSVMMemcpy(s.q, 1, a.cast(), a.add(4).cast(), 64, 0, null(), null_mut()),
+            CL_MEM_COPY_OVERLAP
+        );
+        let seven = 7i32;
+        assert_eq!(
+            clEnqueueSVMMemFill(
+                s.q,
+                a.cast(),
+                (&seven as *const i32).cast(),
+                4,
+                256,
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(clFinish(s.q), CL_SUCCESS);
+        assert!((0..64).all(|i| *a.add(i) == 7));
+        let (p, status) = program(
+            s.ctx,
+            "kernel void k(global int* a, int n) { a[get_global_id(0) + n] += (int)get_global_id(0); }",
+            "",
+        );
+        assert_eq!(status, CL_SUCCESS);
+        let k = clCreateKernel(p, c"k".as_ptr(), &mut err);
+        assert_eq!(
+            clSetKernelArgSVMPointer(k, 1, a.cast()),
+            CL_INVALID_ARG_VALUE
+        );
+        assert_eq!(clSetKernelArgSVMPointer(k, 0, a.cast()), CL_SUCCESS);
+        let n = 0i32;
+        assert_eq!(
+            clSetKernelArg(k, 1, 4, (&n as *const i32).cast()),
+            CL_SUCCESS
+        );
+        let g = 64usize;
+        assert_eq!(
+            clEnqueueNDRangeKernel(s.q, k, 1, null(), &g, null(), 0, null(), null_mut()),
+            CL_SUCCESS
+        );
+        assert_eq!(clFinish(s.q), CL_SUCCESS);
+        assert!((0..64).all(|i| *a.add(i) == 7 + i as i32));
+        // Past the allocation's end: the invalid access it is, reported,
+        // and the launch's event fails.
+        let past = 64i32;
+        assert_eq!(
+            clSetKernelArg(k, 1, 4, (&past as *const i32).cast()),
+            CL_SUCCESS
+        );
+        let mut e: cl_event = null_mut();
+        assert_eq!(
+            clEnqueueNDRangeKernel(s.q, k, 1, null(), &g, null(), 0, null(), &mut e),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            clWaitForEvents(1, &e),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        );
+        clSVMFree(s.ctx, a.cast());
+    }
+}
+
+/// Every entry point given a handle that is no object of its type (a stack
+/// address, a handle of another type, null) answers with the error for
+/// that argument, never touching what the handle points to.
+#[test]
+fn foreign_handles_are_refused_everywhere() {
+    let s = setup();
+    let mut junk = [0u64; 16];
+    let bad = junk.as_mut_ptr().cast::<c_void>();
+    let mut err = 0;
+    let mut size = 0usize;
+    let mut buf = [0u8; 64];
+    let out = buf.as_mut_ptr().cast::<c_void>();
+    // SAFETY: every pointer argument is valid for what it is passed as;
+    // the handles are deliberately wrong.
+    unsafe {
+        for h in [bad, null_mut(), s.ctx.cast()] {
+            assert_eq!(clRetainCommandQueue(h), CL_INVALID_COMMAND_QUEUE);
+            assert_eq!(clFinish(h), CL_INVALID_COMMAND_QUEUE);
+            assert_eq!(
+                clGetMemObjectInfo(h, CL_MEM_SIZE, 8, out, &mut size),
+                CL_INVALID_MEM_OBJECT
+            );
+            assert_eq!(
+                clGetImageInfo(h, CL_IMAGE_WIDTH, 8, out, &mut size),
+                CL_INVALID_MEM_OBJECT
+            );
+            assert_eq!(clReleaseKernel(h), CL_INVALID_KERNEL);
+            assert_eq!(clSetKernelArg(h, 0, 4, out), CL_INVALID_KERNEL);
+            assert_eq!(
+                clGetProgramInfo(h, CL_PROGRAM_NUM_DEVICES, 4, out, &mut size),
+                CL_INVALID_PROGRAM
+            );
+            assert_eq!(
+                clBuildProgram(h, 0, null(), null(), None, null_mut()),
+                CL_INVALID_PROGRAM
+            );
+            assert_eq!(
+                clGetEventInfo(h, CL_EVENT_COMMAND_TYPE, 4, out, &mut size),
+                CL_INVALID_EVENT
+            );
+            assert_eq!(clWaitForEvents(1, &h), CL_INVALID_EVENT);
+            assert_eq!(clSetUserEventStatus(h, CL_COMPLETE), CL_INVALID_EVENT);
+            assert_eq!(clReleaseSampler(h), CL_INVALID_SAMPLER);
+            assert_eq!(
+                clEnqueueReadBuffer(s.q, h, 1, 0, 4, out, 0, null(), null_mut()),
+                CL_INVALID_MEM_OBJECT
+            );
+            assert_eq!(
+                clEnqueueNDRangeKernel(s.q, h, 1, null(), &8, null(), 0, null(), null_mut()),
+                CL_INVALID_KERNEL
+            );
+            assert!(clCreateKernel(h, c"k".as_ptr(), &mut err).is_null());
+            assert_eq!(err, CL_INVALID_PROGRAM);
+        }
+        // A queue is no context.
+        for h in [bad, null_mut(), s.q.cast()] {
+            assert!(clCreateBuffer(h, 0, 16, null_mut(), &mut err).is_null());
+            assert_eq!(err, CL_INVALID_CONTEXT);
+            assert!(clCreateCommandQueueWithProperties(h, device_id(), null(), &mut err).is_null());
+            assert_eq!(err, CL_INVALID_CONTEXT);
+            assert!(clCreateUserEvent(h, &mut err).is_null());
+            assert_eq!(err, CL_INVALID_CONTEXT);
+            assert!(clSVMAlloc(h, CL_MEM_READ_WRITE, 64, 0).is_null());
+        }
+        assert_eq!(
+            clGetContextInfo(bad, CL_CONTEXT_NUM_DEVICES, 4, out, &mut size),
+            CL_INVALID_CONTEXT
+        );
+        // A wait list naming a foreign event.
+        assert_eq!(
+            clEnqueueMarkerWithWaitList(s.q, 1, &bad, null_mut()),
+            CL_INVALID_EVENT_WAIT_LIST
+        );
+        assert_eq!(junk, [0u64; 16]);
     }
 }

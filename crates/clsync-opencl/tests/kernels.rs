@@ -809,3 +809,33 @@ fn restrict_pointers_through_an_inlined_function() {
     let want: Vec<f32> = x.iter().map(|v| 1.0 + 2.0 * v).collect();
     assert_eq!(y.to_vec(), want);
 }
+
+/// A recursive struct (a list's node points to its own type: SPIR-V's
+/// forward pointer), linked and walked in private memory.
+#[test]
+fn a_linked_list_of_a_recursive_struct() {
+    let p = build(
+        r#"
+        typedef struct node { int value; struct node *next; } node;
+        kernel void walk(global int *out) {
+            node n[8];
+            node *head = 0;
+            for (int i = 0; i < 8; i++) {
+                n[i].value = i * (int)get_global_id(0);
+                n[i].next = head;
+                head = &n[i];
+            }
+            int s = 0;
+            for (node *x = head; x; x = x->next) s += x->value;
+            out[get_global_id(0)] = s;
+        }"#,
+        "-cl-std=CL2.0",
+    );
+    let out = Buffer::<i32>::new(16);
+    p.kernel("walk")
+        .unwrap()
+        .run(&Runtime::new(), NdRange::new([16]), &[Arg::Buffer(&out)])
+        .unwrap();
+    let want: Vec<i32> = (0..16).map(|g| 28 * g).collect();
+    assert_eq!(out.to_vec(), want);
+}

@@ -369,7 +369,10 @@ impl Module {
     fn read_types_and_values(&mut self, dr: &dr::Module) -> Result<(), SpirvError> {
         for i in &dr.types_global_values {
             let op = i.class.opcode;
-            if matches!(op, Op::Line | Op::NoLine) {
+            // A forward pointer only announces the pointer type that a
+            // recursive struct (a list's node) names before it is
+            // declared; the OpTypePointer that follows defines it.
+            if matches!(op, Op::Line | Op::NoLine | Op::TypeForwardPointer) {
                 continue;
             }
             let id = result(i)?;

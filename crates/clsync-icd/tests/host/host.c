@@ -11,9 +11,11 @@
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static cl_context ctx;
 static cl_command_queue q;
@@ -450,6 +452,96 @@ static const char *images(void) {
   return NULL;
 }
 
+/* ---- shared virtual memory ----------------------------------------------
+ * Fine-grain SVM with atomics: the host links lists in SVM memory (the
+ * pointers are the host's) that the kernel walks; then host and kernel
+ * pass a message through SVM with C11 atomics on both sides, release and
+ * acquire at memory_scope_all_svm_devices, while the kernel runs. */
+static const char *svm_src =
+    "typedef struct node { int value; global struct node* next; } node;\n"
+    "kernel void walk(global node* global* heads, global int* sums) {\n"
+    "  int s = 0;\n"
+    "  for (global node* n = heads[get_global_id(0)]; n; n = n->next) s += n->value;\n"
+    "  sums[get_global_id(0)] = s;\n"
+    "}\n"
+    "kernel void echo(global atomic_int* flag, global int* data, global atomic_int* answer) {\n"
+    "  while (atomic_load_explicit(flag, memory_order_acquire, memory_scope_all_svm_devices) == 0) {}\n"
+    "  atomic_store_explicit(answer, data[0] + data[1], memory_order_release, memory_scope_all_svm_devices);\n"
+    "}\n";
+
+typedef struct node { int value; struct node *next; } node;
+
+static const char *svm(void) {
+  cl_device_svm_capabilities caps = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, NULL);
+  if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(caps & CL_DEVICE_SVM_ATOMICS)) return "SKIP";
+  enum { LISTS = 8, LEN = 20 };
+  cl_svm_mem_flags f = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS;
+  node *nodes = clSVMAlloc(ctx, f, LISTS * LEN * sizeof(node), 0);
+  node **heads = clSVMAlloc(ctx, f, LISTS * sizeof(node *), 0);
+  int *sums = clSVMAlloc(ctx, f, LISTS * sizeof(int), 0);
+  if (!nodes || !heads || !sums) return "clSVMAlloc failed";
+  int want[LISTS] = {0};
+  for (int l = 0; l < LISTS; l++) {
+    heads[l] = NULL;
+    for (int i = 0; i < LEN; i++) {
+      node *n = &nodes[l * LEN + i];
+      n->value = l * 100 + i * i;
+      n->next = heads[l];
+      heads[l] = n;
+      want[l] += n->value;
+    }
+  }
+  cl_kernel walk = build(svm_src, "-cl-std=CL2.0", "walk");
+  if (!walk) return "build failed";
+  CHECK(clSetKernelArgSVMPointer(walk, 0, heads));
+  CHECK(clSetKernelArgSVMPointer(walk, 1, sums));
+  size_t g = LISTS;
+  CHECK(clEnqueueNDRangeKernel(q, walk, 1, NULL, &g, NULL, 0, NULL, NULL));
+  CHECK(clFinish(q));
+  for (int l = 0; l < LISTS; l++)
+    if (sums[l] != want[l]) return "wrong list sums";
+
+  /* The message while the kernel runs. */
+  atomic_int *flag = clSVMAlloc(ctx, f, 2 * sizeof(atomic_int), 0);
+  int *data = clSVMAlloc(ctx, f, 2 * sizeof(int), 0);
+  atomic_int *answer = flag + 1;
+  atomic_init(flag, 0);
+  atomic_init(answer, 0);
+  cl_program p;
+  CHECK(clGetKernelInfo(walk, CL_KERNEL_PROGRAM, sizeof p, &p, NULL));
+  cl_int err;
+  cl_kernel echo = clCreateKernel(p, "echo", &err);
+  CHECK(err);
+  CHECK(clSetKernelArgSVMPointer(echo, 0, flag));
+  CHECK(clSetKernelArgSVMPointer(echo, 1, data));
+  CHECK(clSetKernelArgSVMPointer(echo, 2, answer));
+  size_t one = 1;
+  CHECK(clEnqueueNDRangeKernel(q, echo, 1, NULL, &one, NULL, 0, NULL, NULL));
+  CHECK(clFlush(q));
+  data[0] = 40;
+  data[1] = 2;
+  atomic_store_explicit(flag, 1, memory_order_release);
+  const char *why = "no answer within 20 s";
+  time_t start = time(NULL);
+  while (time(NULL) - start < 20) {
+    int a = atomic_load_explicit(answer, memory_order_acquire);
+    if (a != 0) {
+      why = a == 42 ? NULL : "wrong answer";
+      break;
+    }
+  }
+  CHECK(clFinish(q));
+  clReleaseKernel(echo);
+  clReleaseKernel(walk);
+  clSVMFree(ctx, nodes);
+  clSVMFree(ctx, heads);
+  clSVMFree(ctx, sums);
+  clSVMFree(ctx, flag);
+  clSVMFree(ctx, data);
+  return why;
+}
+
 /* ---- a racy kernel ---------------------------------------------------- */
 static const char *racy_src =
     "kernel void racy(global int* counter) {\n"
@@ -527,6 +619,7 @@ int main(int argc, char **argv) {
     report("sub-groups", subgroups());
     report("events", events());
     report("images", images());
+    report("svm", svm());
   }
   clReleaseCommandQueue(q);
   clReleaseContext(ctx);

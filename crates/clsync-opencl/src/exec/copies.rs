@@ -183,8 +183,9 @@ pub(crate) unsafe extern "C" fn clsync_wait_events(
             // SAFETY: `resolve_checked` found 8 bytes inside an object.
             Some(a) => events.push(unsafe { (a as *const u64).read_unaligned() }),
             None => {
+                // Reported and skipped (0: the work-item stopped).
                 // SAFETY: `ctx` is this call's own context (our contract).
-                if unsafe { helpers::clsync_fault(&mut *c, p, 8, 0, site) } != 0 {
+                if unsafe { helpers::clsync_fault(&mut *c, p, 8, 0, site) } == 0 {
                     return;
                 }
             }
@@ -331,7 +332,8 @@ fn copy(c: &mut ItemCtx, a: [u64; 6], site: u32, note: bool, moves: bool) -> boo
             };
             // SAFETY: `ctx` is the calling work-item's context (the callers'
             // contract).
-            if unsafe { helpers::clsync_fault(&mut *c, p, size, write, site) } != 0 {
+            // 0: the work-item stopped; else reported and skipped.
+            if unsafe { helpers::clsync_fault(&mut *c, p, size, write, site) } == 0 {
                 return false;
             }
             continue;

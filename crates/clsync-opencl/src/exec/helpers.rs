@@ -104,10 +104,13 @@ pub(crate) fn fault_message(ctx: &ItemCtx, ptr: u64, size: u64, kind: u32, site:
     }
 }
 
-/// An access out of its object's bounds, or through an invalid pointer.
-/// Returns 1 when the work-item must stop (an unchecked launch, or an
-/// access too large to skip), 0 when a checked launch has reported it and
-/// the access goes to the scratch area.
+/// An access that missed the slot table: out of its object's bounds,
+/// through an invalid pointer, or through a host address in shared virtual
+/// memory ([`super::svm`]). Returns the address the access goes to: the
+/// host address for shared virtual memory; the context's scratch area when
+/// a checked launch has reported the access and skips it; 0 when the
+/// work-item must stop (an unchecked launch, or an access too large to
+/// skip).
 ///
 /// # Safety
 ///
@@ -119,7 +122,11 @@ pub(crate) unsafe extern "C" fn clsync_fault(
     size: u64,
     kind: u32,
     site: u32,
-) -> u32 {
+) -> u64 {
+    // A host address in shared virtual memory: used as it is.
+    if kind & 0xff != 3 && super::svm::contains(ptr, size) {
+        return ptr;
+    }
     // SAFETY: compiled code passes its own context, which lives in the
     // work-item's Rust frame for the whole call.
     let ctx = unsafe { &mut *ctx };
@@ -130,12 +137,14 @@ pub(crate) unsafe extern "C" fn clsync_fault(
         let details = fault_details(ctx, ptr);
         let at = host.sites.get(site as usize).copied();
         super::report::add(ctx, headline, details, at);
-        return 0;
+        // Reported and skipped: the access goes to the context's scratch
+        // area.
+        return std::ptr::addr_of_mut!(ctx.scratch) as u64;
     }
     let msg = fault_message(ctx, ptr, size, kind, site);
     let at = host.sites.get(site as usize).copied();
     stop(ctx, Stop::Fault(msg, at));
-    1
+    0
 }
 
 /// The address space a fault's `kind` names (bits 8 and up), from the
@@ -274,6 +283,9 @@ pub(crate) fn resolve_checked(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut
 fn resolve(ctx: &ItemCtx, ptr: u64, size: u64) -> Option<*mut u8> {
     let slot = ptr >> OFFSET_BITS;
     let off = ptr & OFFSET_MASK;
+    if slot == 0 && super::svm::contains(ptr, size) {
+        return Some(ptr as *mut u8);
+    }
     if slot == 0 || slot >= ctx.nslots {
         return None;
     }
@@ -356,6 +368,8 @@ pub(crate) unsafe extern "C" fn clsync_cast_space(
         _ => return ptr,
     };
     match host.slot_names.get(slot) {
+        // Shared virtual memory is global memory.
+        _ if slot == 0 && want == "global" && super::svm::contains(ptr, 1) => ptr,
         Some(i) if slot != 0 && i.space == want => ptr,
         _ => 0,
     }

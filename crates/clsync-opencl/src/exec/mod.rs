@@ -27,6 +27,7 @@ mod loops;
 pub mod math;
 pub mod printf;
 pub mod report;
+pub mod svm;
 
 use clsync::{Launch, LaunchError, Runtime};
 
@@ -49,6 +50,9 @@ pub enum Arg<'a> {
     Image(&'a image::Image),
     /// A sampler for a `sampler_t` parameter.
     Sampler(image::Sampler),
+    /// A host address in shared virtual memory ([`svm::register`]) for a
+    /// `global` or `constant` pointer (`clSetKernelArgSVMPointer`).
+    Svm(u64),
 }
 
 impl Arg<'_> {
@@ -269,6 +273,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                 words.push((slot as u64) << OFFSET_BITS);
             }
             (ArgKind::Global | ArgKind::Constant | ArgKind::Local, Arg::Null) => words.push(0),
+            (ArgKind::Global | ArgKind::Constant, Arg::Svm(p)) => words.push(*p),
             (ArgKind::Local, Arg::Local(bytes)) => {
                 table.push(Slot::NULL);
                 infos.push(SlotInfo {
@@ -340,6 +345,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     Arg::Value(_) => "a value",
                     Arg::Image(_) => "an image",
                     Arg::Sampler(_) => "a sampler",
+                    Arg::Svm(_) => "a shared virtual memory pointer",
                 };
                 return Err(err(format!(
                     "{}: {given} given, the kernel takes {}",

@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::cl_type;
 use super::function::{mem, Fx};
-use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_SCRATCH, OFFSET_BITS, OFFSET_MASK};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, OFFSET_BITS, OFFSET_MASK};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -57,14 +57,14 @@ impl Fx<'_, '_> {
                 .iconst(types::I32, kind as i64 | (space_code(storage) << 8)),
             self.b.ins().iconst(types::I32, site),
         ];
-        let stop = self.helper("clsync_fault", &args)[0];
-        // Reported and skipped (a checked launch): the access goes to the
-        // context's scratch area.
-        let scratch = self.b.ins().iadd_imm_s(self.ctx, CTX_SCRATCH as i64);
+        // The address to use instead: a host address in shared virtual
+        // memory, the context's scratch area for an access reported and
+        // skipped (a checked launch), or none (0): the work-item stopped.
+        let instead = self.helper("clsync_fault", &args)[0];
         let bail = self.bail_block();
         self.b
             .ins()
-            .brif(stop, bail, &[], good, &[BlockArg::Value(scratch)]);
+            .brif(instead, good, &[BlockArg::Value(instead)], bail, &[]);
         self.b.switch_to_block(good);
         addr
     }

@@ -301,7 +301,7 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             "clsync_fault",
             helpers::clsync_fault as *const u8,
             vec![I64, I64, I64, I32, I32],
-            vec![I32],
+            vec![I64],
         ),
         (
             "clsync_barrier",
