@@ -17,10 +17,13 @@ fi
 src="$(pwd)/target/pyopencl-src/pyopencl-$version"
 if [ ! -d "$src/test" ]; then
   mkdir -p "$(dirname "$src")"
+  # The sdist's address from the package index's simple page (where pip
+  # looks too).
   url=$("$venv/bin/python" - "$version" <<'PY'
-import json, sys, urllib.request
-info = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/pyopencl/{sys.argv[1]}/json"))
-print(next(u["url"] for u in info["urls"] if u["packagetype"] == "sdist"))
+import re, sys, urllib.request
+page = urllib.request.urlopen("https://pypi.org/simple/pyopencl/").read().decode()
+name = re.escape(f"pyopencl-{sys.argv[1]}.tar.gz")
+print(re.search(r'href="([^"#]*' + name + ')', page).group(1))
 PY
 )
   "$venv/bin/python" -c "import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])" \
