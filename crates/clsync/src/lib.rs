@@ -63,6 +63,7 @@
 
 pub mod atomics;
 pub mod checker;
+pub mod collective;
 pub mod engine;
 mod error;
 mod gate;

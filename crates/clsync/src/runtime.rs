@@ -214,6 +214,7 @@ impl Runtime {
             schedule: launch.schedule,
             check: (force_check || launch.checked || self.checking())
                 .then(|| Arc::new(LaunchCheck::new(&launch.name, geometry.clone()))),
+            exchanges: Default::default(),
         };
         let check = plan.check.clone();
         let active = check.as_ref().map(|_| checker::ActiveLaunch::start());

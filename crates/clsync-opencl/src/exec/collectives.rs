@@ -6,29 +6,23 @@
 //! exchange of its `k`-th collective of that scope, waits at a barrier of
 //! that scope at the collective's line, then computes its own result from
 //! all the values: a reduction, its inclusive or exclusive scan, a
-//! broadcast, `all` or `any`. The barrier is the runtime's, so a collective
-//! that not every work-item reaches is a divergence report, never a hang.
-//! Its flags are `CLK_LOCAL_MEM_FENCE`, as the runtime takes no barrier
-//! without flags: free here (a group's work-items run on one thread), but
-//! the checker then takes the collective to order local memory as a
-//! barrier would, and a local-memory race across a collective goes
-//! unreported. The last work-item to read an exchange frees it.
+//! broadcast, `all` or `any`. The exchange and the combination are the
+//! runtime's ([`clsync::collective`], which Rust kernels' collectives use
+//! too); this module maps SPIR-V's operations onto them. The barrier is the
+//! runtime's, so a collective that not every work-item reaches is a
+//! divergence report, never a hang. Its flags are `CLK_LOCAL_MEM_FENCE`,
+//! as the runtime takes no barrier without flags: free here (a group's
+//! work-items run on one thread), but the checker then takes the
+//! collective to order local memory as a barrier would, and a local-memory
+//! race across a collective goes unreported.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use clsync::collective::Combine;
 
 use super::ctx::ItemCtx;
 use super::helpers;
 
-/// One collective's values, by lane, and how many lanes have read them.
-pub struct Exchange {
-    values: Vec<u64>,
-    read: usize,
-}
-
-/// A launch's open exchanges: by group, sub-group (`u32::MAX` for the
-/// work-group's) and the collective's number.
-pub type Exchanges = Mutex<HashMap<([usize; 3], u32, u64), Exchange>>;
+/// A launch's open exchanges.
+pub type Exchanges = clsync::collective::Exchanges;
 
 /// One work-item's count of collectives, per scope.
 #[derive(Default, Debug)]
@@ -164,16 +158,7 @@ pub(crate) unsafe extern "C" fn clsync_collective(
     };
     let key = (group, which, *k);
     *k += 1;
-    {
-        let mut all = host.exchanges.lock().unwrap_or_else(|e| e.into_inner());
-        let e = all.entry(key).or_insert_with(|| Exchange {
-            values: vec![0; lanes],
-            read: 0,
-        });
-        if let Some(v) = e.values.get_mut(lane) {
-            *v = value;
-        }
-    }
+    host.exchanges.deposit(key, lanes, lane, value);
     // The barrier of the collective's scope (local memory, see the module
     // docs): every lane has deposited its value after it.
     // SAFETY: `c` is this call's context (our contract).
@@ -182,39 +167,17 @@ pub(crate) unsafe extern "C" fn clsync_collective(
         return 0;
     }
     let (kind, bits) = (kind_bits & 0xff, kind_bits >> 8);
-    let mut all = host.exchanges.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(e) = all.get_mut(&key) else {
-        return 0;
+    let how = match (op, group_op) {
+        (op::BROADCAST, _) => Combine::Broadcast(arg as usize),
+        (op::BALLOT, _) => Combine::Ballot,
+        (_, 1) => Combine::InclusiveScan,
+        (_, 2) => Combine::ExclusiveScan,
+        (_, 3) => Combine::Clustered(arg as usize),
+        _ => Combine::Reduce,
     };
-    let result = if op == op::BROADCAST {
-        e.values.get(arg as usize).copied().unwrap_or(0)
-    } else if op == op::BALLOT {
-        e.values
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| **v != 0)
-            .fold(0u64, |m, (k, _)| m | 1 << k)
-    } else {
-        // The lanes combined: those up to this one (scans), its cluster
-        // of `arg` lanes (clustered reduce), or all.
-        let (from, upto) = match group_op {
-            1 => (0, lane + 1),
-            2 => (0, lane),
-            3 => {
-                let n = (arg as usize).max(1);
-                (lane / n * n, lane / n * n + n)
-            }
-            _ => (0, lanes),
-        };
-        e.values[from.min(lanes)..upto.min(lanes)]
-            .iter()
-            .fold(identity(op, kind, bits), |acc, v| {
-                combine(op, kind, bits, acc, *v)
-            })
-    };
-    e.read += 1;
-    if e.read == lanes {
-        all.remove(&key);
-    }
-    result
+    host.exchanges
+        .result(key, lanes, lane, how, identity(op, kind, bits), |a, b| {
+            combine(op, kind, bits, a, b)
+        })
+        .unwrap_or(0)
 }

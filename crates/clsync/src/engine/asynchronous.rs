@@ -326,6 +326,7 @@ where
                     env,
                     yielder: None,
                     image_pending: RefCell::new(Vec::new()),
+                    collectives: Default::default(),
                 })
                 .collect();
             let mut futures: Pin<Box<[_]>> = items

@@ -205,6 +205,8 @@ pub struct GroupEnv<'l> {
     pub(crate) arena: &'l LocalArena,
     pub(crate) launch_id: u64,
     pub(crate) strict_images: bool,
+    /// The launch's collectives' exchanges.
+    pub(crate) exchanges: &'l crate::collective::Exchanges,
 }
 
 impl<'l> GroupEnv<'l> {
@@ -222,6 +224,7 @@ impl<'l> GroupEnv<'l> {
             arena,
             launch_id: plan.id,
             strict_images: plan.strict_images,
+            exchanges: &plan.exchanges,
         }
     }
 

@@ -54,6 +54,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) schedule: Schedule,
     /// The checker's state, for a checked launch.
     pub(crate) check: Option<std::sync::Arc<crate::checker::LaunchCheck>>,
+    /// The open exchanges of the launch's collectives.
+    pub(crate) exchanges: crate::collective::Exchanges,
 }
 
 /// State shared by the workers of one launch.

@@ -58,6 +58,8 @@ pub struct WorkItem<'g> {
     /// Image writes not yet fenced (strict image mode and checked
     /// launches).
     pub(crate) image_pending: RefCell<Vec<PendingImageWrite>>,
+    /// How many work-group and sub-group collectives it has made.
+    pub(crate) collectives: std::cell::Cell<[u64; 2]>,
 }
 
 /// An image write its work-item has not fenced yet.
@@ -319,7 +321,7 @@ impl WorkItem<'_> {
 
     /// Waits at the barrier at `site`, an interpreted program's.
     #[inline]
-    fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
+    pub(super) fn wait_at(&self, kind: BarrierKind, flags: MemFlags, scope: MemScope, site: Site) {
         let wait = BarrierWait {
             kind,
             site,

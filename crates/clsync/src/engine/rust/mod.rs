@@ -13,6 +13,7 @@
 //! scheduler's cost about 16 of 93 instructions per work-item per barrier
 //! (`valgrind --tool=callgrind`, local 256; 77 with `Yielded`).
 
+mod collectives;
 mod item;
 mod stack;
 
@@ -106,6 +107,7 @@ where
                 env,
                 yielder: Some(yielder),
                 image_pending: RefCell::new(Vec::new()),
+                collectives: Default::default(),
             };
             match catch_unwind(AssertUnwindSafe(|| kernel(&wi))) {
                 Ok(()) => Suspend::Done,

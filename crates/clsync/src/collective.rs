@@ -1,0 +1,200 @@
+//! Work-group and sub-group collectives: the exchange every work-item of
+//! the group (sub-group) deposits its value in before the collective's
+//! barrier, and what each computes from all of them after it — a
+//! reduction, its inclusive or exclusive scan, a clustered reduction, a
+//! broadcast, a ballot.
+//!
+//! One implementation for both kinds of kernel: Rust kernels call
+//! [`WorkItem`](crate::WorkItem)'s collectives (`wi.sub_group_reduce_add`,
+//! `wi.work_group_broadcast`, ...), compiled OpenCL C calls the same
+//! [`Exchanges`] and [`combine`] through its runtime helper, each with its
+//! own barrier (which makes a collective not every work-item reaches a
+//! divergence report, never a hang).
+//!
+//! # Memory ordering
+//!
+//! The exchange is behind a mutex, so a value deposited before the barrier
+//! is seen by every work-item after it whatever the engine; the barrier of
+//! a collective fences local memory (the runtime takes no barrier without
+//! flags), so the checker takes a collective to order local memory as a
+//! barrier does.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Which values a work-item's result combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// All of them (`*_reduce_*`, `*_all`, `*_any`).
+    Reduce,
+    /// Its own and those before it (`*_scan_inclusive_*`).
+    InclusiveScan,
+    /// Those before it (`*_scan_exclusive_*`): the identity for the first.
+    ExclusiveScan,
+    /// Those of its cluster of `n` consecutive lanes
+    /// (`sub_group_clustered_reduce_*`).
+    Clustered(usize),
+    /// The value of lane `n` (`*_broadcast`).
+    Broadcast(usize),
+    /// A bit per lane whose value is nonzero (`sub_group_ballot`).
+    Ballot,
+}
+
+/// A collective's identity in its launch: the group, the sub-group
+/// (`u32::MAX` for the work-group's collectives), and the number of the
+/// collective among that scope's collectives of each work-item.
+pub type Key = ([usize; 3], u32, u64);
+
+/// One collective's values, by lane, and how many lanes have read them.
+struct Exchange {
+    values: Vec<u64>,
+    read: usize,
+}
+
+/// The open exchanges (a launch's or a group's).
+#[derive(Default)]
+pub struct Exchanges(Mutex<HashMap<Key, Exchange>>);
+
+impl std::fmt::Debug for Exchanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchanges").finish_non_exhaustive()
+    }
+}
+
+impl Exchanges {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Exchange>> {
+        // Each update is one map operation: a poisoned lock (a panic
+        // elsewhere) leaves the map consistent.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Deposits lane `lane`'s value (of `lanes`) before the barrier.
+    pub fn deposit(&self, key: Key, lanes: usize, lane: usize, value: u64) {
+        let mut all = self.lock();
+        let e = all.entry(key).or_insert_with(|| Exchange {
+            values: vec![0; lanes],
+            read: 0,
+        });
+        if let Some(v) = e.values.get_mut(lane) {
+            *v = value;
+        }
+    }
+
+    /// After the barrier: lane `lane`'s result, `how` the values combine
+    /// with `op` from `identity`. The last of the `lanes` to read frees the
+    /// exchange. `None` if there is no such exchange (the barrier failed).
+    pub fn result(
+        &self,
+        key: Key,
+        lanes: usize,
+        lane: usize,
+        how: Combine,
+        identity: u64,
+        op: impl Fn(u64, u64) -> u64,
+    ) -> Option<u64> {
+        let mut all = self.lock();
+        let e = all.get_mut(&key)?;
+        let r = combine(&e.values, lane, how, identity, op);
+        e.read += 1;
+        if e.read == lanes {
+            all.remove(&key);
+        }
+        Some(r)
+    }
+}
+
+/// Lane `lane`'s result from every lane's value.
+///
+/// ```
+/// use clsync::collective::{combine, Combine};
+/// let v = [3u64, 1, 4, 1, 5];
+/// let add = |a: u64, b: u64| a + b;
+/// assert_eq!(combine(&v, 2, Combine::Reduce, 0, add), 14);
+/// assert_eq!(combine(&v, 2, Combine::InclusiveScan, 0, add), 8);
+/// assert_eq!(combine(&v, 2, Combine::ExclusiveScan, 0, add), 4);
+/// assert_eq!(combine(&v, 3, Combine::Clustered(2), 0, add), 5);
+/// assert_eq!(combine(&v, 0, Combine::Broadcast(4), 0, add), 5);
+/// assert_eq!(combine(&v, 0, Combine::Ballot, 0, add), 0b11111);
+/// ```
+pub fn combine(
+    values: &[u64],
+    lane: usize,
+    how: Combine,
+    identity: u64,
+    op: impl Fn(u64, u64) -> u64,
+) -> u64 {
+    let n = values.len();
+    let (from, upto) = match how {
+        Combine::Broadcast(l) => return values.get(l).copied().unwrap_or(0),
+        Combine::Ballot => {
+            return values
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0)
+                .fold(0u64, |m, (k, _)| m | 1 << k)
+        }
+        Combine::Reduce => (0, n),
+        Combine::InclusiveScan => (0, lane + 1),
+        Combine::ExclusiveScan => (0, lane),
+        Combine::Clustered(size) => {
+            let size = size.max(1);
+            (lane / size * size, lane / size * size + size)
+        }
+    };
+    values[from.min(n)..upto.min(n)]
+        .iter()
+        .fold(identity, |acc, v| op(acc, *v))
+}
+
+/// A value a Rust kernel's collectives take: its bits, and the arithmetic
+/// the reductions use.
+pub trait GroupValue: Copy {
+    /// The value as 64 bits.
+    fn to_bits(self) -> u64;
+    /// The value from [`to_bits`](GroupValue::to_bits)'s bits.
+    fn from_bits(bits: u64) -> Self;
+    /// `a + b` (wrapping for integers).
+    fn add(a: Self, b: Self) -> Self;
+    /// The smaller.
+    fn min(a: Self, b: Self) -> Self;
+    /// The larger.
+    fn max(a: Self, b: Self) -> Self;
+    /// The identity of `add`.
+    const ZERO: Self;
+    /// The identity of `min` (the largest value).
+    const MIN_IDENTITY: Self;
+    /// The identity of `max` (the smallest value).
+    const MAX_IDENTITY: Self;
+}
+
+macro_rules! int_value {
+    ($($t:ty)*) => {$(
+        impl GroupValue for $t {
+            fn to_bits(self) -> u64 { self as u64 }
+            fn from_bits(bits: u64) -> Self { bits as $t }
+            fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            fn min(a: Self, b: Self) -> Self { Ord::min(a, b) }
+            fn max(a: Self, b: Self) -> Self { Ord::max(a, b) }
+            const ZERO: Self = 0;
+            const MIN_IDENTITY: Self = <$t>::MAX;
+            const MAX_IDENTITY: Self = <$t>::MIN;
+        }
+    )*};
+}
+int_value!(i32 u32 i64 u64);
+
+macro_rules! float_value {
+    ($($t:ty)*) => {$(
+        impl GroupValue for $t {
+            fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
+            fn from_bits(bits: u64) -> Self { <$t>::from_bits(bits as _) }
+            fn add(a: Self, b: Self) -> Self { a + b }
+            fn min(a: Self, b: Self) -> Self { a.min(b) }
+            fn max(a: Self, b: Self) -> Self { a.max(b) }
+            const ZERO: Self = 0.0;
+            const MIN_IDENTITY: Self = <$t>::INFINITY;
+            const MAX_IDENTITY: Self = <$t>::NEG_INFINITY;
+        }
+    )*};
+}
+float_value!(f32 f64);
