@@ -13,19 +13,26 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 /// The driver: `CLSYNC_ICD` if set, else `libclsync_icd.so` beside this
-/// executable, or in cargo's `deps` folder beside it (where a build of the
-/// command leaves the driver it depends on).
+/// executable or in cargo's `deps` folder beside it (where a build of the
+/// command leaves the driver it depends on), the newer of the two.
 fn driver() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("CLSYNC_ICD") {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find clsync's own path: {e}"))?;
     let dir = exe.parent().unwrap_or(std::path::Path::new("."));
+    // Beside it (a build of the driver itself puts it there) or in `deps`
+    // (a build of this command does): the newer, where both are.
+    let newest = [
+        dir.join("libclsync_icd.so"),
+        dir.join("deps/libclsync_icd.so"),
+    ]
+    .into_iter()
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max_by_key(|(t, _)| *t);
     let lib = dir.join("libclsync_icd.so");
-    if lib.exists() {
-        Ok(lib)
-    } else if dir.join("deps/libclsync_icd.so").exists() {
-        Ok(dir.join("deps/libclsync_icd.so"))
+    if let Some((_, p)) = newest {
+        Ok(p)
     } else {
         Err(format!(
             "clsync's OpenCL driver is not built: no {} (build it with \
@@ -36,8 +43,9 @@ fn driver() -> Result<PathBuf, String> {
 }
 
 /// Runs `program` with its arguments; `threads` sets the driver's worker
-/// count.
-pub fn run(program: &[String], threads: Option<usize>) -> ExitCode {
+/// count. With `error_exitcode` nonzero, a run that printed a report exits
+/// with it (the program's own status otherwise), for scripts and CI.
+pub fn run(program: &[String], threads: Option<usize>, error_exitcode: u8) -> ExitCode {
     let lib = match driver() {
         Ok(l) => l,
         Err(e) => {
@@ -60,8 +68,19 @@ pub fn run(program: &[String], threads: Option<usize>) -> ExitCode {
     if let Some(n) = threads {
         cmd.env("CLSYNC_THREADS", n.to_string());
     }
+    // The driver appends each report's first line here.
+    let reports = vendors.join("reports");
+    cmd.env("CLSYNC_REPORTS_FILE", &reports);
     let status = cmd.status();
+    let found = std::fs::read_to_string(&reports).map_or(0, |s| s.lines().count());
     let _ = std::fs::remove_dir_all(&vendors);
+    if found > 0 && error_exitcode != 0 {
+        if let Ok(s) = &status {
+            if s.code().is_some() {
+                return ExitCode::from(error_exitcode);
+            }
+        }
+    }
     match status {
         Ok(s) => match s.code() {
             Some(c) => ExitCode::from(c.clamp(0, 255) as u8),

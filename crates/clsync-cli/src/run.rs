@@ -45,7 +45,7 @@ pub struct RunArgs {
     #[arg(long)]
     json: bool,
     /// Exit with this status when a diagnostic was printed (default: 0, as
-    /// oclgrind-kernel).
+    /// oclgrind-kernel); with a host program, when any launch reported.
     #[arg(long, default_value_t = 0)]
     error_exitcode: u8,
     /// With a `.cl` file: the kernel.
@@ -109,7 +109,7 @@ fn sim_of_command_line(a: &RunArgs, file: &std::path::Path) -> Result<Sim, Strin
 
 pub fn main(a: &RunArgs) -> ExitCode {
     let file = match (&a.file, a.program.is_empty()) {
-        (None, false) => return crate::host::run(&a.program, a.threads),
+        (None, false) => return crate::host::run(&a.program, a.threads, a.error_exitcode),
         (Some(f), true) => f,
         (Some(_), false) => {
             eprintln!("error: give a .sim or .cl file, or a host program after `--`, not both");

@@ -266,23 +266,45 @@ fn launch(
     match kernel.run_with(rt, range, &bound, |l| l.run_on_divergence(checked), false) {
         Ok(found) => {
             for d in &found.diagnostics {
-                eprintln!("{d}");
+                say(&d.to_string());
             }
             for r in &found.checker {
-                eprintln!("{}", report::render(r));
+                say(&report::render(r));
             }
             Ok(())
         }
         Err(RunError::Launch { error, diagnostics }) => {
             for d in &diagnostics {
-                eprintln!("{d}");
+                say(&d.to_string());
             }
-            eprintln!("{}", report::launch_error(&error));
+            say(&report::launch_error(&error));
             Err(CL_OUT_OF_RESOURCES)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            say(&format!("error: {e}"));
             Err(CL_OUT_OF_RESOURCES)
+        }
+    }
+}
+
+/// Prints a report on stderr, and appends its first line to the file
+/// `CLSYNC_REPORTS_FILE` names, if any (`clsync run --error-exitcode N --
+/// ./app` counts them there).
+fn say(report: &str) {
+    eprintln!("{report}");
+    if let Some(path) = std::env::var_os("CLSYNC_REPORTS_FILE") {
+        use std::io::Write;
+        let line = report.lines().next().unwrap_or("");
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = written {
+            eprintln!(
+                "clsync: cannot record the report in {}: {e}",
+                path.to_string_lossy()
+            );
         }
     }
 }

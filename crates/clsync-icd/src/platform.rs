@@ -181,6 +181,19 @@ fn cpu_name() -> String {
         .unwrap_or_else(|| "CPU".into())
 }
 
+/// The CPU's clock in MHz (`/proc/cpuinfo`), 0 where unknown.
+fn cpu_mhz() -> u32 {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("cpu MHz"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        })
+        .map_or(0, |mhz| mhz.round() as u32)
+}
+
 /// The last-level cache's size in bytes (sysfs), 0 where unknown.
 fn cache_size() -> u64 {
     (0..8)
@@ -255,7 +268,7 @@ fn device_info(name: cl_device_info) -> ClResult<Value> {
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => Value::of(1u32),
-        CL_DEVICE_MAX_CLOCK_FREQUENCY => Value::of(0u32),
+        CL_DEVICE_MAX_CLOCK_FREQUENCY => Value::of(cpu_mhz()),
         CL_DEVICE_ADDRESS_BITS => Value::of(64u32),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => Value::of(max_alloc()),
         CL_DEVICE_GLOBAL_MEM_SIZE => Value::of(host_memory()),

@@ -8,6 +8,7 @@
  *
  *   host [PLATFORM]            the workloads
  *   host [PLATFORM] --racy     one kernel with a data race (for checkers)
+ *   host [PLATFORM] --events-only   the events workload alone (no kernel)
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -574,6 +575,7 @@ static void report(const char *name, const char *why) {
 int main(int argc, char **argv) {
   const char *want = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
   int racy_only = argc > 1 && !strcmp(argv[argc - 1], "--racy");
+  int events_only = argc > 1 && !strcmp(argv[argc - 1], "--events-only");
   cl_platform_id ps[16];
   cl_uint np = 0;
   if (clGetPlatformIDs(16, ps, &np) != CL_SUCCESS || np == 0) {
@@ -608,6 +610,8 @@ int main(int argc, char **argv) {
   }
   if (racy_only) {
     report("racy", racy());
+  } else if (events_only) {
+    report("events", events());
   } else {
     report("reduction", reduction());
     report("scan", scan());
