@@ -420,26 +420,15 @@ fn run_checks_every_kernel_of_a_host_program() {
     assert!(stderr.contains("by work-item global (0)"), "{stderr}");
     // With --error-exitcode, a run that reported exits with it; a clean one
     // keeps the program's status.
-    let out = clsync(&[
-        "run",
-        "--error-exitcode",
-        "7",
-        "--",
-        &exe,
-        "clsync",
-        "--racy",
-    ]);
-    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
-    let out = clsync(&[
-        "run",
-        "--error-exitcode",
-        "7",
-        "--",
-        &exe,
-        "clsync",
-        "--events-only",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    for (what, status) in [("--racy", 7), ("--events-only", 0)] {
+        let out = clsync(&["run", "--error-exitcode", "7", "--", &exe, "clsync", what]);
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{what}: {}",
+            text(&out.stderr)
+        );
+    }
     // The platform is the program's only one: asked for PoCL, it finds none
     // and says so (exit status 1 is the program's).
     let out = clsync(&["run", "--", &exe, "Portable"]);

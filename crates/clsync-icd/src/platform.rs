@@ -168,29 +168,22 @@ pub fn max_alloc() -> u64 {
     (host_memory() / 4).clamp(128 << 20, 1 << 47)
 }
 
-/// The CPU's name (`/proc/cpuinfo`).
-fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|n| n.trim().to_string())
-        })
-        .unwrap_or_else(|| "CPU".into())
+/// The first CPU's `key` in `/proc/cpuinfo`.
+fn cpuinfo(key: &str) -> Option<String> {
+    let s = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    Some(line.split(':').nth(1)?.trim().to_string())
 }
 
-/// The CPU's clock in MHz (`/proc/cpuinfo`), 0 where unknown.
+/// The CPU's name.
+fn cpu_name() -> String {
+    cpuinfo("model name").unwrap_or_else(|| "CPU".into())
+}
+
+/// The CPU's clock in MHz, 0 where unknown.
 fn cpu_mhz() -> u32 {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("cpu MHz"))
-                .and_then(|l| l.split(':').nth(1))
-                .and_then(|v| v.trim().parse::<f64>().ok())
-        })
+    cpuinfo("cpu MHz")
+        .and_then(|v| v.parse::<f64>().ok())
         .map_or(0, |mhz| mhz.round() as u32)
 }
 
