@@ -65,11 +65,7 @@ unsafe fn transfer(
         if ptr.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        if to_host {
-            m.host_reads()?;
-        } else {
-            m.host_writes()?;
-        }
+        m.host_access(to_host)?;
         let tb = im.texel();
         let row = if row_pitch == 0 { r[0] * tb } else { row_pitch };
         let slice = if slice_pitch == 0 {

@@ -202,19 +202,22 @@ pub unsafe extern "C" fn clSetKernelArg(
             .params
             .get(arg_index as usize)
             .ok_or(CL_INVALID_ARG_INDEX)?;
-        let handle_size = std::mem::size_of::<cl_mem>();
+        // An object argument's handle (`cl_mem`, `cl_sampler`: one
+        // pointer), or null.
+        let handle = || -> ClResult<*mut c_void> {
+            if arg_size != std::mem::size_of::<cl_mem>() {
+                return Err(CL_INVALID_ARG_SIZE);
+            }
+            if arg_value.is_null() {
+                return Ok(std::ptr::null_mut());
+            }
+            // SAFETY: a non-null `arg_value` points to a handle (arg_size
+            // says so).
+            Ok(unsafe { arg_value.cast::<*mut c_void>().read_unaligned() })
+        };
         let v = match &param.kind {
             ArgKind::Global | ArgKind::Constant => {
-                if arg_size != handle_size {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                // SAFETY: a non-null `arg_value` points to a `cl_mem`
-                // (arg_size says so).
-                let h = if arg_value.is_null() {
-                    std::ptr::null_mut()
-                } else {
-                    unsafe { arg_value.cast::<cl_mem>().read_unaligned() }
-                };
+                let h = handle()?;
                 if h.is_null() {
                     ArgValue::Mem(None)
                 } else {
@@ -248,14 +251,11 @@ pub unsafe extern "C" fn clSetKernelArg(
                 )
             }
             ArgKind::Image { dim, arrayed } => {
-                if arg_size != handle_size {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                if arg_value.is_null() {
+                let h = handle()?;
+                if h.is_null() {
                     return Err(CL_INVALID_ARG_VALUE);
                 }
-                // SAFETY: a non-null `arg_value` points to a `cl_mem`.
-                let m = image::get(unsafe { arg_value.cast::<cl_mem>().read_unaligned() })?;
+                let m = image::get(h)?;
                 if !Arc::ptr_eq(&m.context, k.program.context()) {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
@@ -274,16 +274,11 @@ pub unsafe extern "C" fn clSetKernelArg(
                 ArgValue::Image(m)
             }
             ArgKind::Sampler => {
-                if arg_size != std::mem::size_of::<cl_sampler>() {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                if arg_value.is_null() {
+                let h = handle()?;
+                if h.is_null() {
                     return Err(CL_INVALID_SAMPLER);
                 }
-                // SAFETY: a non-null `arg_value` points to a `cl_sampler`.
-                let s = crate::sampler::sampler(unsafe {
-                    arg_value.cast::<cl_sampler>().read_unaligned()
-                })?;
+                let s = crate::sampler::sampler(h)?;
                 if !Arc::ptr_eq(s.context(), k.program.context()) {
                     return Err(CL_INVALID_SAMPLER);
                 }

@@ -118,6 +118,15 @@ impl Mem {
         Ok(())
     }
 
+    /// Whether the host may read it (`to_host`) or write it.
+    pub fn host_access(&self, to_host: bool) -> ClResult<()> {
+        if to_host {
+            self.host_reads()
+        } else {
+            self.host_writes()
+        }
+    }
+
     /// Whether the host may write it.
     pub fn host_writes(&self) -> ClResult<()> {
         if self.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) != 0 {

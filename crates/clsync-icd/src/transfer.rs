@@ -64,11 +64,62 @@ fn buffer(q: &Ref<Queue>, h: cl_mem) -> ClResult<Ref<Mem>> {
     Ok(m)
 }
 
+/// A read (`to_host`) or write of `size` bytes of a buffer at `offset`.
+///
+/// # Safety
+///
+/// The C API's contract for `clEnqueueReadBuffer` and
+/// `clEnqueueWriteBuffer`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_command(
+    queue: cl_command_queue,
+    buf: cl_mem,
+    blocking: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *const c_void,
+    to_host: bool,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    api::status(|| {
+        // SAFETY: the caller's contract.
+        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+        let m = buffer(&q, buf)?;
+        if ptr.is_null() || size == 0 || !m.holds(offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        m.host_access(to_host)?;
+        let host = Addr::of(ptr);
+        let work: Work = Box::new(move || {
+            // SAFETY: `offset + size` is within the buffer; the application's
+            // `ptr` has `size` bytes until the command completes.
+            unsafe {
+                if to_host {
+                    std::ptr::copy(m.ptr().add(offset), host.ptr(), size)
+                } else {
+                    std::ptr::copy(host.ptr(), m.ptr().add(offset), size)
+                }
+            };
+            Ok(())
+        });
+        let command = if to_host {
+            CL_COMMAND_READ_BUFFER
+        } else {
+            CL_COMMAND_WRITE_BUFFER
+        };
+        // SAFETY: the caller's contract.
+        unsafe { submit(&q, command, wait, blocking, event, work) }
+    })
+}
+
 /// `clEnqueueReadBuffer`.
 ///
 /// # Safety
 ///
 /// The C API's contract.
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn clEnqueueReadBuffer(
     queue: cl_command_queue,
     buf: cl_mem,
@@ -80,24 +131,12 @@ pub unsafe extern "C" fn clEnqueueReadBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, buf)?;
-        if ptr.is_null() || size == 0 || !m.holds(offset, size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        m.host_reads()?;
-        let dst = Addr::of(ptr);
-        let work: Work = Box::new(move || {
-            // SAFETY: `offset + size` is within the buffer; the application's
-            // `ptr` has `size` writable bytes until the command completes.
-            unsafe { std::ptr::copy(m.ptr().add(offset), dst.ptr(), size) };
-            Ok(())
-        });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_READ_BUFFER, wait, blocking, event, work) }
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        buffer_command(
+            queue, buf, blocking, offset, size, ptr, true, n, list, event,
+        )
+    }
 }
 
 /// `clEnqueueWriteBuffer`.
@@ -105,6 +144,7 @@ pub unsafe extern "C" fn clEnqueueReadBuffer(
 /// # Safety
 ///
 /// The C API's contract.
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn clEnqueueWriteBuffer(
     queue: cl_command_queue,
     buf: cl_mem,
@@ -116,23 +156,12 @@ pub unsafe extern "C" fn clEnqueueWriteBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, buf)?;
-        if ptr.is_null() || size == 0 || !m.holds(offset, size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        m.host_writes()?;
-        let src = Addr::of(ptr);
-        let work: Work = Box::new(move || {
-            // SAFETY: as for reads, the other way.
-            unsafe { std::ptr::copy(src.ptr(), m.ptr().add(offset), size) };
-            Ok(())
-        });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_WRITE_BUFFER, wait, blocking, event, work) }
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        buffer_command(
+            queue, buf, blocking, offset, size, ptr, false, n, list, event,
+        )
+    }
 }
 
 /// `clEnqueueCopyBuffer`.
@@ -365,11 +394,7 @@ unsafe fn rect_command(
         if ptr.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        if to_host {
-            m.host_reads()?;
-        } else {
-            m.host_writes()?;
-        }
+        m.host_access(to_host)?;
         let host = Addr::of(ptr);
         let work: Work = Box::new(move || {
             // SAFETY: the buffer's rectangle is within it (checked); the
