@@ -78,6 +78,19 @@ pub mod builtin {
     pub const SUB_GROUP_LOCAL_ID: usize = 32;
     /// How many there are.
     pub const COUNT: usize = 33;
+
+    /// Whether built-in `i` differs between the work-items of a group.
+    pub const fn per_item(i: usize) -> bool {
+        matches!(
+            i,
+            0..=5
+                | GLOBAL_LINEAR_ID
+                | LOCAL_LINEAR_ID
+                | SUB_GROUP_SIZE
+                | SUB_GROUP_ID
+                | SUB_GROUP_LOCAL_ID
+        )
+    }
 }
 
 /// Byte offset of [`ItemCtx::slots`].
@@ -93,6 +106,9 @@ pub const CTX_SCRATCH: i32 = 24 + 8 * builtin::COUNT as i32;
 /// Bytes of [`ItemCtx::scratch`]: the largest access that a checked launch
 /// skips rather than stops at (a `double16` is 128).
 pub const SCRATCH_BYTES: usize = 256;
+
+/// Byte offset of [`ItemCtx::answer`].
+pub const CTX_ANSWER: i32 = CTX_SCRATCH + SCRATCH_BYTES as i32;
 
 /// Why compiled code stopped early.
 #[derive(Debug)]
@@ -123,6 +139,9 @@ pub struct ItemCtx {
     /// Oclgrind skips them: loads read what is here (zero unless an
     /// invalid store wrote it), stores write here.
     pub scratch: [u64; SCRATCH_BYTES / 8],
+    /// The result of a helper called through a cold path's trampoline,
+    /// which returns nothing in registers.
+    pub answer: u64,
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,
     /// Why it stopped.
@@ -219,5 +238,6 @@ const _: () = {
     assert!(std::mem::offset_of!(ItemCtx, status) == CTX_STATUS as usize);
     assert!(std::mem::offset_of!(ItemCtx, builtins) == CTX_BUILTINS as usize);
     assert!(std::mem::offset_of!(ItemCtx, scratch) == CTX_SCRATCH as usize);
+    assert!(std::mem::offset_of!(ItemCtx, answer) == CTX_ANSWER as usize);
     assert!(std::mem::size_of::<Slot>() == 16);
 };

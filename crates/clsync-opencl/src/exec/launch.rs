@@ -187,6 +187,7 @@ impl Setup<'_> {
             status: 0,
             builtins: [0; builtin::COUNT],
             scratch: [0; ctx::SCRATCH_BYTES / 8],
+            answer: 0,
             host: (host as *const HostSide<'_>).cast(),
             stop: None,
             events: Default::default(),

@@ -3,13 +3,14 @@
 //! the kernel's continuation function (see
 //! [`crate::translate::continuation`]).
 //!
-//! A group keeps one slot table and one context for all its work-items:
-//! between two calls only the work-item's ids and its private slots
-//! change. Each work-item has a frame for the values it keeps across
-//! barriers and a private block for its variables. After each loop every
-//! work-item must have reached the same barrier, or all returned; anything
-//! else is a barrier divergence, reported as the coroutine engine reports
-//! it (where each work-item waits, or that it returned).
+//! A group keeps one slot table, one context and one private block for all
+//! its work-items, and calls the continuation function once per barrier
+//! interval: the loop over the work-items is in the compiled code. Each
+//! work-item has a frame for the values (and private variables) it keeps
+//! across barriers. After each interval every work-item must have reached
+//! the same barrier, or all returned; anything else is a barrier
+//! divergence, reported as the coroutine engine reports it (where each
+//! work-item waits, or that it returned).
 
 use clsync::sync::{BarrierKind, BarrierWait, MemFlags};
 use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime};
@@ -35,17 +36,20 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
     let n = g.len();
     let mut slots = s.group_slots(|arg| g.local(arg).raw_bytes().0);
     let nslots = slots.len() - 1;
-    // One pointer for the context's reads and the private slots' writes.
     let table = slots.as_mut_ptr();
-    let stride = s.private_words;
-    let mut private = vec![0u64; stride * n];
+    // One private block that the work-items use in turn: the kernel saves
+    // its own variables in each work-item's frame across barriers (see
+    // `translate::continuation`).
+    let mut private = vec![0u64; s.private_words];
     let pbase = private.as_mut_ptr() as *mut u8;
-    for l in 0..n {
-        // SAFETY: work-item l's block is `stride` words at l * stride.
-        unsafe { s.init_private(pbase.add(l * stride * 8)) };
+    // SAFETY: `private` has `private_words` words and `table` is this
+    // launch's table.
+    unsafe {
+        s.init_private(pbase);
+        s.point_private(table, pbase);
     }
-    let fstride = entry.frame_bytes.div_ceil(8);
-    let mut frames = vec![0u64; fstride * n];
+    let stride = entry.frame_bytes.next_multiple_of(8);
+    let mut frames = vec![0u64; stride / 8 * n];
     let fbase = frames.as_mut_ptr() as *mut u8;
     let mut reached = vec![0u32; n];
     let host = s.host(Runner::Group(g));
@@ -69,67 +73,50 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
             g.get_enqueued_num_sub_groups(),
         ],
     );
-    let sg = (g.get_max_sub_group_size() as usize).max(1);
-    // The sub-group ids cost two divisions per work-item and interval:
-    // computed only for code that reads them.
-    let sub_group_ids = (1 << builtin::SUB_GROUP_SIZE)
-        | (1 << builtin::SUB_GROUP_ID)
-        | (1 << builtin::SUB_GROUP_LOCAL_ID);
-    let sub_groups = s.build.builtins_used & sub_group_ids != 0;
     let args = s.words.as_ptr();
     let mut state = 0u32;
     loop {
-        let mut first = None;
-        let mut same = true;
-        g.for_each(|it| {
-            let l = it.local_linear_id;
-            let b = &mut ctx.builtins;
-            for d in 0..3 {
-                b[builtin::GLOBAL_ID + d] = it.global_id[d] as u64;
-                b[builtin::LOCAL_ID + d] = it.local_id[d] as u64;
-            }
-            b[builtin::GLOBAL_LINEAR_ID] = it.global_linear_id as u64;
-            b[builtin::LOCAL_LINEAR_ID] = l as u64;
-            if sub_groups {
-                b[builtin::SUB_GROUP_ID] = (l / sg) as u64;
-                b[builtin::SUB_GROUP_LOCAL_ID] = (l % sg) as u64;
-                b[builtin::SUB_GROUP_SIZE] = sg.min(n - l / sg * sg) as u64;
-            }
-            // SAFETY: `table` is this launch's table and work-item l's
-            // private block is `stride` words at l * stride.
-            unsafe { s.point_private(table, pbase.add(l * stride * 8)) };
-            // SAFETY: the continuation function was compiled for this
-            // program's module with this kernel's flattened arguments
-            // (`args`); its context's slots point at memory that lives
-            // for the group (buffers, the group's local memory, `private`),
-            // its frame is work-item l's `fstride` words, and `state` is 0
-            // or a barrier this work-item returned at; the code checks
-            // every access against the slots and never unwinds.
-            let r = unsafe { (entry.func)(&mut ctx, args, fbase.add(l * fstride * 8), state) };
-            if r == STOPPED {
-                raise(&mut ctx);
-            }
-            reached[l] = r;
-            match first {
-                None => first = Some(r),
-                Some(f) => same &= f == r,
-            }
-        });
-        if !same {
+        // SAFETY: the continuation function was compiled for this
+        // program's module with this kernel's flattened arguments (`args`);
+        // its context's slots point at memory that lives for the group
+        // (buffers, the group's local memory, `private`), `frames` holds
+        // `n` frames of `stride` bytes and `reached` `n` words, and `state`
+        // is 0 or the barrier every work-item stopped at; the code checks
+        // every access against the slots and never unwinds.
+        let r = unsafe {
+            (entry.func)(
+                &mut ctx,
+                args,
+                fbase,
+                state,
+                stride as u64,
+                reached.as_mut_ptr(),
+            )
+        };
+        if r == STOPPED {
+            // The work-item that stopped left its ids in the context: its
+            // panic is raised as its own.
+            let l = ctx.builtins[builtin::LOCAL_LINEAR_ID] as usize;
+            g.for_each_in(l..l + 1, |_| raise(&mut ctx));
+            unreachable!("a stopped work-item raises");
+        }
+        if reached.iter().any(|k| *k != r) {
             diverged(s, entry, g, &reached);
         }
-        let Some(k) = first.filter(|k| *k != 0) else {
-            return;
-        };
-        let spec = &entry.barriers[k as usize - 1];
-        let site = s.build.sites[spec.site as usize];
-        let flags = fence_flags(spec.semantics);
-        if let Err(e) = g.barrier_dyn(flags, scope(spec.mem_scope), site) {
-            // As the coroutine engine does: the first work-item to arrive
-            // fails with the barrier's error.
-            g.for_each_in(0..1, |_| panic!("{e}\n\tat {site}"));
+        match r {
+            0 => return,
+            k => {
+                let spec = &entry.barriers[k as usize - 1];
+                let site = s.build.sites[spec.site as usize];
+                let flags = fence_flags(spec.semantics);
+                if let Err(e) = g.barrier_dyn(flags, scope(spec.mem_scope), site) {
+                    // As the coroutine engine does: the first work-item to
+                    // arrive fails with the barrier's error.
+                    g.for_each_in(0..1, |_| panic!("{e}\n\tat {site}"));
+                }
+                state = k;
+            }
         }
-        state = k;
     }
 }
 

@@ -145,10 +145,7 @@ impl Fx<'_, '_> {
                     self.b.ins().jump(to, &args);
                 }
             }
-            Op::Return if self.cont.is_some() => {
-                let r = self.b.ins().iconst(types::I32, 0);
-                self.b.ins().return_(&[r]);
-            }
+            Op::Return if self.cont.is_some() => self.interval_end(0),
             Op::Return => {
                 self.b.ins().return_(&[]);
             }

@@ -1,17 +1,33 @@
 //! Work-item loops: a kernel compiled as a *continuation function* that
-//! runs one work-item from one barrier to the next and returns, so that a
-//! work-group runs as a loop over its work-items per barrier interval
-//! instead of one coroutine per work-item (PoCL's work-item loops,
+//! runs every work-item of a group from one barrier to the next, in a loop
+//! inside the compiled code, so that a work-group is one call per barrier
+//! interval instead of one coroutine per work-item (PoCL's work-item loops,
 //! Karrenberg and Hack's continuations).
 //!
-//! The function is `fn(ctx, args, frame, state) -> u32`: `state` 0 starts
-//! the kernel, `k` resumes it after its `k`-th barrier; it returns 0 when
-//! the work-item returned from the kernel, `k` when it reached barrier `k`,
-//! and [`STOPPED`] when it stopped (a fault, a cancelled launch). The
-//! values that live across a barrier are stored in the work-item's `frame`
-//! before it returns and loaded from it when it resumes; everything else
-//! (private variables in their slots, the arguments, local memory) is where
-//! the coroutine build keeps it.
+//! The function is `fn(ctx, args, frames, state, stride, reached) -> u32`:
+//! `state` 0 starts the kernel, `k` resumes it after its `k`-th barrier.
+//! For each work-item in local linear order it computes the work-item's
+//! ids (by counting, from the group's), stores them in the context (for
+//! called functions and the fault handler), runs the work-item until it
+//! reaches a barrier or returns, and records where it stopped in
+//! `reached[l]` (0 returned, `k` at barrier `k`). It returns the last
+//! work-item's place (the caller compares the others' with it: a
+//! difference is a barrier divergence), or [`STOPPED`] as soon as one
+//! stopped (a fault, a cancelled launch; its ids are then in the context).
+//! The ids a work-item's code reads are made in the loop's head from its
+//! counters, the others only where a call given the context may read
+//! them.
+//!
+//! The values that live across a barrier are stored in the work-item's
+//! frame (`stride` bytes at `frames + l * stride`) before the next
+//! work-item runs and loaded from it when the work-item resumes. The
+//! kernel's own private variables are one block that every work-item of
+//! the group uses in turn: a kernel with barriers saves them in the frame
+//! with the live values and brings them back when it resumes (variables of
+//! called functions live only during the call, which has no barrier). So
+//! the slot table does not change during a call, and its loads, the
+//! arguments' and the group's constants are hoisted out of the work-item
+//! loop by Cranelift.
 //!
 //! This module decides which kernels can run so (`plan`) and which values
 //! each barrier keeps (the SPIR-V values live right after it: a backward
@@ -27,11 +43,13 @@ use clsync_spirv::{Function, Instruction, Module, Operand};
 use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
 use cranelift_frontend::Variable;
 
+use cranelift_codegen::ir::condcodes::IntCC;
+
 use super::function::{fixed, mem, Fx};
-use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
-/// What a continuation function returns when its work-item stopped.
+/// What a continuation function returns when a work-item stopped.
 pub const STOPPED: u32 = u32::MAX;
 
 /// The continuation plan of one kernel.
@@ -131,12 +149,58 @@ fn scope_of(m: &Module, inst: &Instruction) -> Option<u64> {
 }
 
 /// The value ids an instruction reads (phis excepted: theirs are read on
-/// the edges).
-fn uses<'a>(inst: &'a Instruction, defs: &'a HashSet<Word>) -> impl Iterator<Item = Word> + 'a {
-    inst.operands.iter().filter_map(move |o| match o {
-        Operand::IdRef(w) if defs.contains(w) => Some(*w),
+/// the edges). A load or store also reads the pointer its pointer's access
+/// chains started from, whose slot the access looks up (`Fx::address`).
+fn uses<'a>(
+    inst: &'a Instruction,
+    defs: &'a HashSet<Word>,
+    roots: &'a HashMap<Word, Word>,
+) -> impl Iterator<Item = Word> + 'a {
+    let root = match (inst.class.opcode, inst.operands.first()) {
+        (Op::Load | Op::Store, Some(Operand::IdRef(p))) => roots.get(p).copied(),
         _ => None,
-    })
+    };
+    let direct = inst.operands.iter().filter_map(|o| match o {
+        Operand::IdRef(w) => Some(*w),
+        _ => None,
+    });
+    direct.chain(root).filter(move |w| defs.contains(w))
+}
+
+/// Each pointer an access chain makes, with the pointer its chains started
+/// from (as `Fx::address` finds it).
+fn chain_roots(f: &Function) -> HashMap<Word, Word> {
+    let mut base = HashMap::new();
+    for b in &f.blocks {
+        for (inst, _) in &b.instructions {
+            let chain = matches!(
+                inst.class.opcode,
+                Op::AccessChain
+                    | Op::InBoundsAccessChain
+                    | Op::PtrAccessChain
+                    | Op::InBoundsPtrAccessChain
+            );
+            if let (true, Some(r), Some(Operand::IdRef(from))) =
+                (chain, inst.result_id, inst.operands.first())
+            {
+                base.insert(r, *from);
+            }
+        }
+    }
+    let mut roots = HashMap::new();
+    for (&r, &from) in &base {
+        let mut root = from;
+        // Chains are acyclic in valid SPIR-V (a base is defined first);
+        // the bound keeps invalid input from looping.
+        for _ in 0..base.len() {
+            match base.get(&root) {
+                Some(b) => root = *b,
+                None => break,
+            }
+        }
+        roots.insert(r, root);
+    }
+    roots
 }
 
 /// Backward liveness of `f`'s values, then the set live after each
@@ -148,6 +212,7 @@ fn liveness(f: &Function) -> Plan {
         .flat_map(|b| b.instructions.iter().filter_map(|(i, _)| i.result_id))
         .collect();
     let n = f.blocks.len();
+    let roots = chain_roots(f);
     let (index, succ) = super::cfg::block_graph(f);
     // Per block: upward-exposed uses, definitions, and the values its
     // successors' phis take on the edge from it.
@@ -157,7 +222,7 @@ fn liveness(f: &Function) -> Plan {
     for (bi, b) in f.blocks.iter().enumerate() {
         for (inst, _) in &b.instructions {
             if inst.class.opcode != Op::Phi {
-                for u in uses(inst, &defs) {
+                for u in uses(inst, &defs, &roots) {
                     if !kill[bi].contains(&u) {
                         gen[bi].insert(u);
                     }
@@ -216,7 +281,7 @@ fn liveness(f: &Function) -> Plan {
                 live.remove(&r);
             }
             if inst.class.opcode != Op::Phi {
-                live.extend(uses(inst, &defs));
+                live.extend(uses(inst, &defs, &roots));
             }
         }
     }
@@ -235,14 +300,41 @@ pub struct BarrierSpec {
     pub site: u32,
 }
 
+/// The work-item loop's counters, the parameters of its head block: the
+/// local linear id and the local id per dimension.
+#[derive(Clone, Copy)]
+pub(crate) struct Counters {
+    pub l: Value,
+    pub local: [Value; 3],
+}
+
 /// A continuation build's state (see the module docs).
 pub(crate) struct Cont {
     pub plan: Plan,
-    /// The work-item's frame and the state to resume at.
+    /// The current work-item's frame, the state to resume at.
     pub frame: Value,
     pub state: Value,
     /// The block that dispatches on the state.
     pub dispatch: ir::Block,
+    /// The block a work-item goes to once it reached a barrier or
+    /// returned (its parameter: where), which runs the next one.
+    pub next: ir::Block,
+    /// The loop's head.
+    pub head: ir::Block,
+    pub counters: Option<Counters>,
+    /// The frames' stride, `reached`, the group's size and local sizes.
+    pub stride: Value,
+    pub reached: Value,
+    pub n: Value,
+    pub sizes: [Value; 3],
+    /// The work-item's ids, by index of the context's built-ins, as
+    /// values of the loop's head (the code reads these rather than the
+    /// context, whose loads would be hoisted out of the loop).
+    pub ids: HashMap<usize, Value>,
+    /// The kernel's private variables, saved across barriers: the slot of
+    /// the first and the bytes from its start to the last one's end (they
+    /// are contiguous), or none.
+    pub private: Option<(u64, u64)>,
     /// The variables of the values live across a barrier, each with its
     /// byte offset in the frame.
     pub vars: HashMap<Word, Vec<(Variable, i32, ClType)>>,
@@ -252,11 +344,39 @@ pub(crate) struct Cont {
     pub barriers: Vec<BarrierSpec>,
 }
 
+impl Cont {
+    /// A fresh state for `plan`, with the blocks the loop needs.
+    pub fn new(b: &mut cranelift_frontend::FunctionBuilder<'_>, plan: Plan) -> Cont {
+        let zero = Value::from_u32(0);
+        Cont {
+            plan,
+            frame: zero,
+            state: zero,
+            dispatch: b.create_block(),
+            next: b.create_block(),
+            head: b.create_block(),
+            counters: None,
+            stride: zero,
+            reached: zero,
+            n: zero,
+            sizes: [zero; 3],
+            ids: HashMap::new(),
+            private: None,
+            vars: HashMap::new(),
+            frame_bytes: 0,
+            resumes: Vec::new(),
+            barriers: Vec::new(),
+        }
+    }
+}
+
 impl Fx<'_, '_> {
     /// A continuation function's first block: the context, the kernel's
     /// arguments read from their words (as the entry stub reads them), the
-    /// slot table; then the dispatch on the state. Everything it defines
-    /// dominates every block, the resume blocks included.
+    /// slot table, the group's constants; then the loop's head, which
+    /// makes the work-item's ids and frame and goes to the dispatch on the
+    /// state. What the first block defines dominates every block, and what
+    /// the head defines every block of the work-item's code.
     pub(super) fn prologue(&mut self, f: &Function) -> Result<(), CompileError> {
         let pro = self.b.create_block();
         self.b.append_block_params_for_function_params(pro);
@@ -284,12 +404,202 @@ impl Fx<'_, '_> {
         }
         self.slots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_SLOTS);
         self.nslots = self.b.ins().load(types::I64, fixed(), self.ctx, CTX_NSLOTS);
+        let private = self.kernel_private(f)?;
+        let sizes: [Value; 3] = std::array::from_fn(|d| self.group_value(builtin::LOCAL_SIZE + d));
+        let n = self.b.ins().imul(sizes[0], sizes[1]);
+        let n = self.b.ins().imul(n, sizes[2]);
         let c = self.cont.as_mut().expect("a continuation build");
-        c.frame = p[2];
         c.state = p[3];
-        let dispatch = c.dispatch;
+        c.stride = p[4];
+        c.reached = p[5];
+        c.n = n;
+        c.sizes = sizes;
+        c.private = private;
+        c.frame_bytes = private.map_or(0, |(_, bytes)| bytes as i32);
+        let (head, dispatch, frames) = (c.head, c.dispatch, p[2]);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b
+            .ins()
+            .jump(head, &[zero, zero, zero, zero].map(ir::BlockArg::Value));
+
+        // The head: the work-item's ids and frame.
+        self.b.switch_to_block(head);
+        let l = self.b.append_block_param(head, types::I64);
+        let local: [Value; 3] =
+            std::array::from_fn(|_| self.b.append_block_param(head, types::I64));
+        let c = self.cont.as_mut().expect("a continuation build");
+        let off = self.b.ins().imul(l, c.stride);
+        c.frame = self.b.ins().iadd(frames, off);
+        c.counters = Some(Counters { l, local });
+        let used = self.s.builtins_used;
+        let ids = self.item_ids(used);
+        self.cont.as_mut().expect("a continuation build").ids = ids;
         self.b.ins().jump(dispatch, &[]);
         Ok(())
+    }
+
+    /// A built-in that every work-item of the group shares, from the
+    /// context (a load Cranelift hoists out of the work-item loop).
+    fn group_value(&mut self, i: usize) -> Value {
+        let ctx = self.ctx;
+        self.b
+            .ins()
+            .load(types::I64, fixed(), ctx, CTX_BUILTINS + 8 * i as i32)
+    }
+
+    /// The current work-item's ids whose bits are set in `mask` (by index
+    /// of the context's built-ins), computed here from the loop's counters
+    /// and the group's constants, or taken from the head where it made
+    /// them.
+    fn item_ids(&mut self, mask: u64) -> HashMap<usize, Value> {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let (Some(k), made, n) = (c.counters, c.ids.clone(), c.n) else {
+            return HashMap::new();
+        };
+        let wanted = |i: usize| mask & (1 << i) != 0;
+        let mut ids = HashMap::new();
+        let mut global = [None; 3];
+        for (d, (g, local)) in global.iter_mut().zip(k.local).enumerate() {
+            let lin = wanted(builtin::GLOBAL_LINEAR_ID);
+            if wanted(builtin::GLOBAL_ID + d) || lin {
+                let v = match made.get(&(builtin::GLOBAL_ID + d)) {
+                    Some(v) => *v,
+                    None => {
+                        let gid = self.group_value(builtin::GROUP_ID + d);
+                        let size = self.group_value(builtin::ENQUEUED_LOCAL_SIZE + d);
+                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
+                        let base = self.b.ins().imul(gid, size);
+                        let base = self.b.ins().iadd(base, off);
+                        self.b.ins().iadd(base, local)
+                    }
+                };
+                *g = Some(v);
+                if wanted(builtin::GLOBAL_ID + d) {
+                    ids.insert(builtin::GLOBAL_ID + d, v);
+                }
+            }
+            if wanted(builtin::LOCAL_ID + d) {
+                ids.insert(builtin::LOCAL_ID + d, local);
+            }
+        }
+        if wanted(builtin::LOCAL_LINEAR_ID) {
+            ids.insert(builtin::LOCAL_LINEAR_ID, k.l);
+        }
+        if wanted(builtin::GLOBAL_LINEAR_ID) {
+            let v = match made.get(&builtin::GLOBAL_LINEAR_ID) {
+                Some(v) => *v,
+                None => {
+                    // (gz - oz) * GSy * GSx + (gy - oy) * GSx + (gx - ox).
+                    let mut lin = self.b.ins().iconst(types::I64, 0);
+                    for (d, g) in global.iter().enumerate().rev() {
+                        let size = self.group_value(builtin::GLOBAL_SIZE + d);
+                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
+                        let g = g.expect("made above");
+                        let rel = self.b.ins().isub(g, off);
+                        lin = self.b.ins().imul(lin, size);
+                        lin = self.b.ins().iadd(lin, rel);
+                    }
+                    lin
+                }
+            };
+            ids.insert(builtin::GLOBAL_LINEAR_ID, v);
+        }
+        let sub_group = [
+            builtin::SUB_GROUP_ID,
+            builtin::SUB_GROUP_LOCAL_ID,
+            builtin::SUB_GROUP_SIZE,
+        ];
+        if sub_group.iter().any(|i| wanted(*i)) {
+            if made.contains_key(&builtin::SUB_GROUP_ID) {
+                for i in sub_group {
+                    ids.insert(i, made[&i]);
+                }
+            } else {
+                let sg = self.group_value(builtin::MAX_SUB_GROUP_SIZE);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let sg = self.b.ins().umax(sg, one);
+                let id = self.b.ins().udiv(k.l, sg);
+                let start = self.b.ins().imul(id, sg);
+                let lid = self.b.ins().isub(k.l, start);
+                let left = self.b.ins().isub(n, start);
+                let size = self.b.ins().umin(sg, left);
+                ids.insert(builtin::SUB_GROUP_ID, id);
+                ids.insert(builtin::SUB_GROUP_LOCAL_ID, lid);
+                ids.insert(builtin::SUB_GROUP_SIZE, size);
+            }
+        }
+        ids
+    }
+
+    /// In a continuation build, stores every id of the current work-item
+    /// in the context, for a call that may read them there (a called
+    /// function, the fault handler, any runtime call given the context).
+    pub(super) fn store_ids(&mut self) {
+        if self.cont.is_none() {
+            return;
+        }
+        let all = (0..builtin::COUNT)
+            .filter(|i| builtin::per_item(*i))
+            .fold(0u64, |m, i| m | 1 << i);
+        let ids = self.item_ids(all);
+        let ctx = self.ctx;
+        let mut ids: Vec<_> = ids.into_iter().collect();
+        ids.sort_unstable_by_key(|(i, _)| *i);
+        for (i, v) in ids {
+            self.b
+                .ins()
+                .store(mem(), v, ctx, CTX_BUILTINS + 8 * i as i32);
+        }
+    }
+
+    /// The kernel body's own private variables: the slot of the first and
+    /// the bytes they span (`plan_slots` lays a function's variables out
+    /// one after another), if it has any and any barrier.
+    fn kernel_private(&self, f: &Function) -> Result<Option<(u64, u64)>, CompileError> {
+        let c = self.cont.as_ref().expect("a continuation build");
+        if c.plan.live.is_empty() {
+            return Ok(None);
+        }
+        let mut span: Option<(u64, u64, u64)> = None; // slot, start, end
+        let variables = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|(i, _)| i.class.opcode == Op::Variable);
+        for (i, _) in variables {
+            let id = i.result_id.unwrap_or(0);
+            let Some((_, slot, off)) = self.s.plan.private.iter().find(|(v, _, _)| *v == id) else {
+                continue;
+            };
+            let size = match self.m.ty(i.result_type.unwrap_or(0))? {
+                clsync_spirv::Type::Pointer { pointee, .. } => self.m.layout(*pointee)?.size,
+                _ => 0,
+            };
+            span = Some(match span {
+                None => (*slot, *off, off + size),
+                Some((_, start, end)) if *off < start => (*slot, *off, end.max(off + size)),
+                Some((s, start, end)) => (s, start, end.max(off + size)),
+            });
+        }
+        // Whole words: the variables start at multiples of 8 and the
+        // private block is whole words.
+        Ok(span.map(|(slot, start, end)| (slot, (end - start).next_multiple_of(8))))
+    }
+
+    /// Copies the kernel's private variables to (`save`) or from the
+    /// work-item's frame.
+    fn private_copy(&mut self, save: bool) {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let (Some((slot, bytes)), frame) = (c.private, c.frame) else {
+            return;
+        };
+        let fixed = fixed();
+        let entry = self.b.ins().iadd_imm_s(self.slots, (slot * 16) as i64);
+        let block = self.b.ins().load(types::I64, fixed, entry, 0);
+        let (dst, src) = if save { (frame, block) } else { (block, frame) };
+        let cfg = cranelift_module::Module::target_config(&*self.jit);
+        self.b
+            .emit_small_memory_copy(cfg, dst, src, bytes, 8, 8, true, mem());
     }
 
     /// In a continuation build, makes the block's phis that live across a
@@ -332,10 +642,60 @@ impl Fx<'_, '_> {
         }
     }
 
+    /// The work-item is done with this interval: it reached barrier `k`, or
+    /// returned (0). Goes on with the next work-item.
+    pub(super) fn interval_end(&mut self, k: u32) {
+        let next = self.cont.as_ref().expect("a continuation build").next;
+        let r = self.b.ins().iconst(types::I32, k as i64);
+        self.b.ins().jump(next, &[ir::BlockArg::Value(r)]);
+    }
+
+    /// The loop's step, once every block is translated: records where the
+    /// work-item stopped and runs the next one, or returns that place once
+    /// the last one ran (the caller compares the places in `reached`).
+    pub(super) fn loop_step(&mut self) {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let (next, head, n, sizes, reached) = (c.next, c.head, c.n, c.sizes, c.reached);
+        let Some(Counters { l, local }) = c.counters else {
+            return;
+        };
+        self.b.switch_to_block(next);
+        let r = self.b.append_block_param(next, types::I32);
+        let at = self.b.ins().ishl_imm_s(l, 2);
+        let at = self.b.ins().iadd(reached, at);
+        self.b.ins().store(mem(), r, at, 0);
+        let l1 = self.b.ins().iadd_imm_s(l, 1);
+        let x = self.b.ins().iadd_imm_s(local[0], 1);
+        // Along a row only x counts; y and z at the row's end.
+        let in_row = self.b.ins().icmp(IntCC::NotEqual, x, sizes[0]);
+        let wrap = self.b.create_block();
+        let args = [l1, x, local[1], local[2]].map(ir::BlockArg::Value);
+        self.b.ins().brif(in_row, head, &args, wrap, &[]);
+
+        self.b.switch_to_block(wrap);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, l1, n);
+        let exit = self.b.create_block();
+        let row = self.b.create_block();
+        self.b.ins().brif(done, exit, &[], row, &[]);
+
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[r]);
+
+        self.b.switch_to_block(row);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let y = self.b.ins().iadd_imm_s(local[1], 1);
+        let wrap_y = self.b.ins().icmp(IntCC::Equal, y, sizes[1]);
+        let y = self.b.ins().select(wrap_y, zero, y);
+        let carry = self.b.ins().uextend(types::I64, wrap_y);
+        let z = self.b.ins().iadd(local[2], carry);
+        let args = [l1, zero, y, z].map(ir::BlockArg::Value);
+        self.b.ins().jump(head, &args);
+    }
+
     /// A work-group barrier of a continuation build: the values live after
-    /// it go to the frame, the function returns the barrier's number, and
-    /// translation goes on in the block that resumes there, which loads
-    /// them back.
+    /// it (and the kernel's private variables) go to the frame, the
+    /// work-item's interval ends at the barrier's number, and translation
+    /// goes on in the block that resumes there, which loads them back.
     pub(super) fn continuation_barrier(&mut self, inst: &Instruction) -> Result<(), CompileError> {
         let memscope = self.const_u64(self.id(inst, 1)?)?;
         let sem = self.const_u64(self.id(inst, 2)?)?;
@@ -343,7 +703,6 @@ impl Fx<'_, '_> {
         let key = (self.current, self.at);
         let c = self.cont.as_ref().expect("a continuation build");
         let live = c.plan.live.get(&key).cloned().unwrap_or_default();
-        let frame = c.frame;
         let mut kept = Vec::new();
         for id in &live {
             let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
@@ -351,24 +710,27 @@ impl Fx<'_, '_> {
                     "%{id} lives across a barrier but has no value there"
                 )));
             };
+            let frame = self.cont.as_ref().expect("a continuation build").frame;
             for (var, off, t) in vars {
                 let v = self.b.use_var(var);
                 self.b.ins().store(mem(), v, frame, off);
                 kept.push((var, off, t));
             }
         }
+        self.private_copy(true);
         let c = self.cont.as_mut().expect("a continuation build");
         c.barriers.push(BarrierSpec {
             mem_scope: memscope as u32,
             semantics: sem as u32,
             site: site as u32,
         });
-        let k = c.barriers.len() as i64;
+        let k = c.barriers.len() as u32;
         let resume = self.b.create_block();
         c.resumes.push(resume);
-        let r = self.b.ins().iconst(types::I32, k);
-        self.b.ins().return_(&[r]);
+        self.interval_end(k);
         self.b.switch_to_block(resume);
+        self.private_copy(false);
+        let frame = self.cont.as_ref().expect("a continuation build").frame;
         for (var, off, t) in kept {
             let v = self.b.ins().load(t, mem(), frame, off);
             self.b.def_var(var, v);

@@ -15,13 +15,13 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_jit::JITModule;
-use cranelift_module::Module as _;
+use cranelift_module::{FuncId, Module as _};
 
 use super::cfg::reverse_postorder;
 pub use super::continuation::BarrierSpec;
 use super::continuation::{self, Cont, STOPPED};
 use super::{cl_type, flat_types, Shared};
-use crate::exec::ctx::{CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
+use crate::exec::ctx::{CTX_ANSWER, CTX_NSLOTS, CTX_SLOTS, CTX_STATUS, OFFSET_BITS};
 use crate::CompileError;
 
 /// The Cranelift signature of `f`: the context, then the flattened
@@ -110,6 +110,11 @@ pub(crate) struct Fx<'a, 'm> {
     signed_view: bool,
     /// The state of a continuation build (work-item loops).
     pub(super) cont: Option<Cont>,
+    /// Pointers made by access chains: the pointer the first chain
+    /// started from, whose slot they have (unchecked builds).
+    pub(super) roots: HashMap<Word, Word>,
+    /// The pointer whose slot the next `address` looks up, if not its own.
+    pub(super) slot_of: Option<Value>,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -139,11 +144,20 @@ pub(crate) fn translate(
     translate_as(s, jit, func, fbc, f, None).map(|_| ())
 }
 
-/// The signature of a continuation function: context, arguments, frame,
-/// state; the state reached.
+/// The signature of a continuation function: context, arguments, frames,
+/// state, the frames' stride, where each work-item stopped; the place the
+/// group reached (see [`continuation`]).
 pub(crate) fn continuation_signature(cc: CallConv) -> Signature {
     let mut s = Signature::new(cc);
-    for t in [types::I64, types::I64, types::I64, types::I32] {
+    let params = [
+        types::I64,
+        types::I64,
+        types::I64,
+        types::I32,
+        types::I64,
+        types::I64,
+    ];
+    for t in params {
         s.params.push(AbiParam::new(t));
     }
     s.returns.push(AbiParam::new(types::I32));
@@ -203,21 +217,12 @@ fn translate_as(
         lvalue_load: false,
         signed_view: false,
         cont: None,
+        roots: HashMap::new(),
+        slot_of: None,
     };
     if let Some(plan) = plan {
-        let dispatch = fx.b.create_block();
-        let zero = Value::from_u32(0);
         fx.rets = vec![types::I32];
-        fx.cont = Some(Cont {
-            plan,
-            frame: zero,
-            state: zero,
-            dispatch,
-            vars: HashMap::new(),
-            frame_bytes: 0,
-            resumes: Vec::new(),
-            barriers: Vec::new(),
-        });
+        fx.cont = Some(Cont::new(&mut fx.b, plan));
     }
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
@@ -401,6 +406,7 @@ impl<'a, 'm> Fx<'a, 'm> {
             }
             self.b.switch_to_block(dispatch);
             sw.emit(&mut self.b, state, entry);
+            self.loop_step();
         }
         Ok(())
     }
@@ -432,6 +438,9 @@ impl<'a, 'm> Fx<'a, 'm> {
 
     /// Calls a runtime helper.
     pub fn helper(&mut self, name: &'static str, args: &[Value]) -> Vec<Value> {
+        if let Some(&cold) = self.s.cold.get(name) {
+            return self.cold_helper(cold, args);
+        }
         let r = match self.refs.get(name) {
             Some(r) => *r,
             None => {
@@ -444,8 +453,39 @@ impl<'a, 'm> Fx<'a, 'm> {
                 r
             }
         };
+        // A runtime call given the context may read the work-item's ids.
+        if args.contains(&self.ctx) {
+            self.store_ids();
+        }
         let call = self.b.ins().call(r, args);
         self.b.inst_results(call).to_vec()
+    }
+
+    /// Calls a helper of a cold path through its trampoline (see
+    /// `translate::cold_trampolines`): its result, if it has one, is read
+    /// back from the context.
+    fn cold_helper(
+        &mut self,
+        (name, id, returns): (&'static str, FuncId, bool),
+        args: &[Value],
+    ) -> Vec<Value> {
+        if args.contains(&self.ctx) {
+            self.store_ids();
+        }
+        let r = match self.refs.get(name) {
+            Some(r) => *r,
+            None => {
+                let r = self.jit.declare_func_in_func(id, self.b.func);
+                self.refs.insert(name, r);
+                r
+            }
+        };
+        self.b.ins().call(r, args);
+        if !returns {
+            return Vec::new();
+        }
+        let ctx = self.ctx;
+        vec![self.b.ins().load(types::I64, mem(), ctx, CTX_ANSWER)]
     }
 
     /// A zero of type `t`.
@@ -807,6 +847,8 @@ impl<'a, 'm> Fx<'a, 'm> {
             args.extend(self.get(self.id(inst, k)?)?);
         }
         let r = self.jit.declare_func_in_func(fid, self.b.func);
+        // The callee reads the work-item's ids from the context.
+        self.store_ids();
         let call = self.b.ins().call(r, &args);
         let results = match area {
             Some(ss) => rets

@@ -24,7 +24,13 @@ impl Fx<'_, '_> {
         kind: AccessKind,
         storage: StorageClass,
     ) -> Value {
-        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
+        // The slot of the pointer an access chain started from, where
+        // known: the same for every pointer in bounds of its object (one
+        // out of bounds fails the length check either way), and invariant
+        // where that pointer is, so that Cranelift hoists the table's
+        // loads out of the loops that index it.
+        let slot_of = self.slot_of.take().unwrap_or(ptr);
+        let slot = self.b.ins().ushr_imm_s(slot_of, OFFSET_BITS as i64);
         let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
         let fault = self.b.create_block();
         self.b.set_cold_block(fault);
@@ -67,6 +73,15 @@ impl Fx<'_, '_> {
             .brif(instead, good, &[BlockArg::Value(instead)], bail, &[]);
         self.b.switch_to_block(good);
         addr
+    }
+
+    /// The value of the pointer access chains made `ptr` from, if they
+    /// did (see `roots`).
+    fn root_value(&mut self, ptr: Word) -> Result<Option<Value>, CompileError> {
+        match self.roots.get(&ptr).copied() {
+            Some(root) => Ok(Some(self.get1(root)?)),
+            None => Ok(None),
+        }
     }
 
     /// The pointee type and address space of a pointer-typed id.
@@ -118,12 +133,22 @@ impl Fx<'_, '_> {
         let ts = self.result_types(inst)?;
         let mut out = Vec::new();
         for (k, t) in ts.iter().enumerate().take(n) {
-            let v = self.b.ins().load(
-                types::I64,
-                super::function::fixed(),
-                self.ctx,
-                CTX_BUILTINS + 8 * (first + k) as i32,
-            );
+            // A work-item loop's own ids are values of its head.
+            let id = self.cont.as_ref().and_then(|c| c.ids.get(&(first + k)));
+            let v = if let Some(v) = id {
+                *v
+            } else if self.cont.is_some() && builtin::per_item(first + k) {
+                return Err(CompileError::Internal(format!(
+                    "built-in {b:?} read by a work-item loop that does not count it"
+                )));
+            } else {
+                self.b.ins().load(
+                    types::I64,
+                    super::function::fixed(),
+                    self.ctx,
+                    CTX_BUILTINS + 8 * (first + k) as i32,
+                )
+            };
             out.push(if *t == types::I64 {
                 v
             } else {
@@ -404,6 +429,7 @@ impl Fx<'_, '_> {
                 self.check_address(p);
                 let ptr = self.get1(p)?;
                 self.check_alignment(inst, 1, ptr, false);
+                self.slot_of = self.root_value(p)?;
                 self.lvalue_load = inst
                     .result_id
                     .is_some_and(|r| self.lvalue_loads.contains(&r));
@@ -430,6 +456,7 @@ impl Fx<'_, '_> {
                 } else {
                     Vec::new()
                 };
+                self.slot_of = self.root_value(p)?;
                 self.store_value(ptr, ty, &v, &lanes, storage)?;
             }
             Op::Variable => {
@@ -458,6 +485,10 @@ impl Fx<'_, '_> {
                 let p = self.get1(base)?;
                 let ptr_chain = matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain);
                 let r = self.chain(p, ty, inst, 1, ptr_chain)?;
+                if let (false, Some(id)) = (self.s.checked, inst.result_id) {
+                    let root = self.roots.get(&base).copied().unwrap_or(base);
+                    self.roots.insert(id, root);
+                }
                 self.def(inst, vec![r]);
             }
             Op::CopyMemory | Op::CopyMemorySized => {

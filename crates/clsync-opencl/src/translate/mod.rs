@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use clsync::sync::Site;
 use clsync_spirv::spirv::{StorageClass, Word};
 use clsync_spirv::{Module, SourceLine, Type};
-use cranelift_codegen::ir::{types, AbiParam, Signature, Type as ClType};
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder as _, Signature, Type as ClType};
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
@@ -48,9 +48,16 @@ use crate::CompileError;
 pub type EntryFn = unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64);
 
 /// A continuation function's type (see [`continuation`]): context,
-/// arguments, frame, state; the state reached.
-pub type ContinuationFn =
-    unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64, *mut u8, u32) -> u32;
+/// arguments, frames, state, the frames' stride in bytes, where each
+/// work-item stopped; where the group stopped.
+pub type ContinuationFn = unsafe extern "C" fn(
+    *mut crate::exec::ctx::ItemCtx,
+    *const u64,
+    *mut u8,
+    u32,
+    u64,
+    *mut u32,
+) -> u32;
 
 pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
@@ -505,6 +512,10 @@ pub(crate) struct Shared<'m> {
     pub plan: &'m SlotPlan,
     pub funcs: HashMap<Word, FuncId>,
     pub helpers: HashMap<&'static str, FuncId>,
+    /// The helpers called on cold paths through a trampoline that
+    /// preserves every register (see `cold_trampolines`): its name, its
+    /// id, whether the helper returns a value.
+    pub cold: HashMap<&'static str, (&'static str, FuncId, bool)>,
     pub sites: Sites,
     /// Whether this is the checked build: every access is reported to the
     /// checker, atomics and fences go through the runtime.
@@ -561,6 +572,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         plan: &plan,
         funcs: HashMap::new(),
         helpers: HashMap::new(),
+        cold: HashMap::new(),
         sites: Sites::default(),
         checked,
         builtins_used: 0,
@@ -573,6 +585,9 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
             .map_err(jerr)?;
         shared.helpers.insert(*name, id);
     }
+    let mut ctx = jit.make_context();
+    let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
+    cold_trampolines(&mut shared, &mut jit, &mut ctx, &mut fbc, &hs)?;
     for f in &m.functions {
         let s = function::signature(m, f, call_conv)?;
         let id = jit
@@ -580,8 +595,6 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
             .map_err(jerr)?;
         shared.funcs.insert(f.id, id);
     }
-    let mut ctx = jit.make_context();
-    let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
     for f in &m.functions {
         ctx.func.signature = function::signature(m, f, call_conv)?;
         function::translate(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
@@ -666,6 +679,58 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         sites,
         plan,
     })
+}
+
+/// The helpers that compiled code calls only on its cold paths, each with
+/// its trampoline's name: an invalid access (`clsync_fault`) and a raised
+/// cancellation gate (`clsync_poll`).
+const COLD_HELPERS: [(&str, &str); 2] = [
+    ("clsync_fault", "cold_clsync_fault"),
+    ("clsync_poll", "cold_clsync_poll"),
+];
+
+/// Defines, for each of [`COLD_HELPERS`], a trampoline in the
+/// `preserve_all` calling convention that calls it and leaves its result
+/// in the context ([`CTX_ANSWER`](crate::exec::ctx::CTX_ANSWER)). A call of
+/// the trampoline clobbers no register, so the values a hot loop keeps in
+/// registers stay there across the cold call instead of being spilled
+/// around every access it checks (the platform's C convention clobbers
+/// every vector register); the trampoline saves what the helper clobbers.
+fn cold_trampolines(
+    shared: &mut Shared<'_>,
+    jit: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    fbc: &mut cranelift_frontend::FunctionBuilderContext,
+    hs: &[(&'static str, *const u8, Vec<ClType>, Vec<ClType>)],
+) -> Result<(), CompileError> {
+    let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
+    for (name, cold) in COLD_HELPERS {
+        let Some((_, _, params, rets)) = hs.iter().find(|h| h.0 == name) else {
+            continue;
+        };
+        ctx.func.signature = sig(CallConv::PreserveAll, params, &[]);
+        let mut b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, fbc);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let callee = jit.declare_func_in_func(shared.helpers[&name], b.func);
+        let call = b.ins().call(callee, &args);
+        if let (Some(r), false) = (b.inst_results(call).first().copied(), rets.is_empty()) {
+            b.ins()
+                .store(function::mem(), r, args[0], crate::exec::ctx::CTX_ANSWER);
+        }
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(jit.target_config());
+        let id = jit
+            .declare_function(cold, Linkage::Local, &ctx.func.signature)
+            .map_err(jerr)?;
+        jit.define_function(id, ctx).map_err(jerr)?;
+        jit.clear_context(ctx);
+        shared.cold.insert(name, (cold, id, !rets.is_empty()));
+    }
+    Ok(())
 }
 
 /// Compiles kernel `f` as a continuation function, or says why it runs on
