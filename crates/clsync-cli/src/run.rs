@@ -48,6 +48,11 @@ pub struct RunArgs {
     /// oclgrind-kernel); with a host program, when any launch reported.
     #[arg(long, default_value_t = 0)]
     error_exitcode: u8,
+    /// Print how long the build took on stderr: the front end (or the
+    /// kernel cache's read) and the code generation. `--json` always has
+    /// them.
+    #[arg(long)]
+    build_time: bool,
     /// With a `.cl` file: the kernel.
     #[arg(long)]
     kernel: Option<String>,
@@ -154,6 +159,17 @@ pub fn main(a: &RunArgs) -> ExitCode {
     if !program.build_log().is_empty() {
         eprint!("{}", program.build_log());
     }
+    let times = program.build_times();
+    if a.build_time {
+        eprintln!(
+            "clsync: built {} in {:.3} s: front end {:.3} s{}, code {:.3} s",
+            sim.kernel_file.display(),
+            (times.front_end + times.code).as_secs_f64(),
+            times.front_end.as_secs_f64(),
+            if times.cached { " (kernel cache)" } else { "" },
+            times.code.as_secs_f64(),
+        );
+    }
     let kernel = match program.kernel(&sim.kernel) {
         Ok(k) => k,
         Err(e) => {
@@ -237,6 +253,11 @@ pub fn main(a: &RunArgs) -> ExitCode {
         let doc = serde_json::json!({
             "kernel": sim.kernel,
             "checked": a.check,
+            "build": {
+                "front_end_s": times.front_end.as_secs_f64(),
+                "cached": times.cached,
+                "code_s": times.code.as_secs_f64(),
+            },
             "diagnostics": found,
             "launch_error": launch_error,
             "dumps": dumps,

@@ -42,6 +42,8 @@ pub struct Translated {
     /// Whether the source calls an OpenCL 1.x atomic function (see
     /// [`calls_legacy_atomics`]).
     pub legacy_atomics: bool,
+    /// Whether it came from the kernel cache (see [`crate::cache`]).
+    pub cached: bool,
 }
 
 /// Whether LLVM IR calls an OpenCL 1.x atomic function (`atomic_add`,
@@ -68,6 +70,15 @@ pub fn calls_legacy_atomics(ir: &str) -> bool {
 }
 
 /// The tools, by name; `CLSYNC_CLANG` and `CLSYNC_LLVM_SPIRV` override.
+/// The front end's programs: the variable that names each, and its
+/// default.
+pub(crate) const TOOLS: [(&str, &str); 4] = [
+    ("CLSYNC_CLANG", "clang-15"),
+    ("CLSYNC_LLVM_AS", "llvm-as-15"),
+    ("CLSYNC_LLVM_LINK", "llvm-link-15"),
+    ("CLSYNC_LLVM_SPIRV", "llvm-spirv-15"),
+];
+
 fn tool(var: &str, default: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| default.to_string())
 }
@@ -185,9 +196,48 @@ fn run(cmd: &mut Command, what: &str) -> Result<(String, bool), BuildError> {
     Ok((log, out.status.success()))
 }
 
-/// Compiles the OpenCL C file `path` with `options`.
+/// Compiles the OpenCL C file `path` with `options`, through the kernel
+/// cache ([`crate::cache`]).
 pub fn compile_file(path: &Path, options: &str) -> Result<Translated, BuildError> {
-    link(&[compile_unit_file(path, options)?])
+    let build = || link(&[compile_unit_file(path, options)?]);
+    let Ok(source) = std::fs::read(path) else {
+        // clang says what is wrong with it.
+        return build();
+    };
+    let name = path.file_name().unwrap_or_default().as_encoded_bytes();
+    let parts: [&[u8]; 4] = [b"file", name, options.as_bytes(), &source];
+    through_cache(&parts, &source, || preprocess_file(path, options), build)
+}
+
+/// `build`'s result from the kernel cache under the key of `parts`, or
+/// built and kept there. A source that may include files (it says
+/// `include`) is keyed by its text as `preprocess` gives it too, or not
+/// cached if that fails.
+fn through_cache(
+    parts: &[&[u8]],
+    source: &[u8],
+    preprocess: impl FnOnce() -> Option<Vec<u8>>,
+    build: impl FnOnce() -> Result<Translated, BuildError>,
+) -> Result<Translated, BuildError> {
+    if crate::cache::dir().is_none() {
+        return build();
+    }
+    let expanded;
+    let mut parts = parts.to_vec();
+    if source.windows(7).any(|w| w == b"include") {
+        match preprocess() {
+            Some(p) => expanded = p,
+            None => return build(),
+        }
+        parts.push(&expanded);
+    }
+    let key = crate::cache::key(&parts);
+    if let Some(t) = crate::cache::load(&key) {
+        return Ok(t);
+    }
+    let t = build()?;
+    crate::cache::store(&key, &t);
+    Ok(t)
 }
 
 /// A compiled translation unit, to be linked ([`link`]): its LLVM
@@ -204,13 +254,12 @@ pub struct Unit {
     pub log: String,
 }
 
-/// Compiles the OpenCL C file `path` to a [`Unit`]; its `#include`s are
-/// found beside it and in the options' `-I` folders.
-pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError> {
+/// clang, set up to compile `path` with `options` (the target, line
+/// tables, argument info, the default header, the options, the file's
+/// folder as the working and include folder), with the file name to give
+/// it and whether to optimize; the caller adds the mode and the output.
+fn clang_for(path: &Path, options: &str) -> Result<(Command, PathBuf, bool), BuildError> {
     let (opts, std_given, opt) = clang_options(options)?;
-    let scratch = Scratch::new()?;
-    let ll = scratch.0.join("k.ll");
-    let bc = scratch.0.join("k.bc");
     let mut clang = Command::new(tool("CLSYNC_CLANG", "clang-15"));
     clang.args([
         "-target",
@@ -218,8 +267,7 @@ pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError>
         "-gline-tables-only",
         "-cl-kernel-arg-info",
     ]);
-    clang.args(["-Xclang", "-finclude-default-header", "-emit-llvm", "-S"]);
-    clang.arg(if opt { "-O2" } else { "-O0" });
+    clang.args(["-Xclang", "-finclude-default-header"]);
     if !std_given {
         // The specification's default: the highest OpenCL C 1.x version.
         clang.arg("-cl-std=CL1.2");
@@ -236,10 +284,6 @@ pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError>
         clang.current_dir(&dir);
         source = Path::new(path.file_name().unwrap_or(path.as_os_str()));
     }
-    let ll = ll
-        .canonicalize()
-        .or_else(|_| std::env::current_dir().map(|c| c.join(&ll)))
-        .unwrap_or(ll);
     // Include folders the user named relative to where they are: made
     // absolute, as clang runs elsewhere.
     let here = std::env::current_dir().unwrap_or_default();
@@ -252,7 +296,35 @@ pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError>
             _ => o,
         })
         .collect();
-    clang.args(&opts).arg("-o").arg(&ll).arg(source);
+    clang.args(&opts);
+    Ok((clang, source.to_path_buf(), opt))
+}
+
+/// `path` preprocessed as `compile_unit_file` compiles it (what it
+/// includes expanded): the kernel cache's key for a source that includes
+/// files. None if clang fails (the build then reports why).
+fn preprocess_file(path: &Path, options: &str) -> Option<Vec<u8>> {
+    let (mut clang, source, _) = clang_for(path, options).ok()?;
+    // Without line markers, which name the file where it was (a scratch
+    // folder for source built from memory).
+    let out = clang.args(["-E", "-P"]).arg(source).output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Compiles the OpenCL C file `path` to a [`Unit`]; its `#include`s are
+/// found beside it and in the options' `-I` folders.
+pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError> {
+    let scratch = Scratch::new()?;
+    let ll = scratch.0.join("k.ll");
+    let bc = scratch.0.join("k.bc");
+    let ll = ll
+        .canonicalize()
+        .or_else(|_| std::env::current_dir().map(|c| c.join(&ll)))
+        .unwrap_or(ll);
+    let (mut clang, source, opt) = clang_for(path, options)?;
+    clang.args(["-emit-llvm", "-S"]);
+    clang.arg(if opt { "-O2" } else { "-O0" });
+    clang.arg("-o").arg(&ll).arg(source);
     let (log, ok) = run(&mut clang, "clang-15")?;
     if !ok {
         return Err(BuildError::Compile { log });
@@ -391,6 +463,7 @@ pub fn link(units: &[Unit]) -> Result<Translated, BuildError> {
         args,
         legacy_atomics: units.iter().any(|u| calls_legacy_atomics(&u.ir)),
         log: units.iter().map(|u| u.log.as_str()).collect(),
+        cached: false,
     })
 }
 
@@ -431,7 +504,21 @@ pub fn freeze_as_bitcast(ir: &str) -> Option<String> {
 /// Compiles OpenCL C source held in memory; `name` is the file name its
 /// reports give.
 pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Translated, BuildError> {
-    link(&[compile_unit(source, name, options, &[])?])
+    let parts: [&[u8]; 4] = [
+        b"source",
+        name.as_bytes(),
+        options.as_bytes(),
+        source.as_bytes(),
+    ];
+    let preprocess = || {
+        let scratch = Scratch::new().ok()?;
+        let file = scratch.0.join(Path::new(name).file_name()?);
+        std::fs::write(&file, source).ok()?;
+        preprocess_file(&file, options)
+    };
+    through_cache(&parts, source.as_bytes(), preprocess, || {
+        link(&[compile_unit(source, name, options, &[])?])
+    })
 }
 
 /// Reads `-cl-kernel-arg-info` metadata from LLVM IR text: each `define

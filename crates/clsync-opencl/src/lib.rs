@@ -29,6 +29,7 @@
 //! pointer stops the work-item with Oclgrind's report (`Invalid read of
 //! size 4 at global memory ...`), and the launch fails naming it.
 
+pub mod cache;
 pub mod exec;
 pub mod frontend;
 mod program;
@@ -38,7 +39,7 @@ pub mod translate;
 pub use clsync_spirv::SpirvError;
 pub use exec::image::{ChannelOrder, ChannelType, Image, ImageFormat, ImageShape, Sampler};
 pub use exec::{Access, Arg, Findings, MemObject, RunError};
-pub use program::{ArgKind, Kernel, KernelInfo, Param, Program};
+pub use program::{ArgKind, BuildTimes, Kernel, KernelInfo, Param, Program};
 
 use clsync_spirv::{Module, SourceLine};
 

@@ -123,6 +123,21 @@ pub struct Program {
     /// Whether work-group-scope relaxed atomics are OpenCL 1.x atomics
     /// (see [`frontend::calls_legacy_atomics`]).
     pub(crate) legacy_atomics: bool,
+    times: BuildTimes,
+}
+
+/// How long a program took to build, and where its front end's work came
+/// from.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildTimes {
+    /// The front end: clang and llvm-spirv, or the kernel cache's read
+    /// (zero for a program loaded from SPIR-V).
+    pub front_end: std::time::Duration,
+    /// Whether the front end's output came from the kernel cache
+    /// ([`crate::cache`]).
+    pub cached: bool,
+    /// Reading the SPIR-V and generating the native code.
+    pub code: std::time::Duration,
 }
 
 /// One kernel of a program.
@@ -145,21 +160,34 @@ impl std::fmt::Debug for Program {
 impl Program {
     /// Builds OpenCL C source; `name` is the file name reports give it.
     /// `options` are OpenCL build options (`-cl-std=CL2.0 -D N=4`).
+    ///
+    /// The front end's output is kept in the kernel cache
+    /// ([`crate::cache`]), so a second build of the same source with the
+    /// same options skips clang and llvm-spirv ([`Program::build_times`]).
     pub fn build(source: &str, name: &str, options: &str) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
         let t = frontend::compile_source(source, name, options)?;
-        Self::from_translated(t)
+        Self::from_translated(t, start.elapsed())
     }
 
-    /// Builds an OpenCL C file.
+    /// Builds an OpenCL C file, as [`Program::build`] does.
     pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
         let t = frontend::compile_file(path, options)?;
-        Self::from_translated(t)
+        Self::from_translated(t, start.elapsed())
+    }
+
+    /// How long the build took.
+    pub fn build_times(&self) -> BuildTimes {
+        self.times
     }
 
     /// Links compiled units ([`frontend::compile_unit`]) into a program,
     /// as `clLinkProgram` does.
     pub fn link(units: &[frontend::Unit]) -> Result<Program, BuildError> {
-        Self::from_translated(frontend::link(units)?)
+        let start = std::time::Instant::now();
+        let t = frontend::link(units)?;
+        Self::from_translated(t, start.elapsed())
     }
 
     /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
@@ -171,8 +199,14 @@ impl Program {
         Self::new(bytes, &HashMap::new(), String::new(), true)
     }
 
-    fn from_translated(t: frontend::Translated) -> Result<Program, BuildError> {
-        Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics)
+    fn from_translated(
+        t: frontend::Translated,
+        front_end: std::time::Duration,
+    ) -> Result<Program, BuildError> {
+        let mut p = Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics)?;
+        p.times.front_end = front_end;
+        p.times.cached = t.cached;
+        Ok(p)
     }
 
     fn new(
@@ -181,6 +215,7 @@ impl Program {
         log: String,
         legacy_atomics: bool,
     ) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
         let module = Module::from_bytes(bytes)?;
         let compiled = translate::compile(&module, false).map_err(BuildError::Translate)?;
         let mut kernels = Vec::new();
@@ -198,8 +233,10 @@ impl Program {
             log,
             spirv: bytes.to_vec(),
             legacy_atomics,
+            times: BuildTimes::default(),
         };
         p.allocate().map_err(BuildError::Translate)?;
+        p.times.code = start.elapsed();
         Ok(p)
     }
 
