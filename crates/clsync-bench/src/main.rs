@@ -77,6 +77,15 @@ struct Cli {
     /// (kernels.cl through the OpenCL API on clsync's platform), `limit`.
     #[arg(long, value_name = "FILE", conflicts_with = "scaling")]
     json: Option<std::path::PathBuf>,
+    /// Run the OpenCL C side from this SPIR-V of `kernels.cl` (as
+    /// `--write-spirv` writes it) instead of building the source: for a
+    /// machine without clang-15 and llvm-spirv-15.
+    #[arg(long, value_name = "FILE")]
+    spirv: Option<std::path::PathBuf>,
+    /// Build `kernels.cl` as the OpenCL C side does, write its SPIR-V to
+    /// FILE and exit.
+    #[arg(long, value_name = "FILE")]
+    write_spirv: Option<std::path::PathBuf>,
 }
 
 struct Args {
@@ -89,7 +98,13 @@ struct Args {
     ceiling: bool,
     scaling: Option<Vec<usize>>,
     json: Option<std::path::PathBuf>,
+    spirv: Option<std::path::PathBuf>,
+    write_spirv: Option<std::path::PathBuf>,
 }
+
+/// Where the OpenCL C side's SPIR-V comes from (`--spirv`), if not from
+/// building `kernels.cl`.
+static SPIRV: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 fn args() -> Args {
     let cli = <Cli as clap::Parser>::parse();
@@ -108,6 +123,8 @@ fn args() -> Args {
             .scaling
             .map(|c| c.into_iter().map(|t| t as usize).collect()),
         json: cli.json,
+        spirv: cli.spirv,
+        write_spirv: cli.write_spirv,
     }
 }
 
@@ -164,6 +181,18 @@ fn opencl() -> Result<NoPocl, String> {
 
 fn main() {
     let args = args();
+    if let Some(out) = &args.write_spirv {
+        let written = OpenClC::new(false)
+            .and_then(|k| std::fs::write(out, k.spirv()).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("error: --write-spirv {}: {e}", out.display());
+            std::process::exit(1);
+        }
+        return;
+    }
+    if let Some(p) = &args.spirv {
+        let _ = SPIRV.set(p.clone());
+    }
     // First, while the process has one thread: PoCL reads its thread count
     // from the environment.
     #[cfg(feature = "pocl")]
@@ -474,7 +503,13 @@ fn row(
 /// `None`, with the reason printed, where the front end is missing.
 fn opencl_c() -> Option<&'static OpenClC> {
     static SIDE: std::sync::OnceLock<Option<OpenClC>> = std::sync::OnceLock::new();
-    SIDE.get_or_init(|| match OpenClC::new(false) {
+    let side = || match SPIRV.get() {
+        Some(p) => std::fs::read(p)
+            .map_err(|e| format!("{}: {e}", p.display()))
+            .and_then(|b| OpenClC::from_spirv(&b, false)),
+        None => OpenClC::new(false),
+    };
+    SIDE.get_or_init(|| match side() {
         Ok(k) => Some(k),
         Err(why) => {
             println!("OpenCL C on clsync: not run: {why}");

@@ -27,6 +27,19 @@ impl OpenClC {
         Ok(OpenClC { program, checked })
     }
 
+    /// Loads `kernels.cl` as [`spirv`](Self::spirv) gave it, for a machine
+    /// without the front end (clang-15 and llvm-spirv-15).
+    pub fn from_spirv(bytes: &[u8], checked: bool) -> Result<OpenClC, String> {
+        let program =
+            Program::from_spirv(bytes).map_err(|e| format!("loading kernels.cl's SPIR-V: {e}"))?;
+        Ok(OpenClC { program, checked })
+    }
+
+    /// The SPIR-V `kernels.cl` was built to.
+    pub fn spirv(&self) -> &[u8] {
+        self.program.spirv()
+    }
+
     /// Runs kernel `name`; a failed launch, or a checked launch that found
     /// anything, is the error.
     fn launch(

@@ -291,3 +291,67 @@ fn kernels_that_need_coroutines_say_why_and_run() {
     assert_eq!(loops, coroutines);
     assert!(loops.iter().any(|v| v / 10000 > 0), "{loops:?}");
 }
+
+/// What work-item loops compute again where a work-item resumes instead of
+/// keeping it in its frame (a pointer made from a parameter and an id, a
+/// comparison and arithmetic of ids and parameters), the ids they count
+/// in three dimensions across a group's rows, and a private array kept
+/// across barriers: both engines against a sequential computation.
+#[test]
+fn recomputed_values_counted_ids_and_private_arrays_across_barriers() {
+    let src = r#"
+        kernel void remat(global int *out, int k) {
+            local int t[4][2][8];
+            size_t x = get_local_id(0), y = get_local_id(1), z = get_local_id(2);
+            size_t g = get_global_linear_id();
+            global int *o = out + g * 3;
+            bool low = x < 3;
+            uint w = (uint)g * 3u + (uint)k + (uint)get_global_id(2) * 7u;
+            int mine = (int)(g * 7 % 101);
+            int p[5];
+            for (int i = 0; i < 5; i++) p[i] = mine * i;
+            t[z][y][x] = mine;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            int v = t[3 - z][1 - y][7 - x];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            t[z][y][x] = v + (low ? 1 : 2) + p[(x + y + z) % 5];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            o[0] = t[z][y][x] + (int)w;
+            o[1] = low;
+            o[2] = (int)(get_global_id(0) * 10000 + get_global_id(1) * 100 + get_global_id(2));
+        }
+    "#;
+    let p = common::build(src, "remat.cl", "-cl-std=CL2.0");
+    let (gx, gy, gz) = (16usize, 4usize, 8usize);
+    let (lx, ly, lz) = (8usize, 2usize, 4usize);
+    let n = gx * gy * gz;
+    let input: Vec<i32> = (0..n as i32).map(|i| i * 7 % 101).collect();
+    let (loops, coroutines) = both(
+        &p,
+        "remat",
+        NdRange::new([gx, gy, gz]).local([lx, ly, lz]),
+        n * 3,
+        |b| vec![Arg::Buffer(b), Arg::of(&[11i32])],
+    );
+    let mut want = vec![0i32; n * 3];
+    let lin = |x: usize, y: usize, z: usize| (z * gy + y) * gx + x;
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
+                let g = lin(x, y, z);
+                let (ax, ay, az) = (x % lx, y % ly, z % lz);
+                let (bx, by, bz) = (x - ax, y - ay, z - az);
+                let mirror = lin(bx + lx - 1 - ax, by + ly - 1 - ay, bz + lz - 1 - az);
+                let low = ax < 3;
+                let priv_i = ((ax + ay + az) % 5) as i32;
+                let v = input[mirror] + if low { 1 } else { 2 } + input[g] * priv_i;
+                let w = (g as u32 * 3 + 11 + z as u32 * 7) as i32;
+                want[g * 3] = v + w;
+                want[g * 3 + 1] = low as i32;
+                want[g * 3 + 2] = (x * 10000 + y * 100 + z) as i32;
+            }
+        }
+    }
+    assert_eq!(loops, want);
+    assert_eq!(coroutines, loops);
+}

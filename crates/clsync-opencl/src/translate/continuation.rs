@@ -60,6 +60,9 @@ pub(crate) struct Plan {
     /// The values live right after each barrier, by (block label, index of
     /// the barrier in the block).
     pub live: HashMap<(Word, usize), Vec<Word>>,
+    /// Values computed again where a work-item resumes rather than kept in
+    /// its frame (see [`rematerialized`]), with their instructions.
+    pub remat: HashMap<Word, Instruction>,
 }
 
 /// Why a kernel runs on coroutines instead (for tests and `CLSYNC_DEBUG`).
@@ -112,7 +115,169 @@ pub(crate) fn plan(m: &Module, f: &Function) -> Result<Plan, Refusal> {
             }
         }
     }
-    Ok(liveness(f))
+    let mut plan = liveness(f);
+    // The work-item's own ids are values of the loop's head, which
+    // dominates every block: what only reads them needs no frame.
+    let free = head_values(m, f);
+    plan.cross.retain(|id| !free.contains(id));
+    for live in plan.live.values_mut() {
+        live.retain(|id| !free.contains(id));
+    }
+    plan.remat = rematerialized(m, f, &free);
+    Ok(plan)
+}
+
+/// The values of `f` cheap enough to compute again where a work-item
+/// resumes instead of keeping them in its frame: integer arithmetic,
+/// comparisons, conversions, extracts and access chains whose operands are
+/// constants, the kernel's parameters, program-scope variables, the
+/// work-item's ids ([`head_values`]) or other such values (the pointer
+/// `s + get_local_id(0)` that a reduction keeps across each barrier, say).
+fn rematerialized(m: &Module, f: &Function, free: &HashSet<Word>) -> HashMap<Word, Instruction> {
+    let params: HashSet<Word> = f.params.iter().map(|(p, _)| *p).collect();
+    let cheap = |op: Op| {
+        matches!(
+            op,
+            Op::IAdd
+                | Op::ISub
+                | Op::IMul
+                | Op::ShiftLeftLogical
+                | Op::ShiftRightLogical
+                | Op::ShiftRightArithmetic
+                | Op::BitwiseAnd
+                | Op::BitwiseOr
+                | Op::BitwiseXor
+                | Op::UConvert
+                | Op::SConvert
+                | Op::IEqual
+                | Op::INotEqual
+                | Op::ULessThan
+                | Op::ULessThanEqual
+                | Op::UGreaterThan
+                | Op::UGreaterThanEqual
+                | Op::SLessThan
+                | Op::SLessThanEqual
+                | Op::SGreaterThan
+                | Op::SGreaterThanEqual
+                | Op::CompositeExtract
+                | Op::AccessChain
+                | Op::InBoundsAccessChain
+                | Op::PtrAccessChain
+                | Op::InBoundsPtrAccessChain
+        )
+    };
+    let mut remat: HashMap<Word, Instruction> = HashMap::new();
+    // A value's operands come first in dominance order, which is not
+    // always the blocks' order: passes until nothing is added.
+    loop {
+        let before = remat.len();
+        for b in &f.blocks {
+            for (inst, _) in &b.instructions {
+                let Some(r) = inst.result_id else { continue };
+                if remat.contains_key(&r) || free.contains(&r) || !cheap(inst.class.opcode) {
+                    continue;
+                }
+                let available = inst.operands.iter().all(|o| match o {
+                    Operand::IdRef(w) => {
+                        m.constants.contains_key(w)
+                            || params.contains(w)
+                            || free.contains(w)
+                            || remat.contains_key(w)
+                            || m.globals.iter().any(|g| g.id == *w)
+                    }
+                    _ => true,
+                });
+                if available {
+                    remat.insert(r, inst.clone());
+                }
+            }
+        }
+        if remat.len() == before {
+            return remat;
+        }
+    }
+}
+
+/// The instructions that compute `live`'s rematerialized values again,
+/// with the rematerialized values they read, each after what it reads.
+fn remat_order<'p>(plan: &'p Plan, live: &[Word]) -> Vec<&'p Instruction> {
+    fn visit<'p>(
+        plan: &'p Plan,
+        id: Word,
+        seen: &mut HashSet<Word>,
+        out: &mut Vec<&'p Instruction>,
+    ) {
+        let Some(inst) = plan.remat.get(&id) else {
+            return;
+        };
+        if !seen.insert(id) {
+            return;
+        }
+        for o in &inst.operands {
+            if let Operand::IdRef(w) = o {
+                visit(plan, *w, seen, out);
+            }
+        }
+        out.push(inst);
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for id in live {
+        visit(plan, *id, &mut seen, &mut out);
+    }
+    out
+}
+
+/// The values of `f` that a continuation build translates to values of
+/// the work-item loop's head (see `Fx::item_ids`): loads of the work-item's
+/// 64-bit ids (`get_global_id`, `get_local_id` and the linear ones on a
+/// 64-bit device), and components extracted from them.
+fn head_values(m: &Module, f: &Function) -> HashSet<Word> {
+    use clsync_spirv::spirv::{BuiltIn, Decoration};
+    let per_item = |ptr: &Word| {
+        let b = m
+            .decorations
+            .get(ptr)
+            .and_then(|d| d.get(Decoration::BuiltIn))
+            .and_then(|d| d.first().cloned());
+        matches!(
+            b,
+            Some(Operand::BuiltIn(
+                BuiltIn::GlobalInvocationId
+                    | BuiltIn::LocalInvocationId
+                    | BuiltIn::GlobalLinearId
+                    | BuiltIn::LocalInvocationIndex
+            ))
+        )
+    };
+    let all_64 = |ty: Option<Word>| {
+        ty.and_then(|t| m.leaves(t).ok()).is_some_and(|leaves| {
+            leaves
+                .iter()
+                .all(|l| matches!(m.ty(l.ty), Ok(clsync_spirv::Type::Int(64))))
+        })
+    };
+    let mut free = HashSet::new();
+    // Blocks in order: a load comes before the extracts that read it in
+    // every block order llvm-spirv writes (its definition dominates them);
+    // one that does not is simply kept in the frame.
+    for b in &f.blocks {
+        for (inst, _) in &b.instructions {
+            let (Some(r), Some(Operand::IdRef(from))) = (inst.result_id, inst.operands.first())
+            else {
+                continue;
+            };
+            let is_free = match inst.class.opcode {
+                Op::Load => per_item(from) && all_64(inst.result_type),
+                Op::CompositeExtract => free.contains(from),
+                _ => false,
+            };
+            if is_free {
+                free.insert(r);
+            }
+        }
+    }
+    free
 }
 
 /// The function that is the kernel's body: `f` itself, or the function it
@@ -703,8 +868,9 @@ impl Fx<'_, '_> {
         let key = (self.current, self.at);
         let c = self.cont.as_ref().expect("a continuation build");
         let live = c.plan.live.get(&key).cloned().unwrap_or_default();
+        let again: Vec<Instruction> = remat_order(&c.plan, &live).into_iter().cloned().collect();
         let mut kept = Vec::new();
-        for id in &live {
+        for id in live.iter().filter(|id| !c.plan.remat.contains_key(id)) {
             let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
                 return Err(CompileError::Unsupported(format!(
                     "%{id} lives across a barrier but has no value there"
@@ -734,6 +900,24 @@ impl Fx<'_, '_> {
         for (var, off, t) in kept {
             let v = self.b.ins().load(t, mem(), frame, off);
             self.b.def_var(var, v);
+        }
+        // The rematerialized values, computed again from what the resume
+        // block has: a value live across the barrier is defined here as its
+        // variable; the values only they read are put back as they were
+        // (their definitions here do not dominate the code after).
+        let saved: Vec<(Word, Option<Vec<Value>>)> = again
+            .iter()
+            .filter_map(|i| i.result_id)
+            .map(|id| (id, self.vals.get(&id).cloned()))
+            .collect();
+        for inst in &again {
+            self.instruction(inst)?;
+        }
+        for (id, v) in saved {
+            match v {
+                Some(v) => self.vals.insert(id, v),
+                None => self.vals.remove(&id),
+            };
         }
         Ok(())
     }

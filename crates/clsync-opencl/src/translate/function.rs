@@ -705,7 +705,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.vals.insert(id, v);
     }
 
-    fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {
+    pub(super) fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {
         // An operation that reads its integer operands as signed sees a
         // value of an odd width (kept zero-extended) sign-extended from it.
         self.signed_view = matches!(
