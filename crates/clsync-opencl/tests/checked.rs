@@ -280,23 +280,17 @@ fn an_index_past_a_static_array_is_reported_when_checked() {
     assert_eq!(&out.to_vec()[..2], &[0, 1]);
 }
 
-#[test]
-fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
-    // One work-item waits for a flag no one sets: the compiled loop makes
-    // no runtime call but its back-edge's cancellation point.
-    let p = common::build(
-        "kernel void spin(global volatile int *flag) {\n  while (flag[0] == 0) {}\n}\n",
-        "spin.cl",
-        "",
-    );
-    let flag = Buffer::<i32>::new(1);
+/// Runs kernel `name` of `src` on one work-item with a watchdog of 100 ms
+/// and expects the watchdog to stop it.
+fn stopped_by_the_watchdog(src: &str, name: &str, args: &[Arg<'_>]) {
+    let p = common::build(src, &format!("{name}.cl"), "");
     let e = p
-        .kernel("spin")
+        .kernel(name)
         .unwrap()
         .run_with(
             &Runtime::with_threads(1),
             NdRange::new([1]),
-            &[Arg::Buffer(&flag)],
+            args,
             |l| l.watchdog(Some(std::time::Duration::from_millis(100))),
             false,
         )
@@ -310,6 +304,31 @@ fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
             }
         ),
         "{e:?}"
+    );
+}
+
+#[test]
+fn a_spin_loop_whose_partner_never_comes_is_stopped_by_the_watchdog() {
+    // One work-item waits for a flag no one sets: the compiled loop makes
+    // no runtime call but its back-edge's cancellation point.
+    let flag = Buffer::<i32>::new(1);
+    stopped_by_the_watchdog(
+        "kernel void spin(global volatile int *flag) {\n  while (flag[0] == 0) {}\n}\n",
+        "spin",
+        &[Arg::Buffer(&flag)],
+    );
+}
+
+#[test]
+fn a_loop_bounded_only_by_a_64_bit_argument_keeps_its_cancellation_point() {
+    // Counted loops (a 32-bit induction variable, or a constant bound) end
+    // by themselves and take no cancellation point; this one, 2^62
+    // iterations long, is stopped by the watchdog all the same.
+    let out = Buffer::<i32>::new(4);
+    stopped_by_the_watchdog(
+        "kernel void long_loop(global volatile int *out, ulong n) {\n  for (ulong k = 0; k < n; k++) out[k % 4] += (int)k;\n}\n",
+        "long_loop",
+        &[Arg::Buffer(&out), Arg::of(&[1u64 << 62])],
     );
 }
 

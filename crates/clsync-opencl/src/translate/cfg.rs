@@ -104,7 +104,9 @@ impl Fx<'_, '_> {
             Op::BranchConditional => {
                 let c = self.get1(self.id(inst, 0)?)?;
                 let (t, e) = (self.id(inst, 1)?, self.id(inst, 2)?);
-                if self.is_back_edge(t) || self.is_back_edge(e) {
+                let uncounted =
+                    |to: Word| self.is_back_edge(to) && !self.counted.contains(&(self.current, to));
+                if uncounted(t) || uncounted(e) {
                     self.poll();
                 }
                 let (ta, ea) = (self.edge_args(t)?, self.edge_args(e)?);

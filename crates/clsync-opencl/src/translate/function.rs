@@ -115,6 +115,9 @@ pub(crate) struct Fx<'a, 'm> {
     pub(super) roots: HashMap<Word, Word>,
     /// The pointer whose slot the next `address` looks up, if not its own.
     pub(super) slot_of: Option<Value>,
+    /// The back-edges of counted loops, which need no cancellation point
+    /// (see `counted`).
+    pub(super) counted: std::collections::HashSet<(Word, Word)>,
 }
 
 /// Flags of plain accesses: the slot table and checked objects are never
@@ -219,6 +222,7 @@ fn translate_as(
         cont: None,
         roots: HashMap::new(),
         slot_of: None,
+        counted: Default::default(),
     };
     if let Some(plan) = plan {
         fx.rets = vec![types::I32];
@@ -276,6 +280,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         for (n, &i) in order.iter().enumerate() {
             self.order.insert(f.blocks[i].label, n);
         }
+        self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
         }

@@ -21,6 +21,7 @@ mod byval;
 mod cfg;
 mod composite;
 pub mod continuation;
+mod counted;
 mod ext;
 mod function;
 mod group;
