@@ -803,7 +803,11 @@ mod tests {
             include_str!("atomics.rs"),
             include_str!("composite.rs"),
             include_str!("cfg.rs"),
-            include_str!("continuation.rs"),
+            include_str!("continuation/mod.rs"),
+            include_str!("shadow.rs"),
+            include_str!("image.rs"),
+            include_str!("half.rs"),
+            include_str!("byval.rs"),
         ];
         let mut called = 0;
         for src in sources {
