@@ -13,18 +13,7 @@ use crate::handle::Ref;
 use crate::image::get;
 use crate::memory::{self, Mem};
 use crate::queue::{self, Queue, Work};
-use crate::transfer::{copy_rect, submit, Addr, Rect};
-
-/// Reads three sizes.
-///
-/// # Safety
-///
-/// `p` is null or has three readable sizes.
-unsafe fn triple(p: *const usize) -> ClResult<[usize; 3]> {
-    // SAFETY: the caller's contract.
-    let s = unsafe { api::slice(p, 3, CL_INVALID_VALUE)? };
-    Ok([s[0], s[1], s[2]])
-}
+use crate::transfer::{copy_rect, enqueue, submit, triple, Addr, Rect};
 
 /// The image of the queue's context behind a handle.
 fn image_of(q: &Ref<Queue>, h: cl_mem) -> ClResult<Ref<Mem>> {
@@ -55,10 +44,13 @@ unsafe fn transfer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = image_of(&q, image)?;
+    let command = if to_host {
+        CL_COMMAND_READ_IMAGE
+    } else {
+        CL_COMMAND_WRITE_IMAGE
+    };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = image_of(q, image)?;
         let im = m.image.as_ref().ok_or(CL_INVALID_MEM_OBJECT)?;
         // SAFETY: the caller's contract.
         let (o, r) = unsafe { im.region(triple(origin)?, triple(region)?)? };
@@ -98,14 +90,10 @@ unsafe fn transfer(
             };
             Ok(())
         });
-        let command = if to_host {
-            CL_COMMAND_READ_IMAGE
-        } else {
-            CL_COMMAND_WRITE_IMAGE
-        };
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, command, wait, blocking, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, command, blocking, checked) }
 }
 
 /// `clEnqueueReadImage`.
@@ -201,10 +189,8 @@ pub unsafe extern "C" fn clEnqueueCopyImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let (s, d) = (image_of(&q, src)?, image_of(&q, dst)?);
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let (s, d) = (image_of(q, src)?, image_of(q, dst)?);
         let (si, di) = (
             s.image.as_ref().ok_or(CL_INVALID_MEM_OBJECT)?,
             d.image.as_ref().ok_or(CL_INVALID_MEM_OBJECT)?,
@@ -232,9 +218,10 @@ pub unsafe extern "C" fn clEnqueueCopyImage(
             unsafe { copy_rect(sb.ptr(), sr_, db.ptr(), dr_, bytes) };
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_COPY_IMAGE, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_COPY_IMAGE, 0, checked) }
 }
 
 /// `clEnqueueFillImage`: the color as `write_image{f,i,ui}` would store
@@ -253,10 +240,8 @@ pub unsafe extern "C" fn clEnqueueFillImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = image_of(&q, image)?;
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = image_of(q, image)?;
         let im = m.image.as_ref().ok_or(CL_INVALID_MEM_OBJECT)?;
         if fill_color.is_null() {
             return Err(CL_INVALID_VALUE);
@@ -283,9 +268,10 @@ pub unsafe extern "C" fn clEnqueueFillImage(
             }
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_FILL_IMAGE, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_FILL_IMAGE, 0, checked) }
 }
 
 /// A copy between an image region and a buffer's tightly packed bytes.
@@ -306,10 +292,13 @@ unsafe fn image_buffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = image_of(&q, image)?;
+    let command = if to_buffer {
+        CL_COMMAND_COPY_IMAGE_TO_BUFFER
+    } else {
+        CL_COMMAND_COPY_BUFFER_TO_IMAGE
+    };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = image_of(q, image)?;
         let b = memory::get(buffer)?;
         if b.image.is_some() || !Arc::ptr_eq(&b.context, &q.context) {
             return Err(CL_INVALID_MEM_OBJECT);
@@ -342,14 +331,10 @@ unsafe fn image_buffer(
             };
             Ok(())
         });
-        let command = if to_buffer {
-            CL_COMMAND_COPY_IMAGE_TO_BUFFER
-        } else {
-            CL_COMMAND_COPY_BUFFER_TO_IMAGE
-        };
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, command, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, command, 0, checked) }
 }
 
 /// `clEnqueueCopyImageToBuffer`.

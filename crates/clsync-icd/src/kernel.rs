@@ -51,6 +51,15 @@ impl handle::Object for Kernel {
 }
 
 impl Kernel {
+    /// Parameter `index`, or the specification's error for an index past
+    /// the last.
+    pub(crate) fn param(&self, index: cl_uint) -> ClResult<&clsync_opencl::Param> {
+        self.info
+            .params
+            .get(index as usize)
+            .ok_or(CL_INVALID_ARG_INDEX)
+    }
+
     pub(crate) fn args(&self) -> MutexGuard<'_, Vec<Option<ArgValue>>> {
         self.args.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -197,11 +206,7 @@ pub unsafe extern "C" fn clSetKernelArg(
 ) -> cl_int {
     api::status(|| {
         let k = get(kernel)?;
-        let param = k
-            .info
-            .params
-            .get(arg_index as usize)
-            .ok_or(CL_INVALID_ARG_INDEX)?;
+        let param = k.param(arg_index)?;
         // An object argument's handle (`cl_mem`, `cl_sampler`: one
         // pointer), or null.
         let handle = || -> ClResult<*mut c_void> {
@@ -307,11 +312,7 @@ pub unsafe extern "C" fn clSetKernelArgSVMPointer(
 ) -> cl_int {
     api::status(|| {
         let k = get(kernel)?;
-        let param = k
-            .info
-            .params
-            .get(arg_index as usize)
-            .ok_or(CL_INVALID_ARG_INDEX)?;
+        let param = k.param(arg_index)?;
         if !matches!(param.kind, ArgKind::Global | ArgKind::Constant) {
             return Err(CL_INVALID_ARG_VALUE);
         }
@@ -402,11 +403,7 @@ pub unsafe extern "C" fn clGetKernelArgInfo(
 ) -> cl_int {
     api::status(|| {
         let k = get(kernel)?;
-        let p = k
-            .info
-            .params
-            .get(arg_index as usize)
-            .ok_or(CL_INVALID_ARG_INDEX)?;
+        let p = k.param(arg_index)?;
         if p.type_name.is_empty() {
             // Built from SPIR-V: the names and types are not known.
             return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);

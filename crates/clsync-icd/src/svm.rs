@@ -21,9 +21,10 @@ use opencl_sys::*;
 
 use crate::api::{self, ClResult};
 use crate::context;
+use crate::handle::Ref;
 use crate::platform;
-use crate::queue::{self, Work};
-use crate::transfer::{submit, Addr};
+use crate::queue::{Queue, Work};
+use crate::transfer::{enqueue, enqueue_checked, Addr};
 
 /// A context's allocations: address → layout.
 #[derive(Default)]
@@ -131,9 +132,7 @@ pub unsafe extern "C" fn clEnqueueSVMFree(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
         // SAFETY: `num_svm_pointers` pointers.
         let ptrs: Vec<usize> = unsafe {
             api::slice(
@@ -170,9 +169,10 @@ pub unsafe extern "C" fn clEnqueueSVMFree(
             }
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_SVM_FREE, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_SVM_FREE, 0, checked) }
 }
 
 /// `clEnqueueSVMMemcpy`.
@@ -191,9 +191,7 @@ pub unsafe extern "C" fn clEnqueueSVMMemcpy(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+    let checked = |_: &Ref<Queue>| -> ClResult<Work> {
         if dst_ptr.is_null() || src_ptr.is_null() {
             return Err(CL_INVALID_VALUE);
         }
@@ -208,9 +206,20 @@ pub unsafe extern "C" fn clEnqueueSVMMemcpy(
             unsafe { std::ptr::copy_nonoverlapping(s.ptr(), d.ptr(), size) };
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_SVM_MEMCPY, wait, blocking_copy, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        enqueue(
+            queue,
+            n,
+            list,
+            event,
+            CL_COMMAND_SVM_MEMCPY,
+            blocking_copy,
+            checked,
+        )
+    }
 }
 
 /// `clEnqueueSVMMemFill`.
@@ -229,9 +238,7 @@ pub unsafe extern "C" fn clEnqueueSVMMemFill(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+    let checked = |_: &Ref<Queue>| -> ClResult<Work> {
         if svm_ptr.is_null()
             || pattern.is_null()
             || !pattern_size.is_power_of_two()
@@ -254,9 +261,10 @@ pub unsafe extern "C" fn clEnqueueSVMMemFill(
             }
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_SVM_MEMFILL, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_SVM_MEMFILL, 0, checked) }
 }
 
 /// A map, unmap or migration: the host and the device share the bytes, so
@@ -273,10 +281,9 @@ unsafe fn ordering_only(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> ClResult<()> {
+    let nothing = |_: &Ref<Queue>| -> ClResult<Work> { Ok(Box::new(|| Ok(()))) };
     // SAFETY: the caller's contract.
-    let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-    // SAFETY: the caller's contract.
-    unsafe { submit(&q, command, wait, blocking, event, Box::new(|| Ok(()))) }
+    unsafe { enqueue_checked(queue, n, list, event, command, blocking, nothing) }
 }
 
 /// `clEnqueueSVMMap`.

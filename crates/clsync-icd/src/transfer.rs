@@ -52,6 +52,49 @@ pub(crate) unsafe fn submit(
     Ok(())
 }
 
+/// The frame every enqueued command shares: the queue and its wait list
+/// checked, then `work` (which checks the command's own arguments and
+/// makes what the worker runs), then [`submit`]; errors as the C API
+/// returns them.
+///
+/// # Safety
+///
+/// `queue`, `list` (`n` events) and `event` as the C API takes them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn enqueue(
+    queue: cl_command_queue,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    command: cl_command_type,
+    blocking: cl_bool,
+    work: impl FnOnce(&Ref<Queue>) -> ClResult<Work>,
+) -> cl_int {
+    // SAFETY: the caller's contract.
+    api::status(|| unsafe { enqueue_checked(queue, n, list, event, command, blocking, work) })
+}
+
+/// [`enqueue`] inside a caller's own error handling.
+///
+/// # Safety
+///
+/// As for [`enqueue`].
+pub(crate) unsafe fn enqueue_checked(
+    queue: cl_command_queue,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    command: cl_command_type,
+    blocking: cl_bool,
+    work: impl FnOnce(&Ref<Queue>) -> ClResult<Work>,
+) -> ClResult<()> {
+    // SAFETY: the caller's contract.
+    let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+    let work = work(&q)?;
+    // SAFETY: the caller's contract.
+    unsafe { submit(&q, command, wait, blocking, event, work) }
+}
+
 /// The buffer behind a handle, of the queue's context.
 fn buffer(q: &Ref<Queue>, h: cl_mem) -> ClResult<Ref<Mem>> {
     let m = memory::get(h)?;
@@ -83,10 +126,13 @@ unsafe fn buffer_command(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, buf)?;
+    let command = if to_host {
+        CL_COMMAND_READ_BUFFER
+    } else {
+        CL_COMMAND_WRITE_BUFFER
+    };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = buffer(q, buf)?;
         if ptr.is_null() || size == 0 || !m.holds(offset, size) {
             return Err(CL_INVALID_VALUE);
         }
@@ -104,14 +150,10 @@ unsafe fn buffer_command(
             };
             Ok(())
         });
-        let command = if to_host {
-            CL_COMMAND_READ_BUFFER
-        } else {
-            CL_COMMAND_WRITE_BUFFER
-        };
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, command, wait, blocking, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, command, blocking, checked) }
 }
 
 /// `clEnqueueReadBuffer`.
@@ -180,10 +222,8 @@ pub unsafe extern "C" fn clEnqueueCopyBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let (s, d) = (buffer(&q, src)?, buffer(&q, dst)?);
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let (s, d) = (buffer(q, src)?, buffer(q, dst)?);
         if size == 0 || !s.holds(src_offset, size) || !d.holds(dst_offset, size) {
             return Err(CL_INVALID_VALUE);
         }
@@ -202,9 +242,10 @@ pub unsafe extern "C" fn clEnqueueCopyBuffer(
             };
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_COPY_BUFFER, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_COPY_BUFFER, 0, checked) }
 }
 
 /// `clEnqueueFillBuffer`.
@@ -223,10 +264,8 @@ pub unsafe extern "C" fn clEnqueueFillBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, buf)?;
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = buffer(q, buf)?;
         if pattern.is_null()
             || !pattern_size.is_power_of_two()
             || pattern_size > 128
@@ -255,9 +294,10 @@ pub unsafe extern "C" fn clEnqueueFillBuffer(
             }
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_FILL_BUFFER, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, CL_COMMAND_FILL_BUFFER, 0, checked) }
 }
 
 /// A rectangle of bytes in a buffer or in host memory: its origin, row and
@@ -314,7 +354,7 @@ pub(crate) unsafe fn copy_rect(src: *const u8, s: Rect, dst: *mut u8, d: Rect, r
 /// # Safety
 ///
 /// `p` is null or has three readable `usize`.
-unsafe fn triple(p: *const usize) -> ClResult<[usize; 3]> {
+pub(crate) unsafe fn triple(p: *const usize) -> ClResult<[usize; 3]> {
     // SAFETY: the caller's contract.
     let s = unsafe { api::slice(p, 3, CL_INVALID_VALUE)? };
     Ok([s[0], s[1], s[2]])
@@ -383,10 +423,13 @@ unsafe fn rect_command(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let m = buffer(&q, buf)?;
+    let command = if to_host {
+        CL_COMMAND_READ_BUFFER_RECT
+    } else {
+        CL_COMMAND_WRITE_BUFFER_RECT
+    };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let m = buffer(q, buf)?;
         let [br, bs, hr, hs] = a.pitches;
         // SAFETY: the caller's contract.
         let (b, h, r) =
@@ -408,14 +451,10 @@ unsafe fn rect_command(
             };
             Ok(())
         });
-        let command = if to_host {
-            CL_COMMAND_READ_BUFFER_RECT
-        } else {
-            CL_COMMAND_WRITE_BUFFER_RECT
-        };
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, command, wait, blocking, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { enqueue(queue, n, list, event, command, blocking, checked) }
 }
 
 /// `clEnqueueReadBufferRect`.
@@ -510,10 +549,8 @@ pub unsafe extern "C" fn clEnqueueCopyBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
-        let (s, d) = (buffer(&q, src)?, buffer(&q, dst)?);
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
+        let (s, d) = (buffer(q, src)?, buffer(q, dst)?);
         // SAFETY: the caller's contract.
         let (so, doo, r) = unsafe { (triple(src_origin)?, triple(dst_origin)?, triple(region)?) };
         if r.contains(&0) {
@@ -538,9 +575,20 @@ pub unsafe extern "C" fn clEnqueueCopyBufferRect(
             unsafe { copy_rect(s.ptr(), sr, d.ptr(), dr, r) };
             Ok(())
         });
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        enqueue(
+            queue,
+            n,
+            list,
+            event,
+            CL_COMMAND_COPY_BUFFER_RECT,
+            0,
+            checked,
+        )
+    }
 }
 
 /// `clEnqueueMapBuffer`: the buffer's own bytes (the device is the host).
@@ -598,9 +646,7 @@ pub unsafe extern "C" fn clEnqueueUnmapMemObject(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    api::status(|| {
-        // SAFETY: the caller's contract.
-        let (q, wait) = unsafe { queue::with_wait_list(queue, n, list)? };
+    let checked = |q: &Ref<Queue>| -> ClResult<Work> {
         let m = memory::get(mem)?;
         if !std::sync::Arc::ptr_eq(&m.context, &q.context) {
             return Err(CL_INVALID_CONTEXT);
@@ -621,9 +667,20 @@ pub unsafe extern "C" fn clEnqueueUnmapMemObject(
         m.maps
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_sub(1))
             .map_err(|_| CL_INVALID_VALUE)?;
-        // SAFETY: the caller's contract.
-        unsafe { submit(&q, CL_COMMAND_UNMAP_MEM_OBJECT, wait, 0, event, work) }
-    })
+        Ok(work)
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        enqueue(
+            queue,
+            n,
+            list,
+            event,
+            CL_COMMAND_UNMAP_MEM_OBJECT,
+            0,
+            checked,
+        )
+    }
 }
 
 /// `clEnqueueMigrateMemObjects`: there is one device, nothing moves.

@@ -51,7 +51,7 @@ pub fn key(parts: &[&[u8]]) -> String {
     h.update(env!("CARGO_PKG_VERSION"));
     h.update(include_str!("frontend.rs"));
     for (var, default) in crate::frontend::TOOLS {
-        let name = std::env::var(var).unwrap_or_else(|_| default.to_string());
+        let name = crate::frontend::tool(var, default);
         h.update(name.as_bytes());
         if let Some(meta) = resolve(&name).and_then(|p| std::fs::metadata(p).ok()) {
             h.update(meta.len().to_le_bytes());
@@ -98,7 +98,12 @@ pub fn store(key: &str, t: &Translated) {
     if std::fs::create_dir_all(&d).is_err() {
         return;
     }
-    let tmp = d.join(format!("{key}.{}.tmp", std::process::id()));
+    // Unique to this write: two threads may keep the same entry at once.
+    // Relaxed: only the number's uniqueness matters; it orders nothing and
+    // pairs with nothing.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = d.join(format!("{key}.{}.{n}.tmp", std::process::id()));
     if std::fs::write(&tmp, encode(t)).is_ok() && std::fs::rename(&tmp, d.join(key)).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

@@ -79,7 +79,8 @@ pub(crate) const TOOLS: [(&str, &str); 4] = [
     ("CLSYNC_LLVM_SPIRV", "llvm-spirv-15"),
 ];
 
-fn tool(var: &str, default: &str) -> String {
+/// The program the variable `var` names, or `default`.
+pub(crate) fn tool(var: &str, default: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| default.to_string())
 }
 

@@ -420,7 +420,7 @@ impl Fx<'_, '_> {
         } else {
             Vec::new()
         };
-        self.store_value(ptr, pty, &second, &lanes, storage)?;
+        self.store_value(ptr, None, pty, &second, &lanes, storage)?;
         self.def(inst, out);
         Ok(())
     }

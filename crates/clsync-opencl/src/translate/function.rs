@@ -113,8 +113,6 @@ pub(crate) struct Fx<'a, 'm> {
     /// Pointers made by access chains: the pointer the first chain
     /// started from, whose slot they have (unchecked builds).
     pub(super) roots: HashMap<Word, Word>,
-    /// The pointer whose slot the next `address` looks up, if not its own.
-    pub(super) slot_of: Option<Value>,
     /// The back-edges of counted loops, which need no cancellation point
     /// (see `counted`).
     pub(super) counted: std::collections::HashSet<(Word, Word)>,
@@ -221,7 +219,6 @@ fn translate_as(
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
-        slot_of: None,
         counted: Default::default(),
     };
     if let Some(plan) = plan {

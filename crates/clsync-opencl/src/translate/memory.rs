@@ -24,12 +24,23 @@ impl Fx<'_, '_> {
         kind: AccessKind,
         storage: StorageClass,
     ) -> Value {
-        // The slot of the pointer an access chain started from, where
-        // known: the same for every pointer in bounds of its object (one
-        // out of bounds fails the length check either way), and invariant
-        // where that pointer is, so that Cranelift hoists the table's
-        // loads out of the loops that index it.
-        let slot_of = self.slot_of.take().unwrap_or(ptr);
+        self.address_in(ptr, ptr, size, kind, storage)
+    }
+
+    /// [`address`](Self::address) of `ptr`, whose slot is `slot_of`'s: the
+    /// pointer an access chain started from, where known (see `roots`),
+    /// which is the same for every pointer in bounds of its object (one out
+    /// of bounds fails the length check either way) and invariant where
+    /// that pointer is, so that Cranelift hoists the table's loads out of
+    /// the loops that index it.
+    pub fn address_in(
+        &mut self,
+        ptr: Value,
+        slot_of: Value,
+        size: u64,
+        kind: AccessKind,
+        storage: StorageClass,
+    ) -> Value {
         let slot = self.b.ins().ushr_imm_s(slot_of, OFFSET_BITS as i64);
         let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
         let fault = self.b.create_block();
@@ -358,16 +369,18 @@ impl Fx<'_, '_> {
         (!write).then(|| self.b.ins().ireduce(types::I8, r))
     }
 
-    /// Loads a value of type `ty` at `ptr`.
+    /// Loads a value of type `ty` at `ptr`, whose slot is `slot_of`'s
+    /// where given (see [`address_in`](Self::address_in)).
     pub fn load_value(
         &mut self,
         ptr: Value,
+        slot_of: Option<Value>,
         ty: Word,
         kind: AccessKind,
         storage: StorageClass,
     ) -> Result<Vec<Value>, CompileError> {
         let size = self.m.layout(ty)?.size;
-        let addr = self.address(ptr, size, kind, storage);
+        let addr = self.address_in(ptr, slot_of.unwrap_or(ptr), size, kind, storage);
         let mut out = Vec::new();
         let mut lanes = Vec::new();
         for leaf in self.m.leaves(ty)? {
@@ -391,13 +404,15 @@ impl Fx<'_, '_> {
     pub fn store_value(
         &mut self,
         ptr: Value,
+        slot_of: Option<Value>,
         ty: Word,
         v: &[Value],
         lanes: &[Option<Value>],
         storage: StorageClass,
     ) -> Result<(), CompileError> {
         let size = self.m.layout(ty)?.size;
-        let addr = self.address(ptr, size, AccessKind::Write, storage);
+        let slot_of = slot_of.unwrap_or(ptr);
+        let addr = self.address_in(ptr, slot_of, size, AccessKind::Write, storage);
         for (k, (leaf, x)) in self.m.leaves(ty)?.iter().zip(v).enumerate() {
             let half;
             let x = if super::half::is_half(self.m, leaf.ty) {
@@ -429,12 +444,13 @@ impl Fx<'_, '_> {
                 self.check_address(p);
                 let ptr = self.get1(p)?;
                 self.check_alignment(inst, 1, ptr, false);
-                self.slot_of = self.root_value(p)?;
+                let slot_of = self.root_value(p)?;
                 self.lvalue_load = inst
                     .result_id
                     .is_some_and(|r| self.lvalue_loads.contains(&r));
                 let v = self.load_value(
                     ptr,
+                    slot_of,
                     inst.result_type.unwrap_or(0),
                     AccessKind::Read,
                     storage,
@@ -456,8 +472,8 @@ impl Fx<'_, '_> {
                 } else {
                     Vec::new()
                 };
-                self.slot_of = self.root_value(p)?;
-                self.store_value(ptr, ty, &v, &lanes, storage)?;
+                let slot_of = self.root_value(p)?;
+                self.store_value(ptr, slot_of, ty, &v, &lanes, storage)?;
             }
             Op::Variable => {
                 let id = inst.result_id.unwrap_or(0);
@@ -473,7 +489,7 @@ impl Fx<'_, '_> {
                 if inst.operands.len() > 1 {
                     let init = self.get(self.id(inst, 1)?)?;
                     let (ty, _) = self.pointee(id)?;
-                    self.store_value(p, ty, &init, &[], StorageClass::Function)?;
+                    self.store_value(p, None, ty, &init, &[], StorageClass::Function)?;
                 }
             }
             Op::AccessChain

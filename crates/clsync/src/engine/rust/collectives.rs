@@ -141,6 +141,15 @@ fn or(a: u32, b: u32) -> u32 {
 }
 
 impl WorkItem<'_> {
+    /// `*_all` (`all`) or `*_any` of `predicate` over the work-group or
+    /// (`sub`) the sub-group: a reduction of 0 and 1.
+    fn vote(&self, sub: bool, all: bool, predicate: bool, at: &'static Location<'static>) -> bool {
+        let (identity, op): (u32, fn(u32, u32) -> u32) = if all { (1, and) } else { (0, or) };
+        self.collective(sub, Combine::Reduce, identity, op, u32::from(predicate), at) != 0
+    }
+}
+
+impl WorkItem<'_> {
     /// `work_group_broadcast(x, local_id)`: the `x` of the work-item whose
     /// local linear id is `local_linear_id` (the local id itself in one
     /// dimension).
@@ -159,50 +168,22 @@ impl WorkItem<'_> {
     /// `work_group_all(predicate)`.
     #[track_caller]
     pub fn work_group_all(&self, predicate: bool) -> bool {
-        self.collective(
-            false,
-            Combine::Reduce,
-            1,
-            and,
-            u32::from(predicate),
-            Location::caller(),
-        ) != 0
+        self.vote(false, true, predicate, Location::caller())
     }
     /// `work_group_any(predicate)`.
     #[track_caller]
     pub fn work_group_any(&self, predicate: bool) -> bool {
-        self.collective(
-            false,
-            Combine::Reduce,
-            0,
-            or,
-            u32::from(predicate),
-            Location::caller(),
-        ) != 0
+        self.vote(false, false, predicate, Location::caller())
     }
     /// `sub_group_all(predicate)`.
     #[track_caller]
     pub fn sub_group_all(&self, predicate: bool) -> bool {
-        self.collective(
-            true,
-            Combine::Reduce,
-            1,
-            and,
-            u32::from(predicate),
-            Location::caller(),
-        ) != 0
+        self.vote(true, true, predicate, Location::caller())
     }
     /// `sub_group_any(predicate)`.
     #[track_caller]
     pub fn sub_group_any(&self, predicate: bool) -> bool {
-        self.collective(
-            true,
-            Combine::Reduce,
-            0,
-            or,
-            u32::from(predicate),
-            Location::caller(),
-        ) != 0
+        self.vote(true, false, predicate, Location::caller())
     }
     /// `sub_group_ballot(predicate)` (`cl_khr_subgroup_ballot`): bit `k`
     /// set where lane `k`'s predicate holds (sub-groups have at most 64
