@@ -3,7 +3,7 @@
 //! median time of each and their ratio.
 //!
 //! ```text
-//! cargo bench -p clsync-samples --bench checker_overhead [-- --reps N --size small|full --threads N]
+//! cargo bench -p clsync-samples --bench checker_overhead [-- --reps N --size small|full --threads N --only NAME]
 //! ```
 //!
 //! Times are the samples' own (time spent in launches; for host message
@@ -46,7 +46,11 @@ fn main() {
         "{:<22} {:>14} {:>14} {:>9}",
         "sample", "unchecked", "checked", "ratio"
     );
+    let only = value("--only");
     for sample in all() {
+        if only.as_deref().is_some_and(|o| o != sample.name()) {
+            continue;
+        }
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for _ in 0..reps {
             for (rt, times) in [(&plain, &mut a), (&checked, &mut b)] {

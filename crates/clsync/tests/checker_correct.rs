@@ -163,6 +163,40 @@ fn message_passing_release_acquire_between_groups() {
     assert_eq!(data.to_vec(), vec![42, 43]);
 }
 
+/// A whole group's writes reach another group through a barrier and one
+/// work-item's release: the release publishes what the barrier ordered
+/// before it (the group up to the barrier, which the work-items' own clocks
+/// leave to their barrier counts).
+#[test]
+fn group_writes_published_after_a_barrier_by_one_release() {
+    let data = std::sync::Arc::new(Buffer::<u32>::new(4));
+    let d = data.clone();
+    let sum = std::sync::Arc::new(Buffer::<u32>::new(1));
+    let s = sum.clone();
+    let flag: Buffer<AtomicInt> = Buffer::new(1);
+    let launch = Launch::new("publish", NdRange::new([8]).local([4]));
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        if wi.get_group_id(0) == 0 {
+            d.set(l, l as u32 + 1);
+            wi.barrier(GLOBAL);
+            if l == 0 {
+                flag.at(0).store_explicit(1, Release);
+            }
+        } else {
+            wi.barrier(GLOBAL);
+            if l == 0 {
+                while flag.at(0).load_explicit(Acquire) == 0 {
+                    spin_loop();
+                }
+                s.set(0, (0..4).map(|i| d.get(i)).sum());
+            }
+        }
+    });
+    expect_none(&r);
+    assert_eq!(sum.get(0), 10);
+}
+
 #[test]
 fn message_passing_with_fences_and_relaxed_atomics() {
     let data = std::sync::Arc::new(Buffer::<u32>::new(2));

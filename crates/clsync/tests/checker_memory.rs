@@ -163,6 +163,32 @@ fn local_read_before_any_write() {
     expect(SRC, &r, &[(UninitializedLocal, "uninit")]);
 }
 
+/// Each group's local memory starts unwritten, although a worker thread
+/// reuses one group's local shadow (and its records) for the next: group 0
+/// writes its tile and group 1, run after it on the same thread, does not.
+#[test]
+fn local_memory_is_unwritten_again_in_the_next_group() {
+    let out = Buffer::<u32>::new(8);
+    let mut launch = Launch::new("next_group", NdRange::new([8]).local([4]));
+    let tile = launch.local::<u32>(4);
+    let r = clsync::Runtime::with_threads(1)
+        .check(&launch, move |wi| {
+            let l = wi.get_local_id(0);
+            let t = wi.local(tile);
+            if wi.get_group_id(0) == 0 {
+                t.set(l, 1);
+            }
+            wi.barrier(LOCAL);
+            out.set(wi.get_global_id(0), t.get(3 - l)); //~ next
+        })
+        .unwrap();
+    expect(SRC, &r, &[(UninitializedLocal, "next")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].count, 4, "each work-item of group 1, none of group 0");
+    let who = &r[0].second.as_ref().expect("the reading work-item").item;
+    assert_eq!(who.group_id[0], 1);
+}
+
 #[test]
 fn half_of_the_tile_is_never_written() {
     let out = Buffer::<u32>::new(8);

@@ -256,3 +256,45 @@ fn group_reads_what_another_group_writes() {
     let lines = [r[0].site.line, r[0].first.as_ref().unwrap().site.line];
     assert!(lines == [a, b] || lines == [b, a], "{lines:?}");
 }
+
+/// A location every work-item of a group reads (twice, at two lines) and
+/// the last one then writes with no barrier between: one race, with the
+/// other work-items' later reads. Their first reads are not reported: each
+/// work-item's second read makes its first redundant, though the readers
+/// are too many for the checker to compare each new read with every
+/// earlier one.
+#[test]
+fn value_read_by_the_whole_group_then_written() {
+    let x = Buffer::<u32>::new(1).named("x");
+    let out = Buffer::<u32>::new(64);
+    let launch = Launch::new("shared_read", NdRange::new([64]).local([64]));
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        let a = x.get(0);
+        let b = x.get(0); //~ many.first
+        out.set(l, a + b);
+        if l == 63 {
+            x.set(0, 1); //~ many
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "many")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+}
+
+/// The same reads with a barrier before the write: ordered, no report,
+/// whichever work-item writes.
+#[test]
+fn value_read_by_the_whole_group_then_written_after_a_barrier() {
+    let x = Buffer::<u32>::new(1).named("x");
+    let out = Buffer::<u32>::new(64);
+    let launch = Launch::new("shared_read_ok", NdRange::new([64]).local([64]));
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        out.set(l, x.get(0) + x.get(0));
+        wi.barrier(GLOBAL);
+        if l == 17 {
+            x.set(0, 1);
+        }
+    });
+    assert!(r.is_empty(), "{r:?}");
+}

@@ -315,3 +315,34 @@ fn acq_rel_ticket_without_release_of_the_data() {
         assert!(pair.iter().all(|l| lines.contains(l)), "{x}");
     }
 }
+
+/// The same publication with a barrier that fences only local memory: the
+/// other work-items' global writes are not ordered before the release, so
+/// the reader races with them (`003_2caebc1f01141481.txt`: a barrier
+/// fences the spaces its flags name).
+#[test]
+fn group_writes_behind_a_local_barrier_are_not_published() {
+    let data = Buffer::<u32>::new(4).named("data");
+    let flag: Buffer<AtomicInt> = Buffer::new(1);
+    let launch = Launch::new("publish_local", NdRange::new([8]).local([4]));
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        if wi.get_group_id(0) == 0 {
+            data.set(l, l as u32 + 1); //~ unpub.first
+            wi.barrier(LOCAL);
+            if l == 0 {
+                flag.at(0).store_explicit(1, Release);
+            }
+        } else {
+            wi.barrier(LOCAL);
+            if l == 0 {
+                while flag.at(0).load_explicit(Acquire) == 0 {
+                    spin_loop();
+                }
+                let _ = (1..4).map(|i| data.get(i)).sum::<u32>(); //~ unpub
+            }
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "unpub")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+}

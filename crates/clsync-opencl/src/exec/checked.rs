@@ -305,15 +305,9 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
         clsync::checker::Space::Global
     };
     let site = site_at(ctx, site);
-    for k in 0..size as usize {
-        let a = addr as usize + k;
-        match value {
-            // Each byte with the whole scalar's value: a typed buffer's
-            // shadow may keep one record per element.
-            Some(bits) => clsync::checker::engine::plain_write(a, space, bits, site),
-            None => clsync::checker::engine::plain(a, space, write, site),
-        }
-    }
+    // Each byte with the whole scalar's value: a typed buffer's shadow may
+    // keep one record per element.
+    clsync::checker::engine::plain_range(addr as usize, size as usize, space, write, value, site);
 }
 
 /// An access of a group-wide operation (an async copy) in a checked

@@ -43,6 +43,11 @@ impl Clock {
             || lookup(&self.items, e.item).is_some_and(|s| s >= e.step)
     }
 
+    /// Whether it knows nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.groups.is_empty() && self.items.is_empty()
+    }
+
     /// Adds every access of `group` before its `barriers`-th barrier.
     pub(crate) fn set_group(&mut self, group: u32, barriers: u32) {
         raise(&mut self.groups, group, barriers);

@@ -157,25 +157,26 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
     let kind = if write { Kind::Write(None) } else { Kind::Read };
-    with_current(|g, i| g.access(i, addr, space, kind, site_of(at), || ((), write)));
+    with_current(|g, i| g.plain(i, addr, 1, space, kind, site_of(at)));
 }
 
-/// A plain access at a given site, for engines (`checker::engine`).
+/// Plain accesses to the `len` bytes from `addr` at a given site, for
+/// engines (`checker::engine`): a write of `value` where it is known.
 #[inline]
-pub(crate) fn plain_at(addr: usize, space: Space, write: bool, site: Site) {
+pub(crate) fn plain_at(
+    addr: usize,
+    len: usize,
+    space: Space,
+    write: bool,
+    value: Option<u64>,
+    site: Site,
+) {
     if active() {
-        let kind = if write { Kind::Write(None) } else { Kind::Read };
-        with_current(|g, i| g.access(i, addr, space, kind, site, || ((), write)));
-    }
-}
-
-/// A plain write of `value` at a given site, for engines
-/// (`checker::engine::plain_write`).
-#[inline]
-pub(crate) fn plain_write_at(addr: usize, space: Space, value: u64, site: Site) {
-    if active() {
-        let kind = Kind::Write(Some(value));
-        with_current(|g, i| g.access(i, addr, space, kind, site, || ((), true)));
+        let kind = match (write, value) {
+            (false, _) => Kind::Read,
+            (true, v) => Kind::Write(v),
+        };
+        with_current(|g, i| g.plain(i, addr, len, space, kind, site));
     }
 }
 
@@ -238,7 +239,7 @@ pub(crate) fn out_of_bounds(
     }
     with_current(|g, i| {
         let site = site_of(at);
-        let item = g.items[i].borrow().ids;
+        let item = g.ids(i);
         g.launch.report(
             ReportKind::OutOfBounds,
             None,
@@ -270,7 +271,7 @@ pub(crate) fn invalid_argument(op: &'static str, error: &SyncError, site: Site) 
         return;
     }
     with_current(|g, i| {
-        let item = g.items[i].borrow().ids;
+        let item = g.ids(i);
         g.launch.report(
             ReportKind::InvalidArgument,
             None,
@@ -291,7 +292,7 @@ pub(crate) fn invalid_argument(op: &'static str, error: &SyncError, site: Site) 
 #[cold]
 pub(crate) fn unfenced_image_read(addr: usize, written: Site, read: Site) {
     with_current(|g, i| {
-        let item = g.items[i].borrow().ids;
+        let item = g.ids(i);
         g.launch.report(
             ReportKind::ImageFence,
             Some(addr),

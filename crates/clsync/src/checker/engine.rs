@@ -15,7 +15,7 @@
 
 use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
-use super::context::{atomic_at, fence, plain_at, plain_write_at};
+use super::context::{atomic_at, fence, plain_at};
 use super::state::{AtomicAccess, OpKind};
 use super::Space;
 
@@ -53,7 +53,7 @@ pub enum AtomicKind {
 /// ```
 #[inline]
 pub fn plain(addr: usize, space: Space, write: bool, site: Site) {
-    plain_at(addr, space, write, site)
+    plain_at(addr, 1, space, write, None, site)
 }
 
 /// A plain write at `addr` by the current work-item of a scalar whose
@@ -84,7 +84,43 @@ pub fn plain(addr: usize, space: Space, write: bool, site: Site) {
 /// ```
 #[inline]
 pub fn plain_write(addr: usize, space: Space, value: u64, site: Site) {
-    plain_write_at(addr, space, value, site)
+    plain_at(addr, 1, space, true, Some(value), site)
+}
+
+/// One plain access of `len` bytes from `addr` by the current work-item:
+/// each byte recorded as [`plain`] (a read, or a write whose value is not
+/// known) or [`plain_write`] (a write of the scalar `value`, every byte with
+/// the whole scalar's value) would record it, in one call. What a compiled
+/// kernel's checked build reports for each scalar it loads or stores.
+///
+/// ```
+/// use clsync::checker::{engine, ReportKind, Space};
+/// use clsync::sync::Site;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// // Each work-item writes its id to the same 4 bytes: a race, reported
+/// // once for the access (not once per byte).
+/// let out = Buffer::<u8>::new(4);
+/// let site = Site { file: "k.cl", line: 2, column: 1 };
+/// let reports = Runtime::with_threads(1)
+///     .check(&Launch::new("k", NdRange::new([2])), |wi| {
+///         let v = wi.get_global_id(0) as u64;
+///         engine::plain_range(out.raw_bytes().0 as usize, 4, Space::Global, true, Some(v), site);
+///     })
+///     .unwrap();
+/// assert_eq!(reports.len(), 1);
+/// assert_eq!(reports[0].kind, ReportKind::DataRace);
+/// ```
+#[inline]
+pub fn plain_range(
+    addr: usize,
+    len: usize,
+    space: Space,
+    write: bool,
+    value: Option<u64>,
+    site: Site,
+) {
+    plain_at(addr, len, space, write, value, site)
 }
 
 /// An atomic operation by the current work-item at `addr`, at `site`: `f`

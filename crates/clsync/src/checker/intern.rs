@@ -5,7 +5,7 @@
 //! once in a global table. A per-thread direct-mapped cache makes the common
 //! lookup a compare, without touching the table's lock.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Mutex;
@@ -30,35 +30,39 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
 const CACHE: usize = 256;
 
 thread_local! {
-    static SITE_CACHE: RefCell<[Option<(Site, NonZeroU32)>; CACHE]> =
-        const { RefCell::new([None; CACHE]) };
+    static SITE_CACHE: [Cell<Option<(Site, NonZeroU32)>>; CACHE] =
+        const { [const { Cell::new(None) }; CACHE] };
 }
 
-/// The id of `site`.
+/// The id of `site`: a compare in this thread's cache (every access asks,
+/// so this part is inlined), else the table.
+#[inline]
 pub(crate) fn site(site: Site) -> NonZeroU32 {
     let slot = (site.line as usize)
         .wrapping_mul(31)
         .wrapping_add(site.column as usize)
         % CACHE;
-    SITE_CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if let Some((s, id)) = c[slot] {
-            if s == site {
-                return id;
-            }
+    let hit = SITE_CACHE.with(|c| match c[slot].get() {
+        Some((s, id)) if s == site => Some(id),
+        _ => None,
+    });
+    hit.unwrap_or_else(|| site_missed(site, slot))
+}
+
+#[cold]
+#[inline(never)]
+fn site_missed(site: Site, slot: usize) -> NonZeroU32 {
+    let id = with_table(|t| {
+        if let Some(&id) = t.site_ids.get(&site) {
+            return id;
         }
-        let id = with_table(|t| {
-            if let Some(&id) = t.site_ids.get(&site) {
-                return id;
-            }
-            t.sites.push(site);
-            let id = NonZeroU32::new(t.sites.len() as u32).expect("one-based");
-            t.site_ids.insert(site, id);
-            id
-        });
-        c[slot] = Some((site, id));
+        t.sites.push(site);
+        let id = NonZeroU32::new(t.sites.len() as u32).expect("one-based");
+        t.site_ids.insert(site, id);
         id
-    })
+    });
+    SITE_CACHE.with(|c| c[slot].set(Some((site, id))));
+    id
 }
 
 /// The site with id `id`.

@@ -50,6 +50,7 @@ const ORDERS: [MemOrder; 5] = [
 ];
 
 impl PackedOp {
+    #[inline]
     pub(crate) fn pack(op: AccessOp) -> Self {
         // The discriminants are the indices into ORDERS and MemScope::ALL (same
         // declaration order; `unpack` and the unit test below rely on it).
@@ -88,6 +89,7 @@ impl PackedOp {
         }
     }
 
+    #[inline]
     pub(crate) fn writes(self) -> bool {
         self.0 & 1 << 2 != 0
     }
@@ -103,11 +105,13 @@ impl PackedOp {
     }
 
     /// Whether both are plain writes of one known value.
+    #[inline]
     pub(crate) fn same_value(self, other: PackedOp) -> bool {
         let value = |p: PackedOp| (p.0 & 3 == 1 && p.0 & 1 << 9 != 0).then_some(p.0 >> 10);
         value(self).is_some() && value(self) == value(other)
     }
 
+    #[inline]
     pub(crate) fn is_atomic(self) -> bool {
         self.0 & 3 == 2
     }
@@ -133,6 +137,7 @@ pub(crate) struct Rec {
 }
 
 impl Rec {
+    #[inline]
     pub(crate) fn epoch(&self) -> Epoch {
         Epoch {
             item: self.who.item,
@@ -234,7 +239,76 @@ pub(crate) enum Reads {
     #[default]
     None,
     One(Rec),
-    Many(Vec<Rec>),
+    Many(ReadSet),
+}
+
+/// Several reads, and what they have in common: enough to tell, without
+/// looking at each, that a new read makes none of them redundant but its
+/// own work-item's (a location read by a whole group in one barrier
+/// interval, as a group's total is, would otherwise cost a pass over every
+/// earlier reader per read).
+#[derive(Debug)]
+pub(crate) struct ReadSet {
+    reads: Vec<Rec>,
+    /// The work-group of every read, if they share one.
+    group: Option<u32>,
+    /// The fewest work-group barriers, and sub-group barriers, any read
+    /// had passed.
+    min_wg: u32,
+    min_sg: u32,
+    /// A bit per local id (modulo 256) of the readers: a clear bit means
+    /// that work-item has no read here.
+    lids: [u64; 4],
+}
+
+impl ReadSet {
+    /// The set of `reads` (not empty), keeping their storage.
+    fn new(reads: Vec<Rec>) -> Self {
+        let mut set = ReadSet {
+            reads: Vec::new(),
+            group: reads.first().map(|r| r.who.group),
+            min_wg: u32::MAX,
+            min_sg: u32::MAX,
+            lids: [0; 4],
+        };
+        for r in &reads {
+            set.note(r);
+        }
+        set.reads = reads;
+        set
+    }
+
+    fn push(&mut self, r: Rec) {
+        self.note(&r);
+        self.reads.push(r);
+    }
+
+    /// Folds `r` into the summary.
+    fn note(&mut self, r: &Rec) {
+        self.group = self.group.filter(|&g| g == r.who.group);
+        self.min_wg = self.min_wg.min(r.wg);
+        self.min_sg = self.min_sg.min(r.sg);
+        let lid = usize::from(r.who.lid) % 256;
+        self.lids[lid / 64] |= 1 << (lid % 64);
+    }
+
+    /// Whether a read by `lid` may be among these.
+    fn may_hold(&self, lid: u16) -> bool {
+        let lid = usize::from(lid) % 256;
+        self.lids[lid / 64] & 1 << (lid % 64) != 0
+    }
+}
+
+/// What a reader knows of the reads before it, for [`Reads::add`]: whether
+/// any read of work-group `group` with at least `wg` work-group and `sg`
+/// sub-group barriers passed can be ordered before it other than by
+/// program order (`blind`: its clock is empty, so none can).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reader {
+    pub(crate) group: u32,
+    pub(crate) wg: u32,
+    pub(crate) sg: u32,
+    pub(crate) blind: bool,
 }
 
 impl Reads {
@@ -242,19 +316,46 @@ impl Reads {
         match self {
             Reads::None => &[],
             Reads::One(r) => std::slice::from_ref(r),
-            Reads::Many(v) => v,
+            Reads::Many(set) => &set.reads,
         }
     }
 
-    /// Adds `rec`, dropping the reads `redundant` says it makes redundant.
-    pub(crate) fn add(&mut self, rec: Rec, redundant: impl Fn(&Rec) -> bool) {
+    /// Adds `rec`, dropping the reads `redundant` says it makes redundant
+    /// (its own work-item's reads and those ordered before it). `reader`
+    /// lets a read skip the test of each earlier one where their summary
+    /// shows that none but its own work-item's can be.
+    pub(crate) fn add(&mut self, rec: Rec, reader: Reader, redundant: impl Fn(&Rec) -> bool) {
         match self {
             Reads::None => *self = Reads::One(rec),
             Reads::One(r) if redundant(r) => *self = Reads::One(rec),
-            Reads::One(r) => *self = Reads::Many(vec![*r, rec]),
-            Reads::Many(v) => {
-                v.retain(|r| !redundant(r));
-                v.push(rec);
+            Reads::One(r) => {
+                // Room for a few readers: a location read by many is read
+                // by a sub-group or a group.
+                let mut v = Vec::with_capacity(8);
+                v.extend([*r, rec]);
+                *self = Reads::Many(ReadSet::new(v));
+            }
+            Reads::Many(set) => {
+                // Within the readers' group and barrier interval, with
+                // nothing learned from elsewhere, an earlier read is
+                // ordered before this one only if its work-item made it.
+                let unordered = reader.blind
+                    && set.group == Some(reader.group)
+                    && set.min_wg >= reader.wg
+                    && set.min_sg >= reader.sg;
+                if unordered && !set.may_hold(rec.who.lid) {
+                    set.push(rec);
+                    return;
+                }
+                let me = rec.who.item;
+                let mut kept = std::mem::take(&mut set.reads);
+                if unordered {
+                    kept.retain(|r| r.who.item != me);
+                } else {
+                    kept.retain(|r| !redundant(r));
+                }
+                kept.push(rec);
+                *set = ReadSet::new(kept);
             }
         }
     }
@@ -321,9 +422,60 @@ impl Shadow {
             (None, Reads::None, None) => Shadow::Untouched,
             (None, Reads::One(r), None) => Shadow::Read(*r),
             (Some(w), Reads::None, None) if !w.op.is_atomic() => Shadow::Written(*w),
-            _ => Shadow::Full(Box::new(full)),
+            _ => Shadow::Full(pool::boxed(full)),
         };
         r
+    }
+}
+
+impl Shadow {
+    /// Empties the shadow, keeping its box (if any) for the next location
+    /// that needs one on this thread.
+    pub(crate) fn recycle(&mut self) {
+        if let Shadow::Full(full) = std::mem::take(self) {
+            pool::give_back(full);
+        }
+    }
+}
+
+/// Boxes of [`Full`] kept per thread for reuse: a work-group's local
+/// memory takes one per location it both writes and reads, and gives them
+/// all back when the group ends, so a launch allocates them once per
+/// thread instead of once per group and location.
+mod pool {
+    use super::Full;
+    use std::cell::RefCell;
+
+    /// At most this many boxes are kept per thread (about 8 MiB).
+    const KEEP: usize = 1 << 17;
+
+    thread_local! {
+        // The boxes are the point: each is an allocation a shadow takes as
+        // it is, by moving the pointer.
+        #[allow(clippy::vec_box)]
+        static FREE: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// `full` in a box, reused if one is free.
+    pub(super) fn boxed(full: Full) -> Box<Full> {
+        match FREE.with(|f| f.borrow_mut().pop()) {
+            Some(mut b) => {
+                *b = full;
+                b
+            }
+            None => Box::new(full),
+        }
+    }
+
+    /// Keeps `b` (emptied) for reuse.
+    pub(super) fn give_back(mut b: Box<Full>) {
+        *b = Full::default();
+        FREE.with(|f| {
+            let mut f = f.borrow_mut();
+            if f.len() < KEEP {
+                f.push(b);
+            }
+        });
     }
 }
 

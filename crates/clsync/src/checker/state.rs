@@ -19,8 +19,11 @@
 //! Clocks grow at synchronization: an acquire that reads a release (of
 //! inclusive scope) joins the release's clock; an acquire fence joins what
 //! earlier relaxed loads read; a barrier joins the clocks of every
-//! work-item it releases and adds the group (or the sub-group's work-items)
-//! up to the barrier. This is C11's synchronizes-with, per address space,
+//! work-item it releases, and a sub-group barrier adds the sub-group's
+//! work-items up to it. A work-group barrier's own entry (the group up to
+//! the barrier) is left out of the clocks, since rule 2 covers the group
+//! itself; a release adds it to the clock it publishes. This is C11's
+//! synchronizes-with, per address space,
 //! with OpenCL's scope inclusion (OpenCL C 2.0 §3.3) and the fence forms of
 //! `000_96da91f170ff246f.txt`.
 
@@ -33,9 +36,10 @@ use super::intern;
 use super::objects;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
-    join_opt, merge_entries, Full, PackedOp, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
+    join_opt, merge_entries, Full, PackedOp, Reader, Reads, Rec, Shadow, SpaceClocks, SyncEntry,
+    Who,
 };
-use super::storage::{to_front, DenseShadow, LocalDense, ShadowMap};
+use super::storage::{to_front, Covers, DenseShadow, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
 use crate::sync::{BarrierKind, BarrierWait, MemFlags, MemOrder, MemScope, Site};
 
@@ -105,7 +109,16 @@ impl LaunchCheck {
         }
     }
 
-    fn ids_of(&self, who: &Who) -> ItemIds {
+    /// The current access of work-item `who`.
+    fn access_by(&self, who: &Who, op: AccessOp, site: Site) -> Access {
+        Access {
+            item: self.ids_of(who),
+            op,
+            site,
+        }
+    }
+
+    pub(crate) fn ids_of(&self, who: &Who) -> ItemIds {
         let g = &self.geometry;
         let group = g.group_id(who.group as usize);
         ItemIds::new(g, group, g.local_size_of(group), who.lid as usize)
@@ -137,7 +150,9 @@ impl LaunchCheck {
 
 /// One work-item's synchronization state.
 pub(crate) struct ItemState {
-    pub(crate) ids: ItemIds,
+    /// Who it is (its full ids, needed only in reports, are computed then:
+    /// [`LaunchCheck::ids_of`]; this state is reached at every access, and
+    /// small keeps a group's work-items in cache).
     who: Who,
     /// Advances at every release and barrier, so a clock entry `item ↦ s`
     /// covers exactly the accesses before them.
@@ -155,9 +170,11 @@ pub(crate) struct ItemState {
 }
 
 impl ItemState {
-    fn new(ids: ItemIds, group: u32) -> Self {
+    /// A work-item that knows nothing yet: its clocks are `empty`, shared
+    /// by the group (a clock is copied on first change), so that starting a
+    /// work-item allocates nothing.
+    fn new(ids: ItemIds, group: u32, empty: &Arc<Clock>) -> Self {
         ItemState {
-            ids,
             who: Who {
                 item: ids.global_linear_id as u32,
                 group,
@@ -167,13 +184,14 @@ impl ItemState {
             step: 1,
             wg: [0; 3],
             sg: [0; 3],
-            vc: Default::default(),
+            vc: [empty.clone(), empty.clone(), empty.clone()],
             fence_release: None,
             pending: Vec::new(),
         }
     }
 
     /// Whether `p` happens before this work-item's next access in `s`.
+    #[inline]
     fn after(&self, p: &Rec, s: usize) -> bool {
         if p.who.item == self.who.item {
             return true;
@@ -183,9 +201,12 @@ impl ItemState {
         {
             return true;
         }
-        self.vc[s].knows(&p.epoch())
+        // Most work-items have learned nothing from other work-items since
+        // the last barrier: an empty clock, and no lookup.
+        !self.vc[s].is_empty() && self.vc[s].knows(&p.epoch())
     }
 
+    #[inline]
     fn rec(&self, op: AccessOp, s: usize, site: Site) -> Rec {
         Rec {
             who: self.who,
@@ -197,24 +218,21 @@ impl ItemState {
         }
     }
 
-    /// This work-item's clock for `s` including its own accesses so far.
+    /// This work-item's clock for `s` including its own accesses so far and
+    /// its group's before the last barrier (which `vc` leaves out: see
+    /// [`GroupCheck::release_group`]).
     fn snapshot(&self, s: usize) -> Arc<Clock> {
         let mut c = (*self.vc[s]).clone();
         c.set_item(self.who.item, self.step);
-        Arc::new(c)
-    }
-
-    fn access(&self, op: AccessOp, site: Site) -> Access {
-        Access {
-            item: self.ids,
-            op,
-            site,
+        if self.wg[s] > 0 {
+            c.set_group(self.who.group, self.wg[s]);
         }
+        Arc::new(c)
     }
 
     /// A fence by this work-item (`000_96da91f170ff246f.txt`).
     pub(crate) fn fence(&mut self, flags: MemFlags, order: MemOrder, scope: MemScope) {
-        let spaces = spaces_of(flags);
+        let spaces: Vec<usize> = spaces_of(flags).collect();
         if order.is_acquire() {
             for e in &self.pending {
                 if !e.applies_to(&self.who, scope) {
@@ -238,16 +256,17 @@ impl ItemState {
     }
 }
 
-fn spaces_of(flags: MemFlags) -> Vec<usize> {
+/// The indices of the spaces `flags` names (no allocation: a barrier
+/// asks for them once per group).
+fn spaces_of(flags: MemFlags) -> impl Iterator<Item = usize> {
     [
         (MemFlags::GLOBAL, Space::Global),
         (MemFlags::LOCAL, Space::Local),
         (MemFlags::IMAGE, Space::Image),
     ]
     .into_iter()
-    .filter(|(f, _)| flags.contains(*f))
+    .filter(move |(f, _)| flags.contains(*f))
     .map(|(_, s)| s.index())
-    .collect()
 }
 
 /// What an atomic operation does to its object.
@@ -293,7 +312,6 @@ pub(crate) enum Kind {
 /// group.
 pub(crate) struct GroupCheck {
     pub(crate) launch: Arc<LaunchCheck>,
-    group: u32,
     sub_group_size: usize,
     pub(crate) items: Box<[RefCell<ItemState>]>,
     /// Local memory's shadow: dense per local array, most recently used
@@ -310,12 +328,13 @@ impl GroupCheck {
         let sub_group_size = launch.geometry.sub_group_size;
         GroupCheck {
             launch,
-            group: group as u32,
             sub_group_size,
-            items: ids
-                .iter()
-                .map(|&i| RefCell::new(ItemState::new(i, group as u32)))
-                .collect(),
+            items: {
+                let empty = Arc::new(Clock::default());
+                ids.iter()
+                    .map(|&i| RefCell::new(ItemState::new(i, group as u32, &empty)))
+                    .collect()
+            },
             local_dense: RefCell::default(),
             local: RefCell::default(),
             dense: RefCell::default(),
@@ -351,22 +370,74 @@ impl GroupCheck {
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let mut item = self.items[i].borrow_mut();
-        let run = |shadow: &mut Shadow| {
+        self.with_cell(addr, space, |shadow| {
             shadow.with_full(|full| self.on_shadow(&mut item, full, addr, space, kind, site, f))
+        })
+    }
+
+    /// Plain accesses by work-item `i` to the `len` bytes from `addr` (one
+    /// scalar, or each byte of one): the work-item, its record and the
+    /// object's shadow are found once for all of them.
+    pub(crate) fn plain(
+        &self,
+        i: usize,
+        addr: usize,
+        len: usize,
+        space: Space,
+        kind: Kind,
+        site: Site,
+    ) {
+        let write = matches!(kind, Kind::Write(_));
+        let mut item = self.items[i].borrow_mut();
+        let op = if write {
+            AccessOp::Write
+        } else {
+            AccessOp::Read
         };
+        let mut rec = item.rec(op, space.index(), site);
+        if let Kind::Write(Some(v)) = kind {
+            rec.op = rec.op.with_value(v);
+        }
+        for a in addr..addr + len {
+            self.with_cell(a, space, |shadow| {
+                if !plain_fast(&item, shadow, space, rec) {
+                    shadow.with_full(|full| {
+                        self.on_shadow(&mut item, full, a, space, kind, site, || ((), write))
+                    });
+                }
+            });
+        }
+    }
+
+    /// Runs `f` on the shadow of `addr`, held for the call.
+    #[inline]
+    fn with_cell<R>(&self, addr: usize, space: Space, f: impl FnOnce(&mut Shadow) -> R) -> R {
+        // The object the last access went to, first: most accesses go there.
+        if space == Space::Local {
+            let mut local = self.local_dense.borrow_mut();
+            if let Some(d) = local.first_mut().filter(|d| d.covers(addr)) {
+                return f(d.cell(addr));
+            }
+        } else {
+            let cache = self.dense.borrow();
+            if let Some(d) = cache.first().filter(|d| d.covers(addr)) {
+                let mut cell = d.cell(addr).expect("the object holds the address");
+                return f(&mut cell);
+            }
+        }
         if space == Space::Local && self.local_first(addr) {
             let mut local = self.local_dense.borrow_mut();
-            run(local[0].cell(addr))
+            f(local[0].cell(addr))
         } else if space == Space::Local {
             let mut local = self.local.borrow_mut();
-            run(local.entry(addr).or_default())
+            f(local.entry(addr).or_default())
         } else if self.dense_first(addr) {
             let cache = self.dense.borrow();
             let mut cell = cache[0].cell(addr).expect("the object holds the address");
-            run(&mut cell)
+            f(&mut cell)
         } else {
             let mut shard = self.launch.shard(addr);
-            run(shard.entry(addr).or_default())
+            f(shard.entry(addr).or_default())
         }
     }
 
@@ -429,7 +500,7 @@ impl GroupCheck {
                     ReportKind::UninitializedLocal,
                     Some(addr),
                     None,
-                    Some(item.access(op, site)),
+                    Some(launch.access_by(&item.who, op, site)),
                     site,
                     String::new(),
                 );
@@ -462,7 +533,7 @@ impl GroupCheck {
                 k,
                 Some(addr),
                 Some(launch.access_of(&p)),
-                Some(item.access(op, site)),
+                Some(launch.access_by(&item.who, op, site)),
                 site,
                 String::new(),
             );
@@ -479,7 +550,7 @@ impl GroupCheck {
                         ReportKind::MixedAccess,
                         Some(addr),
                         Some(launch.access_of(&p)),
-                        Some(item.access(op, site)),
+                        Some(launch.access_by(&item.who, op, site)),
                         site,
                         String::new(),
                     );
@@ -501,11 +572,22 @@ impl GroupCheck {
             shadow.reads = Reads::None;
         } else {
             let me = rec.who.item;
+            let reader = Reader {
+                group: item.who.group,
+                wg: item.wg[s],
+                sg: item.sg[s],
+                blind: item.vc[s].is_empty(),
+            };
             shadow
                 .reads
-                .add(rec, |r| r.who.item == me || item.after(r, s));
+                .add(rec, reader, |r| r.who.item == me || item.after(r, s));
         }
         value
+    }
+
+    /// The ids of work-item `i` of this group, for a report.
+    pub(crate) fn ids(&self, i: usize) -> ItemIds {
+        self.launch.ids_of(&self.items[i].borrow().who)
     }
 
     /// The acquire and release effects of an atomic operation.
@@ -582,20 +664,24 @@ impl GroupCheck {
             }
             return;
         }
-        let mut items: Vec<_> = self.items.iter().map(|c| c.borrow_mut()).collect();
         for s in spaces_of(wait.flags) {
-            let mut joined = join_all(&items, s);
-            let k = items.first().map_or(0, |it| it.wg[s]) + 1;
-            joined.set_group(self.group, k);
-            let joined = Arc::new(joined);
-            for it in items.iter_mut() {
+            // The group's own accesses before the barrier need no clock
+            // entry: `wg` orders them (rule 2), and a snapshot adds the
+            // entry for other groups. So the clocks change only where a
+            // work-item learned something since the last barrier; until
+            // then they are all one clock, and a barrier costs no clock.
+            let joined = join_all(&self.items, s);
+            for it in self.items.iter() {
+                let mut it = it.borrow_mut();
                 it.wg[s] += 1;
                 it.sg[s] += 1;
-                it.vc[s] = joined.clone();
+                if let Some(joined) = &joined {
+                    it.vc[s] = joined.clone();
+                }
             }
         }
-        for it in items.iter_mut() {
-            it.step += 1;
+        for it in self.items.iter() {
+            it.borrow_mut().step += 1;
         }
     }
 
@@ -603,34 +689,81 @@ impl GroupCheck {
     /// from `wait`.
     pub(crate) fn release_sub_group(&self, first: usize, end: usize, wait: BarrierWait) {
         debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
-        let mut items: Vec<_> = self.items[first..end]
-            .iter()
-            .map(|c| c.borrow_mut())
-            .collect();
+        let items = &self.items[first..end];
         if wait.scope >= MemScope::SubGroup {
             for s in spaces_of(wait.flags) {
-                let mut joined = join_all(&items, s);
-                for it in &items {
+                let mut joined = join_all(items, s)
+                    .map_or_else(|| (*items[0].borrow().vc[s]).clone(), |c| (*c).clone());
+                for it in items {
+                    let it = it.borrow();
                     joined.set_item(it.who.item, it.step);
                 }
                 let joined = Arc::new(joined);
-                for it in items.iter_mut() {
+                for it in items {
+                    let mut it = it.borrow_mut();
                     it.sg[s] += 1;
                     it.vc[s] = joined.clone();
                 }
             }
         }
-        for it in items.iter_mut() {
-            it.step += 1;
+        for it in items {
+            it.borrow_mut().step += 1;
         }
     }
 }
 
-/// What the work-items `items` know together in space `s`.
-fn join_all(items: &[std::cell::RefMut<'_, ItemState>], s: usize) -> Clock {
-    let mut joined: Option<Arc<Clock>> = None;
-    for it in items {
-        join_opt(&mut joined, &Some(it.vc[s].clone()));
+/// A plain access (`rec`, by `item`) to a location in one of the compact
+/// states that leaves it in one of them and reports nothing, decided
+/// without unpacking the shadow: what [`GroupCheck::on_shadow`] would do
+/// there, for the cases most accesses are (the first access, a work-item's
+/// own next access, an access ordered after the previous one). Whether it
+/// was one of them; if not, the shadow is untouched and the caller takes
+/// the general path.
+#[inline]
+fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> bool {
+    let s = space.index();
+    let writes = rec.op.writes();
+    let next = match shadow {
+        // A read of local memory nothing wrote is a report.
+        Shadow::Untouched if !writes && space == Space::Local => return false,
+        Shadow::Untouched if writes => Shadow::Written(rec),
+        Shadow::Untouched => Shadow::Read(rec),
+        // Local memory only read so far: each read is reported.
+        Shadow::Read(_) if !writes && space == Space::Local => return false,
+        // Ordered after the read (the same work-item's reads are): the
+        // read is redundant, and a write does not conflict with it.
+        Shadow::Read(r) if item.after(r, s) => {
+            if writes {
+                Shadow::Written(rec)
+            } else {
+                Shadow::Read(rec)
+            }
+        }
+        // A write ordered after the last write (no reads since, no
+        // atomics): no conflict, and it is the last write now.
+        Shadow::Written(w) if writes && item.after(w, s) => Shadow::Written(rec),
+        _ => return false,
+    };
+    *shadow = next;
+    true
+}
+
+/// What the work-items `items` know together in space `s`, if that is
+/// more than each one knows (`None`: they all hold one clock already, as
+/// they do from one barrier until one of them acquires something).
+fn join_all(items: &[RefCell<ItemState>], s: usize) -> Option<Arc<Clock>> {
+    let first = items.first()?.borrow().vc[s].clone();
+    let mut joined: Option<Arc<Clock>> = Some(first.clone());
+    let mut same = true;
+    for it in &items[1..] {
+        let it = it.borrow();
+        if !Arc::ptr_eq(&it.vc[s], &first) {
+            same = false;
+            join_opt(&mut joined, &Some(it.vc[s].clone()));
+        }
     }
-    joined.map(|c| (*c).clone()).unwrap_or_default()
+    if same {
+        return None;
+    }
+    joined
 }

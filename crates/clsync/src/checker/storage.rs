@@ -46,8 +46,34 @@ type Page = Box<[Mutex<Shadow>]>;
 pub(crate) struct DenseShadow {
     base: usize,
     end: usize,
-    stride: usize,
+    stride: Stride,
     pages: Box<[OnceLock<Page>]>,
+}
+
+/// An element size, as a shift where it is a power of two (nearly always:
+/// a division per access cost more than the rest of the lookup).
+#[derive(Clone, Copy)]
+struct Stride {
+    bytes: usize,
+    shift: Option<u32>,
+}
+
+impl Stride {
+    fn new(bytes: usize) -> Self {
+        Stride {
+            bytes,
+            shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()),
+        }
+    }
+
+    /// The element at byte offset `offset`.
+    #[inline]
+    fn index(self, offset: usize) -> usize {
+        match self.shift {
+            Some(k) => offset >> k,
+            None => offset / self.bytes,
+        }
+    }
 }
 
 impl DenseShadow {
@@ -55,15 +81,16 @@ impl DenseShadow {
         DenseShadow {
             base,
             end: base + len * stride,
-            stride,
+            stride: Stride::new(stride),
             pages: (0..len.div_ceil(PAGE)).map(|_| OnceLock::new()).collect(),
         }
     }
 
+    #[inline]
     pub(crate) fn cell(&self, addr: usize) -> Option<MutexGuard<'_, Shadow>> {
         (self.base..self.end).contains(&addr).then(|| {
-            let i = (addr - self.base) / self.stride;
-            let len = (self.end - self.base) / self.stride;
+            let i = self.stride.index(addr - self.base);
+            let len = self.stride.index(self.end - self.base);
             let page = self.pages[i / PAGE].get_or_init(|| {
                 let n = PAGE.min(len - i / PAGE * PAGE);
                 (0..n).map(|_| Mutex::default()).collect()
@@ -77,7 +104,7 @@ impl DenseShadow {
 pub(crate) struct LocalDense {
     base: usize,
     end: usize,
-    stride: usize,
+    stride: Stride,
     cells: Box<[Shadow]>,
 }
 
@@ -86,13 +113,61 @@ impl LocalDense {
         LocalDense {
             base,
             end: base + len * stride,
-            stride,
-            cells: (0..len).map(|_| Shadow::default()).collect(),
+            stride: Stride::new(stride),
+            cells: local_pool::take(len),
         }
     }
 
+    #[inline]
     pub(crate) fn cell(&mut self, addr: usize) -> &mut Shadow {
-        &mut self.cells[(addr - self.base) / self.stride]
+        &mut self.cells[self.stride.index(addr - self.base)]
+    }
+}
+
+impl Drop for LocalDense {
+    fn drop(&mut self) {
+        local_pool::give_back(std::mem::take(&mut self.cells));
+    }
+}
+
+/// Local memory's shadows kept per thread for the next work-group: every
+/// group of a launch has the same local arrays, so each group's shadow is
+/// the previous one's cells, emptied (and their boxes reused), instead of
+/// a fresh allocation per group and array.
+mod local_pool {
+    use super::Shadow;
+    use std::cell::RefCell;
+
+    /// At most this many arrays are kept per thread.
+    const KEEP: usize = 16;
+
+    thread_local! {
+        static FREE: RefCell<Vec<Box<[Shadow]>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// `len` empty cells.
+    pub(super) fn take(len: usize) -> Box<[Shadow]> {
+        let found = FREE.with(|f| {
+            let mut f = f.borrow_mut();
+            let i = f.iter().position(|c| c.len() == len)?;
+            Some(f.swap_remove(i))
+        });
+        found.unwrap_or_else(|| (0..len).map(|_| Shadow::default()).collect())
+    }
+
+    /// Empties `cells` and keeps them for reuse.
+    pub(super) fn give_back(mut cells: Box<[Shadow]>) {
+        if cells.is_empty() {
+            return;
+        }
+        cells.iter_mut().for_each(Shadow::recycle);
+        FREE.with(|f| {
+            let mut f = f.borrow_mut();
+            if f.len() == KEEP {
+                f.remove(0);
+            }
+            f.push(cells);
+        });
     }
 }
 
@@ -102,12 +177,14 @@ pub(crate) trait Covers {
 }
 
 impl Covers for Arc<DenseShadow> {
+    #[inline]
     fn covers(&self, addr: usize) -> bool {
         (self.base..self.end).contains(&addr)
     }
 }
 
 impl Covers for LocalDense {
+    #[inline]
     fn covers(&self, addr: usize) -> bool {
         (self.base..self.end).contains(&addr)
     }
