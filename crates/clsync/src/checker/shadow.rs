@@ -312,6 +312,14 @@ pub(crate) struct Reader {
 }
 
 impl Reads {
+    /// Forgets every read (a write came), keeping the storage of many for
+    /// the next location read by many on this thread.
+    pub(crate) fn clear(&mut self) {
+        if let Reads::Many(set) = std::mem::take(self) {
+            pool::give_back_reads(set.reads);
+        }
+    }
+
     pub(crate) fn as_slice(&self) -> &[Rec] {
         match self {
             Reads::None => &[],
@@ -329,9 +337,7 @@ impl Reads {
             Reads::None => *self = Reads::One(rec),
             Reads::One(r) if redundant(r) => *self = Reads::One(rec),
             Reads::One(r) => {
-                // Room for a few readers: a location read by many is read
-                // by a sub-group or a group.
-                let mut v = Vec::with_capacity(8);
+                let mut v = pool::reads();
                 v.extend([*r, rec]);
                 *self = Reads::Many(ReadSet::new(v));
             }
@@ -438,12 +444,14 @@ impl Shadow {
     }
 }
 
-/// Boxes of [`Full`] kept per thread for reuse: a work-group's local
-/// memory takes one per location it both writes and reads, and gives them
-/// all back when the group ends, so a launch allocates them once per
-/// thread instead of once per group and location.
+/// Boxes of [`Full`] and lists of reads kept per thread for reuse: a
+/// work-group's local memory takes a box per location it both writes and
+/// reads, and gives them all back when the group ends; a location read by
+/// several work-items takes a list, and gives it back at the next write. So
+/// a launch allocates them once per thread, not once per group, location
+/// and barrier interval.
 mod pool {
-    use super::Full;
+    use super::{Full, Rec};
     use std::cell::RefCell;
 
     /// At most this many boxes are kept per thread (about 8 MiB).
@@ -454,6 +462,29 @@ mod pool {
         // it is, by moving the pointer.
         #[allow(clippy::vec_box)]
         static FREE: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    thread_local! {
+        static READS: RefCell<Vec<Vec<Rec>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// An empty list for several reads (room for a few: a location read by
+    /// many is read by a sub-group or a group), reused if one is free.
+    pub(super) fn reads() -> Vec<Rec> {
+        READS
+            .with(|f| f.borrow_mut().pop())
+            .unwrap_or_else(|| Vec::with_capacity(8))
+    }
+
+    /// Keeps `v` (emptied) for reuse.
+    pub(super) fn give_back_reads(mut v: Vec<Rec>) {
+        v.clear();
+        READS.with(|f| {
+            let mut f = f.borrow_mut();
+            if f.len() < KEEP {
+                f.push(v);
+            }
+        });
     }
 
     /// `full` in a box, reused if one is free.
@@ -469,6 +500,7 @@ mod pool {
 
     /// Keeps `b` (emptied) for reuse.
     pub(super) fn give_back(mut b: Box<Full>) {
+        b.reads.clear();
         *b = Full::default();
         FREE.with(|f| {
             let mut f = f.borrow_mut();

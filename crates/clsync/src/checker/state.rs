@@ -36,8 +36,7 @@ use super::intern;
 use super::objects;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
-    join_opt, merge_entries, Full, PackedOp, Reader, Reads, Rec, Shadow, SpaceClocks, SyncEntry,
-    Who,
+    join_opt, merge_entries, Full, PackedOp, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
 use super::storage::{to_front, Covers, DenseShadow, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
@@ -569,7 +568,7 @@ impl GroupCheck {
                 shadow.clear_atomic_writes();
             }
             shadow.write = Some(rec);
-            shadow.reads = Reads::None;
+            shadow.reads.clear();
         } else {
             let me = rec.who.item;
             let reader = Reader {
