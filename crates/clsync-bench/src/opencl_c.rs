@@ -7,7 +7,7 @@ use clsync::{Buffer, NdRange, Runtime};
 use clsync_opencl::{Arg, Program};
 
 use crate::reference::{self, compare};
-use crate::{block_offsets, Run, Sizes, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
+use crate::{block_offsets, Run, Sizes, Workload, GROUP, HIST_PER_ITEM, SCAN_PAD, TILE};
 
 const SOURCE: &str = include_str!("kernels.cl");
 
@@ -33,6 +33,23 @@ impl OpenClC {
         let program =
             Program::from_spirv(bytes).map_err(|e| format!("loading kernels.cl's SPIR-V: {e}"))?;
         Ok(OpenClC { program, checked })
+    }
+
+    /// Runs workload `w` at sizes `s` on the reference inputs.
+    pub fn run(&self, rt: &Runtime, w: Workload, s: &Sizes) -> Run {
+        match w {
+            Workload::BarrierLoop => self.barrier_loop(rt, s),
+            Workload::Reduce => self.reduce(rt, &reference::reduce_input(s.reduce)),
+            Workload::Scan => self.scan(rt, &reference::scan_input(s.scan)),
+            Workload::Sgemm => self.sgemm(
+                rt,
+                &reference::matrix(s.sgemm, 4),
+                &reference::matrix(s.sgemm, 5),
+                s.sgemm,
+            ),
+            Workload::Histogram => self.histogram(rt, &reference::histogram_input(s.histogram)),
+            Workload::MessagePassing => self.message_passing(rt, s.rounds),
+        }
     }
 
     /// The SPIR-V `kernels.cl` was built to.

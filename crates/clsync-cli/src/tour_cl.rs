@@ -6,7 +6,7 @@
 
 use clsync::Runtime;
 use clsync_bench::opencl_c::OpenClC;
-use clsync_bench::{reference, Sizes};
+use clsync_bench::{Sizes, Workload};
 
 /// Runs the table; returns how many rows failed (0 where the front end is
 /// missing: the table then says why and is skipped).
@@ -25,49 +25,22 @@ pub fn run(rt: &Runtime, checked: bool, only: Option<&str>) -> usize {
         }
     };
     let (n, local, barriers) = s.barrier;
-    let names = [
-        "barrier loop",
-        "reduce",
-        "scan",
-        "sgemm",
-        "histogram",
-        "message passing",
-    ];
     let mut failed = 0;
-    for name in names {
+    for w in Workload::ALL {
+        let name = w.name();
         if only.is_some_and(|o| !name.contains(o)) {
             continue;
         }
-        let (size, run) = match name {
-            "barrier loop" => (
-                format!("{n} items, local {local}, {barriers} barriers"),
-                Some(cl.barrier_loop(rt, &s)),
-            ),
-            "reduce" => (
-                format!("{} floats", s.reduce),
-                Some(cl.reduce(rt, &reference::reduce_input(s.reduce))),
-            ),
-            "scan" => (
-                format!("{} ints", s.scan),
-                Some(cl.scan(rt, &reference::scan_input(s.scan))),
-            ),
-            "sgemm" => {
-                let (a, b) = (reference::matrix(s.sgemm, 4), reference::matrix(s.sgemm, 5));
-                (
-                    format!("{0} x {0}, 16 x 16 tiles", s.sgemm),
-                    Some(cl.sgemm(rt, &a, &b, s.sgemm)),
-                )
-            }
-            "histogram" => (
-                format!("{} bytes, local atomics", s.histogram),
-                Some(cl.histogram(rt, &reference::histogram_input(s.histogram))),
-            ),
-            _ => (
-                format!("{} round trips between 2 groups", s.rounds),
-                // Two work-groups that wait for each other need two workers.
-                (rt.threads() >= 2).then(|| cl.message_passing(rt, s.rounds)),
-            ),
+        let size = match w {
+            Workload::BarrierLoop => format!("{n} items, local {local}, {barriers} barriers"),
+            Workload::Reduce => format!("{} floats", s.reduce),
+            Workload::Scan => format!("{} ints", s.scan),
+            Workload::Sgemm => format!("{0} x {0}, 16 x 16 tiles", s.sgemm),
+            Workload::Histogram => format!("{} bytes, local atomics", s.histogram),
+            Workload::MessagePassing => format!("{} round trips between 2 groups", s.rounds),
         };
+        // Two work-groups that wait for each other need two workers.
+        let run = (w != Workload::MessagePassing || rt.threads() >= 2).then(|| cl.run(rt, w, &s));
         let Some(r) = run else {
             println!("{name:<22} {size:<48} (needs two threads)");
             continue;

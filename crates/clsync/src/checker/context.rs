@@ -10,8 +10,9 @@ use std::panic::Location;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::item::{AtomicAccess, Kind};
 use super::report::{Access, AccessOp, ReportKind, Space};
-use super::state::{AtomicAccess, GroupCheck, Kind};
+use super::state::GroupCheck;
 use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
 
 /// Checked launches running now, in any runtime.

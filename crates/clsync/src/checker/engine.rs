@@ -16,7 +16,7 @@
 use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
 use super::context::{atomic_at, fence, plain_at};
-use super::state::{AtomicAccess, OpKind};
+use super::item::{AtomicAccess, OpKind};
 use super::Space;
 
 /// What an atomic operation does, for [`atomic`].

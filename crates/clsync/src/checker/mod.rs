@@ -49,11 +49,15 @@
 //! groups, which pair is shown is fixed (lowest ids) but the count can
 //! depend on how groups interleave.
 
+mod barrier;
 mod clock;
 mod context;
 pub mod engine;
 mod intern;
+mod item;
 mod objects;
+mod pool;
+mod reads;
 mod report;
 mod shadow;
 mod state;
@@ -66,8 +70,9 @@ pub(crate) use context::{
     argument, atomic, checking_here, fence, interpreted_site, out_of_bounds, plain,
     unfenced_image_read, ActiveLaunch, Running,
 };
+pub(crate) use item::{AtomicAccess, OpKind};
 pub(crate) use objects::{register, unregister};
-pub(crate) use state::{AtomicAccess, GroupCheck, LaunchCheck, OpKind};
+pub(crate) use state::{GroupCheck, LaunchCheck};
 
 /// Whether the environment turns checking on for every launch:
 /// `CLSYNC_CHECK` set to anything but empty or `0`. Read once.

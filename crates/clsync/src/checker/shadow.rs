@@ -7,6 +7,8 @@ use std::num::NonZeroU32;
 
 use super::clock::{Clock, Epoch};
 use super::intern;
+use super::pool;
+pub(crate) use super::reads::{Reader, Reads};
 use super::report::AccessOp;
 use crate::sync::{MemOrder, MemScope};
 
@@ -232,141 +234,6 @@ pub(crate) fn join_opt(mine: &mut Option<Arc<Clock>>, theirs: &Option<Arc<Clock>
     }
 }
 
-/// Reads of a location since its last write, at most one per work-item;
-/// one read is kept inline, since most locations have one.
-#[derive(Debug, Default)]
-pub(crate) enum Reads {
-    #[default]
-    None,
-    One(Rec),
-    Many(ReadSet),
-}
-
-/// Several reads, and what they have in common: enough to tell, without
-/// looking at each, that a new read makes none of them redundant but its
-/// own work-item's (a location read by a whole group in one barrier
-/// interval, as a group's total is, would otherwise cost a pass over every
-/// earlier reader per read).
-#[derive(Debug)]
-pub(crate) struct ReadSet {
-    reads: Vec<Rec>,
-    /// The work-group of every read, if they share one.
-    group: Option<u32>,
-    /// The fewest work-group barriers, and sub-group barriers, any read
-    /// had passed.
-    min_wg: u32,
-    min_sg: u32,
-    /// A bit per local id (modulo 256) of the readers: a clear bit means
-    /// that work-item has no read here.
-    lids: [u64; 4],
-}
-
-impl ReadSet {
-    /// The set of `reads` (not empty), keeping their storage.
-    fn new(reads: Vec<Rec>) -> Self {
-        let mut set = ReadSet {
-            reads: Vec::new(),
-            group: reads.first().map(|r| r.who.group),
-            min_wg: u32::MAX,
-            min_sg: u32::MAX,
-            lids: [0; 4],
-        };
-        for r in &reads {
-            set.note(r);
-        }
-        set.reads = reads;
-        set
-    }
-
-    fn push(&mut self, r: Rec) {
-        self.note(&r);
-        self.reads.push(r);
-    }
-
-    /// Folds `r` into the summary.
-    fn note(&mut self, r: &Rec) {
-        self.group = self.group.filter(|&g| g == r.who.group);
-        self.min_wg = self.min_wg.min(r.wg);
-        self.min_sg = self.min_sg.min(r.sg);
-        let lid = usize::from(r.who.lid) % 256;
-        self.lids[lid / 64] |= 1 << (lid % 64);
-    }
-
-    /// Whether a read by `lid` may be among these.
-    fn may_hold(&self, lid: u16) -> bool {
-        let lid = usize::from(lid) % 256;
-        self.lids[lid / 64] & 1 << (lid % 64) != 0
-    }
-}
-
-/// What a reader knows of the reads before it, for [`Reads::add`]: whether
-/// any read of work-group `group` with at least `wg` work-group and `sg`
-/// sub-group barriers passed can be ordered before it other than by
-/// program order (`blind`: its clock is empty, so none can).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Reader {
-    pub(crate) group: u32,
-    pub(crate) wg: u32,
-    pub(crate) sg: u32,
-    pub(crate) blind: bool,
-}
-
-impl Reads {
-    /// Forgets every read (a write came), keeping the storage of many for
-    /// the next location read by many on this thread.
-    pub(crate) fn clear(&mut self) {
-        if let Reads::Many(set) = std::mem::take(self) {
-            pool::give_back_reads(set.reads);
-        }
-    }
-
-    pub(crate) fn as_slice(&self) -> &[Rec] {
-        match self {
-            Reads::None => &[],
-            Reads::One(r) => std::slice::from_ref(r),
-            Reads::Many(set) => &set.reads,
-        }
-    }
-
-    /// Adds `rec`, dropping the reads `redundant` says it makes redundant
-    /// (its own work-item's reads and those ordered before it). `reader`
-    /// lets a read skip the test of each earlier one where their summary
-    /// shows that none but its own work-item's can be.
-    pub(crate) fn add(&mut self, rec: Rec, reader: Reader, redundant: impl Fn(&Rec) -> bool) {
-        match self {
-            Reads::None => *self = Reads::One(rec),
-            Reads::One(r) if redundant(r) => *self = Reads::One(rec),
-            Reads::One(r) => {
-                let mut v = pool::reads();
-                v.extend([*r, rec]);
-                *self = Reads::Many(ReadSet::new(v));
-            }
-            Reads::Many(set) => {
-                // Within the readers' group and barrier interval, with
-                // nothing learned from elsewhere, an earlier read is
-                // ordered before this one only if its work-item made it.
-                let unordered = reader.blind
-                    && set.group == Some(reader.group)
-                    && set.min_wg >= reader.wg
-                    && set.min_sg >= reader.sg;
-                if unordered && !set.may_hold(rec.who.lid) {
-                    set.push(rec);
-                    return;
-                }
-                let me = rec.who.item;
-                let mut kept = std::mem::take(&mut set.reads);
-                if unordered {
-                    kept.retain(|r| r.who.item != me);
-                } else {
-                    kept.retain(|r| !redundant(r));
-                }
-                kept.push(rec);
-                *set = ReadSet::new(kept);
-            }
-        }
-    }
-}
-
 /// What a location needs only once atomics touch it.
 #[derive(Debug, Default)]
 pub(crate) struct AtomicShadow {
@@ -441,73 +308,6 @@ impl Shadow {
         if let Shadow::Full(full) = std::mem::take(self) {
             pool::give_back(full);
         }
-    }
-}
-
-/// Boxes of [`Full`] and lists of reads kept per thread for reuse: a
-/// work-group's local memory takes a box per location it both writes and
-/// reads, and gives them all back when the group ends; a location read by
-/// several work-items takes a list, and gives it back at the next write. So
-/// a launch allocates them once per thread, not once per group, location
-/// and barrier interval.
-mod pool {
-    use super::{Full, Rec};
-    use std::cell::RefCell;
-
-    /// At most this many boxes are kept per thread (about 8 MiB).
-    const KEEP: usize = 1 << 17;
-
-    thread_local! {
-        // The boxes are the point: each is an allocation a shadow takes as
-        // it is, by moving the pointer.
-        #[allow(clippy::vec_box)]
-        static FREE: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
-    }
-
-    thread_local! {
-        static READS: RefCell<Vec<Vec<Rec>>> = const { RefCell::new(Vec::new()) };
-    }
-
-    /// An empty list for several reads (room for a few: a location read by
-    /// many is read by a sub-group or a group), reused if one is free.
-    pub(super) fn reads() -> Vec<Rec> {
-        READS
-            .with(|f| f.borrow_mut().pop())
-            .unwrap_or_else(|| Vec::with_capacity(8))
-    }
-
-    /// Keeps `v` (emptied) for reuse.
-    pub(super) fn give_back_reads(mut v: Vec<Rec>) {
-        v.clear();
-        READS.with(|f| {
-            let mut f = f.borrow_mut();
-            if f.len() < KEEP {
-                f.push(v);
-            }
-        });
-    }
-
-    /// `full` in a box, reused if one is free.
-    pub(super) fn boxed(full: Full) -> Box<Full> {
-        match FREE.with(|f| f.borrow_mut().pop()) {
-            Some(mut b) => {
-                *b = full;
-                b
-            }
-            None => Box::new(full),
-        }
-    }
-
-    /// Keeps `b` (emptied) for reuse.
-    pub(super) fn give_back(mut b: Box<Full>) {
-        b.reads.clear();
-        *b = Full::default();
-        FREE.with(|f| {
-            let mut f = f.borrow_mut();
-            if f.len() < KEEP {
-                f.push(b);
-            }
-        });
     }
 }
 

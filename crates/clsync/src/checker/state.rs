@@ -33,14 +33,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::clock::Clock;
 use super::intern;
+use super::item::{AtomicAccess, ItemState, Kind, OpKind};
 use super::objects;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
-    join_opt, merge_entries, Full, PackedOp, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
+    join_opt, merge_entries, Full, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
 use super::storage::{to_front, Covers, DenseShadow, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
-use crate::sync::{BarrierKind, BarrierWait, MemFlags, MemOrder, MemScope, Site};
+use crate::sync::{MemScope, Site};
 
 const SHARDS: usize = 64;
 
@@ -147,171 +148,11 @@ impl LaunchCheck {
     }
 }
 
-/// One work-item's synchronization state.
-pub(crate) struct ItemState {
-    /// Who it is (its full ids, needed only in reports, are computed then:
-    /// [`LaunchCheck::ids_of`]; this state is reached at every access, and
-    /// small keeps a group's work-items in cache).
-    who: Who,
-    /// Advances at every release and barrier, so a clock entry `item ↦ s`
-    /// covers exactly the accesses before them.
-    step: u32,
-    /// Work-group barriers passed, per space.
-    wg: [u32; 3],
-    /// Sub-group and work-group barriers passed, per space.
-    sg: [u32; 3],
-    /// What is known to happen before the next access, per space.
-    vc: [Arc<Clock>; 3],
-    /// The last release fence: its scope and the clocks it published.
-    fence_release: Option<(MemScope, SpaceClocks)>,
-    /// Releases that relaxed loads read, for a later acquire fence.
-    pending: Vec<SyncEntry>,
-}
-
-impl ItemState {
-    /// A work-item that knows nothing yet: its clocks are `empty`, shared
-    /// by the group (a clock is copied on first change), so that starting a
-    /// work-item allocates nothing.
-    fn new(ids: ItemIds, group: u32, empty: &Arc<Clock>) -> Self {
-        ItemState {
-            who: Who {
-                item: ids.global_linear_id as u32,
-                group,
-                lid: ids.local_linear_id as u16,
-                sub_group: ids.sub_group_id as u16,
-            },
-            step: 1,
-            wg: [0; 3],
-            sg: [0; 3],
-            vc: [empty.clone(), empty.clone(), empty.clone()],
-            fence_release: None,
-            pending: Vec::new(),
-        }
-    }
-
-    /// Whether `p` happens before this work-item's next access in `s`.
-    #[inline]
-    fn after(&self, p: &Rec, s: usize) -> bool {
-        if p.who.item == self.who.item {
-            return true;
-        }
-        if p.who.group == self.who.group
-            && (self.wg[s] > p.wg || (p.who.sub_group == self.who.sub_group && self.sg[s] > p.sg))
-        {
-            return true;
-        }
-        // Most work-items have learned nothing from other work-items since
-        // the last barrier: an empty clock, and no lookup.
-        !self.vc[s].is_empty() && self.vc[s].knows(&p.epoch())
-    }
-
-    #[inline]
-    fn rec(&self, op: AccessOp, s: usize, site: Site) -> Rec {
-        Rec {
-            who: self.who,
-            step: self.step,
-            wg: self.wg[s],
-            sg: self.sg[s],
-            op: PackedOp::pack(op),
-            site: intern::site(site),
-        }
-    }
-
-    /// This work-item's clock for `s` including its own accesses so far and
-    /// its group's before the last barrier (which `vc` leaves out: see
-    /// [`GroupCheck::release_group`]).
-    fn snapshot(&self, s: usize) -> Arc<Clock> {
-        let mut c = (*self.vc[s]).clone();
-        c.set_item(self.who.item, self.step);
-        if self.wg[s] > 0 {
-            c.set_group(self.who.group, self.wg[s]);
-        }
-        Arc::new(c)
-    }
-
-    /// A fence by this work-item (`000_96da91f170ff246f.txt`).
-    pub(crate) fn fence(&mut self, flags: MemFlags, order: MemOrder, scope: MemScope) {
-        let spaces: Vec<usize> = spaces_of(flags).collect();
-        if order.is_acquire() {
-            for e in &self.pending {
-                if !e.applies_to(&self.who, scope) {
-                    continue;
-                }
-                for &s in &spaces {
-                    let mut vc = Some(self.vc[s].clone());
-                    join_opt(&mut vc, &e.clocks[s]);
-                    self.vc[s] = vc.expect("joined into a present clock");
-                }
-            }
-        }
-        if order.is_release() {
-            let mut clocks: SpaceClocks = Default::default();
-            for &s in &spaces {
-                clocks[s] = Some(self.snapshot(s));
-            }
-            self.fence_release = Some((scope, clocks));
-            self.step += 1;
-        }
-    }
-}
-
-/// The indices of the spaces `flags` names (no allocation: a barrier
-/// asks for them once per group).
-fn spaces_of(flags: MemFlags) -> impl Iterator<Item = usize> {
-    [
-        (MemFlags::GLOBAL, Space::Global),
-        (MemFlags::LOCAL, Space::Local),
-        (MemFlags::IMAGE, Space::Image),
-    ]
-    .into_iter()
-    .filter(move |(f, _)| flags.contains(*f))
-    .map(|(_, s)| s.index())
-}
-
-/// What an atomic operation does to its object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OpKind {
-    /// Reads it (`atomic_load`).
-    Load,
-    /// Writes it (`atomic_store`, `atomic_flag_clear`).
-    Store,
-    /// Reads and writes it in one step: it continues a release sequence.
-    Rmw,
-}
-
-/// An atomic operation as the checker sees it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AtomicAccess {
-    pub(crate) op: &'static str,
-    pub(crate) kind: OpKind,
-    pub(crate) order: MemOrder,
-    /// A compare-exchange's failure order.
-    pub(crate) failure: Option<MemOrder>,
-    pub(crate) scope: MemScope,
-}
-
-impl AtomicAccess {
-    /// Whether it reads (everything but a store).
-    fn reads(&self) -> bool {
-        self.kind != OpKind::Store
-    }
-}
-
-/// What an access is: plain read or write, or atomic.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Kind {
-    Read,
-    /// A plain write, with the value it writes where the engine knows it
-    /// (for uniform writes: see `PackedOp::with_value`).
-    Write(Option<u64>),
-    Atomic(AtomicAccess),
-}
-
 /// One work-group's checker state. Lives on the worker thread running the
 /// group.
 pub(crate) struct GroupCheck {
     pub(crate) launch: Arc<LaunchCheck>,
-    sub_group_size: usize,
+    pub(super) sub_group_size: usize,
     pub(crate) items: Box<[RefCell<ItemState>]>,
     /// Local memory's shadow: dense per local array, most recently used
     /// first, and a map for anything unregistered.
@@ -652,63 +493,6 @@ impl GroupCheck {
             a.sync.clear();
         }
     }
-
-    /// The scheduler released `wait`, a work-group barrier every work-item
-    /// of the group waited at.
-    pub(crate) fn release_group(&self, wait: BarrierWait) {
-        if wait.scope < MemScope::WorkGroup {
-            let n = self.items.len();
-            for first in (0..n).step_by(self.sub_group_size) {
-                self.release_sub_group(first, (first + self.sub_group_size).min(n), wait);
-            }
-            return;
-        }
-        for s in spaces_of(wait.flags) {
-            // The group's own accesses before the barrier need no clock
-            // entry: `wg` orders them (rule 2), and a snapshot adds the
-            // entry for other groups. So the clocks change only where a
-            // work-item learned something since the last barrier; until
-            // then they are all one clock, and a barrier costs no clock.
-            let joined = join_all(&self.items, s);
-            for it in self.items.iter() {
-                let mut it = it.borrow_mut();
-                it.wg[s] += 1;
-                it.sg[s] += 1;
-                if let Some(joined) = &joined {
-                    it.vc[s] = joined.clone();
-                }
-            }
-        }
-        for it in self.items.iter() {
-            it.borrow_mut().step += 1;
-        }
-    }
-
-    /// The scheduler released the work-items `first..end` (one sub-group)
-    /// from `wait`.
-    pub(crate) fn release_sub_group(&self, first: usize, end: usize, wait: BarrierWait) {
-        debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
-        let items = &self.items[first..end];
-        if wait.scope >= MemScope::SubGroup {
-            for s in spaces_of(wait.flags) {
-                let mut joined = join_all(items, s)
-                    .map_or_else(|| (*items[0].borrow().vc[s]).clone(), |c| (*c).clone());
-                for it in items {
-                    let it = it.borrow();
-                    joined.set_item(it.who.item, it.step);
-                }
-                let joined = Arc::new(joined);
-                for it in items {
-                    let mut it = it.borrow_mut();
-                    it.sg[s] += 1;
-                    it.vc[s] = joined.clone();
-                }
-            }
-        }
-        for it in items {
-            it.borrow_mut().step += 1;
-        }
-    }
 }
 
 /// A plain access (`rec`, by `item`) to a location in one of the compact
@@ -745,24 +529,4 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
     };
     *shadow = next;
     true
-}
-
-/// What the work-items `items` know together in space `s`, if that is
-/// more than each one knows (`None`: they all hold one clock already, as
-/// they do from one barrier until one of them acquires something).
-fn join_all(items: &[RefCell<ItemState>], s: usize) -> Option<Arc<Clock>> {
-    let first = items.first()?.borrow().vc[s].clone();
-    let mut joined: Option<Arc<Clock>> = Some(first.clone());
-    let mut same = true;
-    for it in &items[1..] {
-        let it = it.borrow();
-        if !Arc::ptr_eq(&it.vc[s], &first) {
-            same = false;
-            join_opt(&mut joined, &Some(it.vc[s].clone()));
-        }
-    }
-    if same {
-        return None;
-    }
-    joined
 }

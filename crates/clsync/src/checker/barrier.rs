@@ -1,0 +1,91 @@
+//! What a barrier does to the checker's state of the work-items it
+//! releases: a work-group barrier, or a sub-group's (`002_6c32435e912a3710.txt`,
+//! `003_2caebc1f01141481.txt`).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::clock::Clock;
+use super::item::{spaces_of, ItemState};
+use super::shadow::join_opt;
+use super::state::GroupCheck;
+use crate::sync::{BarrierKind, BarrierWait, MemScope};
+
+impl GroupCheck {
+    /// The scheduler released `wait`, a work-group barrier every work-item
+    /// of the group waited at.
+    pub(crate) fn release_group(&self, wait: BarrierWait) {
+        if wait.scope < MemScope::WorkGroup {
+            let n = self.items.len();
+            for first in (0..n).step_by(self.sub_group_size) {
+                self.release_sub_group(first, (first + self.sub_group_size).min(n), wait);
+            }
+            return;
+        }
+        for s in spaces_of(wait.flags) {
+            // The group's own accesses before the barrier need no clock
+            // entry: `wg` orders them (rule 2), and a snapshot adds the
+            // entry for other groups. So the clocks change only where a
+            // work-item learned something since the last barrier; until
+            // then they are all one clock, and a barrier costs no clock.
+            let joined = join_all(&self.items, s);
+            for it in self.items.iter() {
+                let mut it = it.borrow_mut();
+                it.wg[s] += 1;
+                it.sg[s] += 1;
+                if let Some(joined) = &joined {
+                    it.vc[s] = joined.clone();
+                }
+            }
+        }
+        for it in self.items.iter() {
+            it.borrow_mut().step += 1;
+        }
+    }
+
+    /// The scheduler released the work-items `first..end` (one sub-group)
+    /// from `wait`.
+    pub(crate) fn release_sub_group(&self, first: usize, end: usize, wait: BarrierWait) {
+        debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
+        let items = &self.items[first..end];
+        if wait.scope >= MemScope::SubGroup {
+            for s in spaces_of(wait.flags) {
+                let mut joined = join_all(items, s)
+                    .map_or_else(|| (*items[0].borrow().vc[s]).clone(), |c| (*c).clone());
+                for it in items {
+                    let it = it.borrow();
+                    joined.set_item(it.who.item, it.step);
+                }
+                let joined = Arc::new(joined);
+                for it in items {
+                    let mut it = it.borrow_mut();
+                    it.sg[s] += 1;
+                    it.vc[s] = joined.clone();
+                }
+            }
+        }
+        for it in items {
+            it.borrow_mut().step += 1;
+        }
+    }
+}
+
+/// What the work-items `items` know together in space `s`, if that is
+/// more than each one knows (`None`: they all hold one clock already, as
+/// they do from one barrier until one of them acquires something).
+fn join_all(items: &[RefCell<ItemState>], s: usize) -> Option<Arc<Clock>> {
+    let first = items.first()?.borrow().vc[s].clone();
+    let mut joined: Option<Arc<Clock>> = Some(first.clone());
+    let mut same = true;
+    for it in &items[1..] {
+        let it = it.borrow();
+        if !Arc::ptr_eq(&it.vc[s], &first) {
+            same = false;
+            join_opt(&mut joined, &Some(it.vc[s].clone()));
+        }
+    }
+    if same {
+        return None;
+    }
+    joined
+}
