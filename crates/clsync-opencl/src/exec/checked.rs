@@ -304,10 +304,15 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
     } else {
         clsync::checker::Space::Global
     };
-    let site = site_at(ctx, site);
     // Each byte with the whole scalar's value: a typed buffer's shadow may
     // keep one record per element.
-    clsync::checker::engine::plain_range(addr as usize, size as usize, space, write, value, site);
+    let (addr, len) = (addr as usize, size as usize);
+    match host.site_ids.get(site as usize) {
+        Some(&id) => clsync::checker::engine::plain_range_at(addr, len, space, write, value, id),
+        None => {
+            clsync::checker::engine::plain_range(addr, len, space, write, value, site_at(ctx, site))
+        }
+    }
 }
 
 /// An access of a group-wide operation (an async copy) in a checked

@@ -162,6 +162,8 @@ pub struct HostSide<'a> {
     pub runner: Runner<'a>,
     /// The program's source locations, by the index compiled code passes.
     pub sites: &'a [Site],
+    /// The checker's ids of `sites` (checked launches; empty otherwise).
+    pub site_ids: &'a [clsync::checker::engine::SiteId],
     /// What each slot is, for reports.
     pub slot_names: &'a [SlotInfo],
     /// The kernel's name.

@@ -45,6 +45,10 @@ pub(super) struct Setup<'a> {
     /// Words of a work-item's private block.
     pub private_words: usize,
     pub checked: bool,
+    /// Checked launches: the checker's id of each source location of the
+    /// build, by the index compiled code passes (interned once here, not
+    /// at each access).
+    site_ids: Vec<clsync::checker::engine::SiteId>,
     /// Checked launches: the shadows of buffers the host did not write
     /// (zero bytes: unwritten), by slot.
     global_shadows: Vec<(usize, Box<[AtomicU8]>)>,
@@ -167,6 +171,7 @@ impl Setup<'_> {
         HostSide {
             runner,
             sites: &self.build.sites,
+            site_ids: &self.site_ids,
             slot_names: &self.infos,
             kernel: &self.k.name,
             checked: self.checked,
@@ -284,6 +289,15 @@ pub(super) fn run(
         private,
         private_words: bound.private_bytes.div_ceil(8),
         checked,
+        site_ids: if checked {
+            build
+                .sites
+                .iter()
+                .map(|&s| clsync::checker::engine::SiteId::new(s))
+                .collect()
+        } else {
+            Vec::new()
+        },
         global_shadows,
         local_shadows,
         workgroup_shadow,

@@ -158,7 +158,13 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
     let kind = if write { Kind::Write(None) } else { Kind::Read };
-    with_current(|g, i| g.plain(i, addr, 1, space, kind, site_of(at)));
+    // The interpreted program's site if an interpreter set one, else the
+    // Rust call site's id, cached by its address.
+    let site = match SITE.with(|s| s.get()) {
+        Some(site) => super::intern::site(site),
+        None => super::intern::location(at),
+    };
+    with_current(|g, i| g.plain(i, addr, 1, space, kind, site));
 }
 
 /// Plain accesses to the `len` bytes from `addr` at a given site, for
@@ -171,6 +177,21 @@ pub(crate) fn plain_at(
     write: bool,
     value: Option<u64>,
     site: Site,
+) {
+    if active() {
+        plain_at_id(addr, len, space, write, value, super::intern::site(site));
+    }
+}
+
+/// [`plain_at`] at a site interned already (`checker::engine::SiteId`).
+#[inline]
+pub(crate) fn plain_at_id(
+    addr: usize,
+    len: usize,
+    space: Space,
+    write: bool,
+    value: Option<u64>,
+    site: std::num::NonZeroU32,
 ) {
     if active() {
         let kind = match (write, value) {

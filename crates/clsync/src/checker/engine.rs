@@ -15,9 +15,54 @@
 
 use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
-use super::context::{atomic_at, fence, plain_at};
+use super::context::{atomic_at, fence, plain_at, plain_at_id};
 use super::item::{AtomicAccess, OpKind};
 use super::Space;
+
+/// A source location interned for the checker ([`SiteId::new`]): what
+/// [`plain_range_at`] takes, so that an engine that reports many accesses
+/// at few sites (a compiled program's) names each site once per launch
+/// rather than once per access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteId(std::num::NonZeroU32);
+
+impl SiteId {
+    /// The id of `site` (the same for equal sites, for the process's life).
+    pub fn new(site: Site) -> SiteId {
+        SiteId(super::intern::site(site))
+    }
+}
+
+/// [`plain_range`] at a site interned already.
+///
+/// ```
+/// use clsync::checker::engine::{self, SiteId};
+/// use clsync::checker::{ReportKind, Space};
+/// use clsync::sync::Site;
+/// use clsync::{Buffer, Launch, NdRange, Runtime};
+///
+/// let out = Buffer::<u8>::new(4);
+/// let site = SiteId::new(Site { file: "k.cl", line: 3, column: 1 });
+/// let reports = Runtime::with_threads(1)
+///     .check(&Launch::new("k", NdRange::new([2])), |wi| {
+///         let v = wi.get_global_id(0) as u64;
+///         engine::plain_range_at(out.raw_bytes().0 as usize, 4, Space::Global, true, Some(v), site);
+///     })
+///     .unwrap();
+/// assert_eq!(reports.len(), 1);
+/// assert_eq!(reports[0].site.line, 3);
+/// ```
+#[inline]
+pub fn plain_range_at(
+    addr: usize,
+    len: usize,
+    space: Space,
+    write: bool,
+    value: Option<u64>,
+    site: SiteId,
+) {
+    plain_at_id(addr, len, space, write, value, site.0)
+}
 
 /// What an atomic operation does, for [`atomic`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

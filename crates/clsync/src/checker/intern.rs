@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::panic::Location;
 use std::sync::Mutex;
 
 use crate::sync::Site;
@@ -63,6 +64,30 @@ fn site_missed(site: Site, slot: usize) -> NonZeroU32 {
     });
     SITE_CACHE.with(|c| c[slot].set(Some((site, id))));
     id
+}
+
+const LOCATIONS: usize = 64;
+
+thread_local! {
+    static LOCATION_CACHE: [Cell<(usize, Option<NonZeroU32>)>; LOCATIONS] =
+        const { [const { Cell::new((0, None)) }; LOCATIONS] };
+}
+
+/// The id of the site of a Rust call at `at`: a compare of its address in
+/// this thread's cache (a call site has one `Location`), else [`site`].
+#[inline]
+pub(crate) fn location(at: &'static Location<'static>) -> NonZeroU32 {
+    let key = at as *const Location<'static> as usize;
+    let slot = (key >> 3) % LOCATIONS;
+    let hit = LOCATION_CACHE.with(|c| match c[slot].get() {
+        (k, Some(id)) if k == key => Some(id),
+        _ => None,
+    });
+    hit.unwrap_or_else(|| {
+        let id = site(Site::from_location(at));
+        LOCATION_CACHE.with(|c| c[slot].set((key, Some(id))));
+        id
+    })
 }
 
 /// The site with id `id`.

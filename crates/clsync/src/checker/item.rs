@@ -4,14 +4,14 @@
 //! documentation), and how its fences change that; and what kind of access
 //! it makes.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use super::clock::Clock;
-use super::intern;
 use super::report::{AccessOp, Space};
 use super::shadow::{join_opt, PackedOp, Rec, SpaceClocks, SyncEntry, Who};
 use crate::geometry::ItemIds;
-use crate::sync::{MemFlags, MemOrder, MemScope, Site};
+use crate::sync::{MemFlags, MemOrder, MemScope};
 
 /// One work-item's synchronization state.
 pub(crate) struct ItemState {
@@ -72,14 +72,14 @@ impl ItemState {
     }
 
     #[inline]
-    pub(super) fn rec(&self, op: AccessOp, s: usize, site: Site) -> Rec {
+    pub(super) fn rec(&self, op: AccessOp, s: usize, site: NonZeroU32) -> Rec {
         Rec {
             who: self.who,
             step: self.step,
             wg: self.wg[s],
             sg: self.sg[s],
             op: PackedOp::pack(op),
-            site: intern::site(site),
+            site,
         }
     }
 

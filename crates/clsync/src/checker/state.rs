@@ -29,6 +29,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::clock::Clock;
@@ -210,6 +211,7 @@ impl GroupCheck {
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let mut item = self.items[i].borrow_mut();
+        let site = intern::site(site);
         self.with_cell(addr, space, |shadow| {
             shadow.with_full(|full| self.on_shadow(&mut item, full, addr, space, kind, site, f))
         })
@@ -225,7 +227,7 @@ impl GroupCheck {
         len: usize,
         space: Space,
         kind: Kind,
-        site: Site,
+        site: NonZeroU32,
     ) {
         let write = matches!(kind, Kind::Write(_));
         let mut item = self.items[i].borrow_mut();
@@ -289,9 +291,11 @@ impl GroupCheck {
         addr: usize,
         space: Space,
         kind: Kind,
-        site: Site,
+        site: NonZeroU32,
         f: impl FnOnce() -> (R, bool),
     ) -> R {
+        // The site's text, for reports only (it takes the table's lock).
+        let at = || intern::site_of(site);
         let s = space.index();
         let (value, wrote) = f();
         let op = match kind {
@@ -340,8 +344,8 @@ impl GroupCheck {
                     ReportKind::UninitializedLocal,
                     Some(addr),
                     None,
-                    Some(launch.access_by(&item.who, op, site)),
-                    site,
+                    Some(launch.access_by(&item.who, op, at())),
+                    at(),
                     String::new(),
                 );
             }
@@ -373,8 +377,8 @@ impl GroupCheck {
                 k,
                 Some(addr),
                 Some(launch.access_of(&p)),
-                Some(launch.access_by(&item.who, op, site)),
-                site,
+                Some(launch.access_by(&item.who, op, at())),
+                at(),
                 String::new(),
             );
         }
@@ -390,8 +394,8 @@ impl GroupCheck {
                         ReportKind::MixedAccess,
                         Some(addr),
                         Some(launch.access_of(&p)),
-                        Some(launch.access_by(&item.who, op, site)),
-                        site,
+                        Some(launch.access_by(&item.who, op, at())),
+                        at(),
                         String::new(),
                     );
                 }
