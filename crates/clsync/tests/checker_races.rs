@@ -298,3 +298,36 @@ fn value_read_by_the_whole_group_then_written_after_a_barrier() {
     });
     assert!(r.is_empty(), "{r:?}");
 }
+
+/// A sub-group barrier orders the reads before it before the same
+/// sub-group's reads after it (`002_6c32435e912a3710.txt`), so those make
+/// them redundant even among several readers: the write of another
+/// sub-group, ordered in time but not in memory (the work-group barrier
+/// fences global memory only, `003_2caebc1f01141481.txt`), races with the
+/// later reads alone.
+#[test]
+fn sub_group_barrier_makes_earlier_reads_redundant() {
+    let mut launch = Launch::new("sg_reads", NdRange::new([8]).local([8]).sub_group_size(4));
+    let tile = launch.local::<u32>(1);
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        let t = wi.local(tile);
+        if l == 0 {
+            t.set(0, 1);
+        }
+        wi.barrier(LOCAL);
+        if l < 2 {
+            let _ = t.get(0);
+        }
+        wi.sub_group_barrier(LOCAL);
+        if (2..4).contains(&l) {
+            let _ = t.get(0); //~ sgr.first
+        }
+        wi.barrier(GLOBAL);
+        if l == 5 {
+            t.set(0, 2); //~ sgr
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "sgr")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+}

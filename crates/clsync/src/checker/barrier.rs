@@ -50,8 +50,8 @@ impl GroupCheck {
         let items = &self.items[first..end];
         if wait.scope >= MemScope::SubGroup {
             for s in spaces_of(wait.flags) {
-                let mut joined = join_all(items, s)
-                    .map_or_else(|| (*items[0].borrow().vc[s]).clone(), |c| (*c).clone());
+                let known = join_all(items, s).unwrap_or_else(|| items[0].borrow().vc[s].clone());
+                let mut joined = (*known).clone();
                 for it in items {
                     let it = it.borrow();
                     joined.set_item(it.who.item, it.step);
@@ -75,17 +75,15 @@ impl GroupCheck {
 /// they do from one barrier until one of them acquires something).
 fn join_all(items: &[RefCell<ItemState>], s: usize) -> Option<Arc<Clock>> {
     let first = items.first()?.borrow().vc[s].clone();
-    let mut joined: Option<Arc<Clock>> = Some(first.clone());
-    let mut same = true;
-    for it in &items[1..] {
-        let it = it.borrow();
-        if !Arc::ptr_eq(&it.vc[s], &first) {
-            same = false;
-            join_opt(&mut joined, &Some(it.vc[s].clone()));
-        }
-    }
-    if same {
+    if items[1..]
+        .iter()
+        .all(|it| Arc::ptr_eq(&it.borrow().vc[s], &first))
+    {
         return None;
+    }
+    let mut joined = Some(first);
+    for it in &items[1..] {
+        join_opt(&mut joined, &Some(it.borrow().vc[s].clone()));
     }
     joined
 }

@@ -83,6 +83,15 @@ fn site_of(at: &'static Location<'static>) -> Site {
         .unwrap_or_else(|| Site::from_location(at))
 }
 
+/// [`site_of`]'s site as the checker's id: a Rust call site's is cached by
+/// the address of its `Location`, so the common case builds no `Site`.
+fn site_id_of(at: &'static Location<'static>) -> std::num::NonZeroU32 {
+    match SITE.with(|s| s.get()) {
+        Some(site) => super::intern::site(site),
+        None => super::intern::location(at),
+    }
+}
+
 /// Whether any checked launch is running. A hint: `false` means no access
 /// anywhere needs checking.
 #[inline(always)]
@@ -158,13 +167,7 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
     let kind = if write { Kind::Write(None) } else { Kind::Read };
-    // The interpreted program's site if an interpreter set one, else the
-    // Rust call site's id, cached by its address.
-    let site = match SITE.with(|s| s.get()) {
-        Some(site) => super::intern::site(site),
-        None => super::intern::location(at),
-    };
-    with_current(|g, i| g.plain(i, addr, 1, space, kind, site));
+    with_current(|g, i| g.plain(i, addr, 1, space, kind, site_id_of(at)));
 }
 
 /// Plain accesses to the `len` bytes from `addr` at a given site, for

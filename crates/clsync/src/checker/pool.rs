@@ -6,45 +6,55 @@
 //! and barrier interval.
 
 use std::cell::RefCell;
+use std::thread::LocalKey;
 
 use super::shadow::{Full, Rec};
 
-/// At most this many boxes are kept per thread (about 8 MiB).
-const KEEP: usize = 1 << 17;
+/// At most this many boxes, and lists, are kept per thread.
+const KEEP_BOXES: usize = 1 << 16;
+const KEEP_LISTS: usize = 1 << 14;
+
+/// A list that grew past this many reads is freed, not kept: a kept list
+/// holds its capacity.
+const LIST_CAPACITY: usize = 64;
 
 thread_local! {
     // The boxes are the point: each is an allocation a shadow takes as
     // it is, by moving the pointer.
     #[allow(clippy::vec_box)]
-    static FREE: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
+    static BOXES: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
+    static LISTS: RefCell<Vec<Vec<Rec>>> = const { RefCell::new(Vec::new()) };
 }
 
-thread_local! {
-    static READS: RefCell<Vec<Vec<Rec>>> = const { RefCell::new(Vec::new()) };
+/// Keeps `value` in `free` unless it holds `limit` already.
+fn keep<T: 'static>(free: &'static LocalKey<RefCell<Vec<T>>>, value: T, limit: usize) {
+    free.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() < limit {
+            f.push(value);
+        }
+    });
 }
 
 /// An empty list for several reads (room for a few: a location read by
 /// many is read by a sub-group or a group), reused if one is free.
 pub(crate) fn reads() -> Vec<Rec> {
-    READS
+    LISTS
         .with(|f| f.borrow_mut().pop())
         .unwrap_or_else(|| Vec::with_capacity(8))
 }
 
 /// Keeps `v` (emptied) for reuse.
 pub(crate) fn give_back_reads(mut v: Vec<Rec>) {
-    v.clear();
-    READS.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.len() < KEEP {
-            f.push(v);
-        }
-    });
+    if v.capacity() <= LIST_CAPACITY {
+        v.clear();
+        keep(&LISTS, v, KEEP_LISTS);
+    }
 }
 
 /// `full` in a box, reused if one is free.
 pub(crate) fn boxed(full: Full) -> Box<Full> {
-    match FREE.with(|f| f.borrow_mut().pop()) {
+    match BOXES.with(|f| f.borrow_mut().pop()) {
         Some(mut b) => {
             *b = full;
             b
@@ -57,10 +67,5 @@ pub(crate) fn boxed(full: Full) -> Box<Full> {
 pub(crate) fn give_back(mut b: Box<Full>) {
     b.reads.clear();
     *b = Full::default();
-    FREE.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.len() < KEEP {
-            f.push(b);
-        }
-    });
+    keep(&BOXES, b, KEEP_BOXES);
 }

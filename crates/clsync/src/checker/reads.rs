@@ -24,10 +24,8 @@ pub(crate) struct ReadSet {
     reads: Vec<Rec>,
     /// The work-group of every read, if they share one.
     group: Option<u32>,
-    /// The fewest work-group barriers, and sub-group barriers, any read
-    /// had passed.
+    /// The fewest work-group barriers any read had passed.
     min_wg: u32,
-    min_sg: u32,
     /// A bit per local id (modulo 256) of the readers: a clear bit means
     /// that work-item has no read here.
     lids: [u64; 4],
@@ -40,7 +38,6 @@ impl ReadSet {
             reads: Vec::new(),
             group: reads.first().map(|r| r.who.group),
             min_wg: u32::MAX,
-            min_sg: u32::MAX,
             lids: [0; 4],
         };
         for r in &reads {
@@ -59,7 +56,6 @@ impl ReadSet {
     fn note(&mut self, r: &Rec) {
         self.group = self.group.filter(|&g| g == r.who.group);
         self.min_wg = self.min_wg.min(r.wg);
-        self.min_sg = self.min_sg.min(r.sg);
         let lid = usize::from(r.who.lid) % 256;
         self.lids[lid / 64] |= 1 << (lid % 64);
     }
@@ -71,15 +67,16 @@ impl ReadSet {
     }
 }
 
-/// What a reader knows of the reads before it, for [`Reads::add`]: whether
-/// any read of work-group `group` with at least `wg` work-group and `sg`
-/// sub-group barriers passed can be ordered before it other than by
-/// program order (`blind`: its clock is empty, so none can).
+/// What a reader knows of the reads before it, for [`Reads::add`]: its
+/// work-group, the work-group barriers it has passed, and whether its clock
+/// is empty (`blind`). A blind reader has learned nothing from another
+/// work-item, nor passed a sub-group barrier (which puts the sub-group's
+/// work-items in the clock), so a read of its group with at least `wg`
+/// barriers passed is ordered before it only if its own work-item made it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Reader {
     pub(crate) group: u32,
     pub(crate) wg: u32,
-    pub(crate) sg: u32,
     pub(crate) blind: bool,
 }
 
@@ -117,10 +114,8 @@ impl Reads {
                 // Within the readers' group and barrier interval, with
                 // nothing learned from elsewhere, an earlier read is
                 // ordered before this one only if its work-item made it.
-                let unordered = reader.blind
-                    && set.group == Some(reader.group)
-                    && set.min_wg >= reader.wg
-                    && set.min_sg >= reader.sg;
+                let unordered =
+                    reader.blind && set.group == Some(reader.group) && set.min_wg >= reader.wg;
                 if unordered && !set.may_hold(rec.who.lid) {
                     set.push(rec);
                     return;

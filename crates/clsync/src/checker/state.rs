@@ -40,7 +40,7 @@ use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
     join_opt, merge_entries, Full, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
-use super::storage::{to_front, Covers, DenseShadow, LocalDense, ShadowMap};
+use super::storage::{to_front, DenseShadow, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
 use crate::sync::{MemScope, Site};
 
@@ -182,22 +182,6 @@ impl GroupCheck {
         }
     }
 
-    /// Whether a dense local shadow holds `addr` (made on first use); moves
-    /// it to the front of the group's list.
-    fn local_first(&self, addr: usize) -> bool {
-        to_front(&mut self.local_dense.borrow_mut(), addr, || {
-            objects::extent(addr).map(|(base, len, stride)| LocalDense::new(base, len, stride))
-        })
-    }
-
-    /// Whether a dense global shadow holds `addr` (made on first use); moves
-    /// it to the front of the group's cache.
-    fn dense_first(&self, addr: usize) -> bool {
-        to_front(&mut self.dense.borrow_mut(), addr, || {
-            self.launch.dense_for(addr)
-        })
-    }
-
     /// An access by work-item `i`; `f` performs it (under the location's
     /// shadow lock, so the value and the clocks it carries stay together)
     /// and says whether it wrote.
@@ -254,32 +238,27 @@ impl GroupCheck {
     /// Runs `f` on the shadow of `addr`, held for the call.
     #[inline]
     fn with_cell<R>(&self, addr: usize, space: Space, f: impl FnOnce(&mut Shadow) -> R) -> R {
-        // The object the last access went to, first: most accesses go there.
+        // A registered object's dense shadow (made on first use), kept at
+        // the front of the group's list: most accesses go where the last
+        // one went. Else a map, by address.
         if space == Space::Local {
-            let mut local = self.local_dense.borrow_mut();
-            if let Some(d) = local.first_mut().filter(|d| d.covers(addr)) {
-                return f(d.cell(addr));
+            let mut dense = self.local_dense.borrow_mut();
+            let made = || {
+                objects::extent(addr).map(|(base, len, stride)| LocalDense::new(base, len, stride))
+            };
+            if to_front(&mut dense, addr, made) {
+                return f(dense[0].cell(addr));
             }
+            drop(dense);
+            f(self.local.borrow_mut().entry(addr).or_default())
         } else {
-            let cache = self.dense.borrow();
-            if let Some(d) = cache.first().filter(|d| d.covers(addr)) {
-                let mut cell = d.cell(addr).expect("the object holds the address");
+            let mut dense = self.dense.borrow_mut();
+            if to_front(&mut dense, addr, || self.launch.dense_for(addr)) {
+                let mut cell = dense[0].cell(addr).expect("the object holds the address");
                 return f(&mut cell);
             }
-        }
-        if space == Space::Local && self.local_first(addr) {
-            let mut local = self.local_dense.borrow_mut();
-            f(local[0].cell(addr))
-        } else if space == Space::Local {
-            let mut local = self.local.borrow_mut();
-            f(local.entry(addr).or_default())
-        } else if self.dense_first(addr) {
-            let cache = self.dense.borrow();
-            let mut cell = cache[0].cell(addr).expect("the object holds the address");
-            f(&mut cell)
-        } else {
-            let mut shard = self.launch.shard(addr);
-            f(shard.entry(addr).or_default())
+            drop(dense);
+            f(self.launch.shard(addr).entry(addr).or_default())
         }
     }
 
@@ -419,7 +398,6 @@ impl GroupCheck {
             let reader = Reader {
                 group: item.who.group,
                 wg: item.wg[s],
-                sg: item.sg[s],
                 blind: item.vc[s].is_empty(),
             };
             shadow
