@@ -119,6 +119,8 @@ const EXTENSIONS: &[(&str, u32, u32)] = &[
     ("cl_khr_subgroup_shuffle_relative", 1, 0),
     ("cl_khr_subgroup_ballot", 1, 0),
     ("cl_khr_subgroup_clustered_reduce", 1, 0),
+    ("cl_khr_subgroup_non_uniform_vote", 1, 0),
+    ("cl_khr_subgroup_non_uniform_arithmetic", 1, 0),
 ];
 
 /// The OpenCL C 3.0 optional features the device has (`__opencl_c_*`).

@@ -626,30 +626,36 @@ fn sub_group_shuffles_ballots_votes_and_scans() {
     }
 }
 
-/// Sub-group operations wait for every lane of the sub-group: one that
-/// part of it skips is a reported divergence naming both places, not a
-/// hang (the non-uniform forms' partial sub-groups are not run yet).
+/// A `cl_khr_subgroups` collective waits for every lane of the sub-group:
+/// one that part of it skips is a reported divergence naming its place,
+/// not a hang. A shuffle (`cl_khr_subgroup_shuffle_relative`) in the same
+/// place runs over the lanes that reach it: each reads the lane it names
+/// among them.
 #[test]
-fn a_shuffle_that_part_of_a_sub_group_skips_is_a_divergence() {
+fn a_collective_that_part_of_a_sub_group_skips_is_a_divergence() {
     let p = build(
-        "kernel void k(global int *o) {\n  int l = get_sub_group_local_id();\n  o[l] = l > 0 ? sub_group_shuffle_up(l, 1u) : -1;\n}\n",
+        "kernel void k(global int *o) {\n  int l = get_sub_group_local_id();\n  o[l] = l > 0 ? sub_group_reduce_add(l) : -1;\n}\n\
+         kernel void s(global int *o) {\n  int l = get_sub_group_local_id();\n  o[l] = l > 0 ? sub_group_shuffle_up(l, 1u) : -1;\n}\n",
         "-cl-std=CL2.0",
     );
     let o = Buffer::<i32>::new(8);
-    let e = p
-        .kernel("k")
-        .unwrap()
-        .run(
+    let run = |name: &str| {
+        p.kernel(name).unwrap().run(
             &Runtime::new(),
             NdRange::new([8]).local([8]),
             &[Arg::Buffer(&o)],
         )
-        .unwrap_err()
-        .to_string();
+    };
+    let e = run("k").unwrap_err().to_string();
     assert!(
         e.contains("barrier divergence") && e.contains("test.cl:3"),
         "{e}"
     );
+    run("s").unwrap();
+    let o = o.to_vec();
+    assert_eq!(o[0], -1);
+    // Lane 1's source, lane 0, is not active: its value is undefined.
+    assert_eq!(&o[2..], &[1, 2, 3, 4, 5, 6], "{o:?}");
 }
 
 /// `vload_half`, `vstore_half` and their vector, aligned and rounding

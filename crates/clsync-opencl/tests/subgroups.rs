@@ -62,3 +62,100 @@ fn clustered_reductions_combine_each_lanes_cluster() {
         }
     }
 }
+
+/// The non-uniform operations (`cl_khr_subgroup_non_uniform_arithmetic`,
+/// `_ballot`, `_non_uniform_vote`) in divergent code: each is computed over
+/// the lanes that reach it together, its active set. Both sides of a
+/// branch, a loop whose trip count differs by lane, and the whole
+/// sub-group again after them, against a sequential computation of each
+/// active set; unchecked and checked.
+#[test]
+fn non_uniform_operations_combine_only_the_active_lanes() {
+    let p = common::build(
+        r#"
+        #pragma OPENCL EXTENSION cl_khr_subgroup_non_uniform_arithmetic : enable
+        #pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable
+        #pragma OPENCL EXTENSION cl_khr_subgroup_non_uniform_vote : enable
+        kernel void nu(global int *o) {
+            int g = get_global_id(0);
+            int l = get_sub_group_local_id();
+            int v = g * 5 % 13;
+            global int *r = o + g * 9;
+            r[8] = get_sub_group_size();
+            if (v % 3 != 0) {
+                r[0] = sub_group_non_uniform_reduce_add(v);
+                r[1] = sub_group_non_uniform_scan_exclusive_add(v);
+                r[2] = sub_group_elect();
+                r[3] = sub_group_ballot_bit_count(sub_group_ballot(v > 6));
+                r[4] = sub_group_broadcast_first(v);
+            } else {
+                r[0] = sub_group_non_uniform_reduce_max(v);
+                r[1] = sub_group_non_uniform_scan_inclusive_add(v);
+                r[2] = sub_group_elect();
+                r[3] = sub_group_non_uniform_all_equal(v);
+                r[4] = sub_group_non_uniform_any(v > 6);
+            }
+            int acc = 0;
+            for (int i = 0; i < l % 4; i++)
+                acc += sub_group_non_uniform_reduce_add(1);
+            r[5] = acc;
+            r[6] = sub_group_non_uniform_reduce_add(1);
+            r[7] = sub_group_elect();
+        }"#,
+        "non_uniform.cl",
+        "-cl-std=CL3.0",
+    );
+    let n = 44;
+    for checked in [false, true] {
+        let o = Buffer::<i32>::new(n * 9);
+        let found = common::run(
+            &p,
+            "nu",
+            NdRange::new([n]).local([22]),
+            &[Arg::Buffer(&o)],
+            checked,
+        );
+        assert!(found.is_empty(), "{found:?}");
+        let o = o.to_vec();
+        let v = |g: usize| (g * 5 % 13) as i32;
+        for g in 0..n {
+            let r = &o[g * 9..g * 9 + 9];
+            let size = r[8] as usize;
+            // Sub-groups start at multiples of the size within a group.
+            let base = g - g % 22;
+            let l = (g - base) % size;
+            let first = g - l;
+            let lanes = first..(first + size).min(base + 22);
+            let then = |k: &usize| v(*k) % 3 != 0;
+            let mine = then(&g);
+            let set: Vec<usize> = lanes.clone().filter(|k| then(k) == mine).collect();
+            let before: Vec<usize> = set.iter().copied().filter(|k| *k < g).collect();
+            let sum = |ks: &[usize]| ks.iter().map(|k| v(*k)).sum::<i32>();
+            let at = |what: &str| format!("{what} at {g} (lanes {set:?})");
+            if mine {
+                assert_eq!(r[0], sum(&set), "{}", at("reduce_add"));
+                assert_eq!(r[1], sum(&before), "{}", at("scan_exclusive_add"));
+                let over = set.iter().filter(|k| v(**k) > 6).count();
+                assert_eq!(r[3], over as i32, "{}", at("ballot"));
+            } else {
+                let max = set.iter().map(|k| v(*k)).max().unwrap();
+                assert_eq!(r[0], max, "{}", at("reduce_max"));
+                assert_eq!(r[1], sum(&before) + v(g), "{}", at("scan_inclusive_add"));
+                let equal = set.iter().all(|k| v(*k) == v(set[0]));
+                assert_eq!(r[3], i32::from(equal), "{}", at("all_equal"));
+                let any = set.iter().any(|k| v(*k) > 6);
+                assert_eq!(r[4] != 0, any, "{}", at("any"));
+            }
+            assert_eq!(r[2] != 0, set[0] == g, "{}", at("elect"));
+            if mine {
+                assert_eq!(r[4], v(set[0]), "{}", at("broadcast_first"));
+            }
+            // Iteration i of the loop: the lanes whose l % 4 exceeds i.
+            let in_loop = |i: usize| lanes.clone().filter(|k| (k - first) % 4 > i).count();
+            let acc: usize = (0..l % 4).map(in_loop).sum();
+            assert_eq!(r[5], acc as i32, "loop at {g}");
+            assert_eq!(r[6], lanes.len() as i32, "whole sub-group at {g}");
+            assert_eq!(r[7] != 0, g == first, "elect at {g}");
+        }
+    }
+}

@@ -38,6 +38,12 @@ pub enum Combine {
     Broadcast(usize),
     /// A bit per lane whose value is nonzero (`sub_group_ballot`).
     Ballot,
+    /// The value of the lowest lane taking part (`sub_group_broadcast_first`,
+    /// and `sub_group_elect` with each lane's own id as its value).
+    First,
+    /// 1 if every lane's value is the same, else 0
+    /// (`sub_group_non_uniform_all_equal`).
+    AllEqual,
 }
 
 /// A collective's identity in its launch: the group, the sub-group
@@ -45,15 +51,46 @@ pub enum Combine {
 /// collective among that scope's collectives of each work-item.
 pub type Key = ([usize; 3], u32, u64);
 
+/// A non-uniform sub-group operation's identity in its launch: the
+/// group, the sub-group and the operation (see
+/// [`BarrierKind::SubGroupActive`](crate::sync::BarrierKind::SubGroupActive)).
+pub type ActiveKey = ([usize; 3], u32, u64);
+
 /// One collective's values, by lane, and how many lanes have read them.
 struct Exchange {
     values: Vec<u64>,
     read: usize,
 }
 
+/// One run of a non-uniform operation: the values of the lanes that took
+/// part (bit `k` of `present` for lane `k`; sub-groups have at most 64
+/// lanes), how many have read, and whether its first reader came (after
+/// which a lane that arrives at the operation opens the next run).
+struct ActiveExchange {
+    key: ActiveKey,
+    values: [u64; 64],
+    present: u64,
+    read: u32,
+}
+
+/// Which run of a non-uniform operation a lane deposited in: what it
+/// reads its result from (see [`Exchanges::deposit_active`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u64);
+
+#[derive(Default)]
+struct Open {
+    uniform: HashMap<Key, Exchange>,
+    /// The run of each operation that lanes arriving now deposit in.
+    open: HashMap<ActiveKey, u64>,
+    /// Every run not yet read by all of its lanes.
+    active: HashMap<u64, Box<ActiveExchange>>,
+    next: u64,
+}
+
 /// The open exchanges (a launch's or a group's).
 #[derive(Default)]
-pub struct Exchanges(Mutex<HashMap<Key, Exchange>>);
+pub struct Exchanges(Mutex<Open>);
 
 impl std::fmt::Debug for Exchanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,7 +99,7 @@ impl std::fmt::Debug for Exchanges {
 }
 
 impl Exchanges {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Exchange>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
         // Each update is one map operation: a poisoned lock (a panic
         // elsewhere) leaves the map consistent.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -71,7 +108,7 @@ impl Exchanges {
     /// Deposits lane `lane`'s value (of `lanes`) before the barrier.
     pub fn deposit(&self, key: Key, lanes: usize, lane: usize, value: u64) {
         let mut all = self.lock();
-        let e = all.entry(key).or_insert_with(|| Exchange {
+        let e = all.uniform.entry(key).or_insert_with(|| Exchange {
             values: vec![0; lanes],
             read: 0,
         });
@@ -93,14 +130,136 @@ impl Exchanges {
         op: impl Fn(u64, u64) -> u64,
     ) -> Option<u64> {
         let mut all = self.lock();
-        let e = all.get_mut(&key)?;
+        let e = all.uniform.get_mut(&key)?;
         let r = combine(&e.values, lane, how, identity, op);
         e.read += 1;
         if e.read == lanes {
-            all.remove(&key);
+            all.uniform.remove(&key);
         }
         Some(r)
     }
+
+    /// Deposits lane `lane`'s value at the non-uniform operation `key`,
+    /// before the lane waits there
+    /// ([`WorkItem::sub_group_active_at`](crate::WorkItem::sub_group_active_at)):
+    /// the lanes released from that wait together are the ones that
+    /// deposited in the same run, whose ticket this is.
+    ///
+    /// Runs are told apart by their first read: the scheduler releases a
+    /// run's lanes only once none of the sub-group can run (every lane that
+    /// deposits in it has), and each released lane reads before it can
+    /// arrive at the operation again, so a lane that arrives after the
+    /// first read belongs to the next run.
+    pub fn deposit_active(&self, key: ActiveKey, lane: usize, value: u64) -> Ticket {
+        let mut all = self.lock();
+        let all = &mut *all;
+        let t = match all.open.get(&key) {
+            Some(t) => *t,
+            None => {
+                let t = all.next;
+                all.next += 1;
+                all.open.insert(key, t);
+                all.active.insert(
+                    t,
+                    Box::new(ActiveExchange {
+                        key,
+                        values: [0; 64],
+                        present: 0,
+                        read: 0,
+                    }),
+                );
+                t
+            }
+        };
+        if let Some(e) = all.active.get_mut(&t) {
+            if let Some(v) = e.values.get_mut(lane) {
+                *v = value;
+                e.present |= 1 << lane;
+            }
+        }
+        Ticket(t)
+    }
+
+    /// After the wait: lane `lane`'s result of the run `ticket`, over the
+    /// lanes that took part in it only (see [`combine_active`]). The last
+    /// of them to read frees the run. `None` if there is no such run.
+    pub fn result_active(
+        &self,
+        ticket: Ticket,
+        lane: usize,
+        how: Combine,
+        identity: u64,
+        op: impl Fn(u64, u64) -> u64,
+    ) -> Option<u64> {
+        let mut all = self.lock();
+        let all = &mut *all;
+        let e = all.active.get_mut(&ticket.0)?;
+        // The first read closes the run to new lanes.
+        if all.open.get(&e.key) == Some(&ticket.0) {
+            all.open.remove(&e.key);
+        }
+        let r = combine_active(&e.values, e.present, lane, how, identity, op);
+        e.read += 1;
+        if e.read >= e.present.count_ones() {
+            all.active.remove(&ticket.0);
+        }
+        Some(r)
+    }
+}
+
+/// Lane `lane`'s result from the values of the lanes set in `present`
+/// (the active lanes of a non-uniform operation): a reduction or scan over
+/// them only, a broadcast from a lane that is not among them reads 0 (the
+/// specification leaves it undefined), `First` is the lowest lane's.
+///
+/// ```
+/// use clsync::collective::{combine_active, Combine};
+/// let v = [3u64, 1, 4, 1, 5, 9];
+/// let add = |a: u64, b: u64| a + b;
+/// let present = 0b110110; // lanes 1, 2, 4 and 5
+/// assert_eq!(combine_active(&v, present, 4, Combine::Reduce, 0, add), 19);
+/// assert_eq!(combine_active(&v, present, 4, Combine::InclusiveScan, 0, add), 10);
+/// assert_eq!(combine_active(&v, present, 4, Combine::ExclusiveScan, 0, add), 5);
+/// assert_eq!(combine_active(&v, present, 5, Combine::Clustered(2), 0, add), 14);
+/// assert_eq!(combine_active(&v, present, 1, Combine::First, 0, add), 1);
+/// assert_eq!(combine_active(&v, present, 1, Combine::Broadcast(0), 0, add), 0);
+/// assert_eq!(combine_active(&v, present, 1, Combine::Ballot, 0, add), present);
+/// ```
+pub fn combine_active(
+    values: &[u64],
+    present: u64,
+    lane: usize,
+    how: Combine,
+    identity: u64,
+    op: impl Fn(u64, u64) -> u64,
+) -> u64 {
+    let n = values.len().min(64);
+    let lanes = || (0..n).filter(move |k| present >> k & 1 == 1);
+    let (from, upto) = match how {
+        Combine::Broadcast(l) if l < n && present >> l & 1 == 1 => return values[l],
+        Combine::Broadcast(_) => return 0,
+        Combine::First => return lanes().next().map_or(0, |k| values[k]),
+        Combine::AllEqual => {
+            let mut vs = lanes().map(|k| values[k]);
+            let first = vs.next();
+            return u64::from(vs.all(|v| Some(v) == first));
+        }
+        Combine::Ballot => {
+            return lanes()
+                .filter(|k| values[*k] != 0)
+                .fold(0, |m, k| m | 1 << k)
+        }
+        Combine::Reduce => (0, n),
+        Combine::InclusiveScan => (0, lane + 1),
+        Combine::ExclusiveScan => (0, lane),
+        Combine::Clustered(size) => {
+            let size = size.max(1);
+            (lane / size * size, lane / size * size + size)
+        }
+    };
+    lanes()
+        .filter(|k| (from..upto).contains(k))
+        .fold(identity, |acc, k| op(acc, values[k]))
 }
 
 /// Lane `lane`'s result from every lane's value.
@@ -126,6 +285,8 @@ pub fn combine(
     let n = values.len();
     let (from, upto) = match how {
         Combine::Broadcast(l) => return values.get(l).copied().unwrap_or(0),
+        Combine::First => return values.first().copied().unwrap_or(0),
+        Combine::AllEqual => return u64::from(values.windows(2).all(|w| w[0] == w[1])),
         Combine::Ballot => {
             return values
                 .iter()

@@ -331,3 +331,31 @@ fn sub_group_barrier_makes_earlier_reads_redundant() {
     expect(SRC, &r, &[(DataRace, "sgr")]);
     assert_eq!(r.len(), 1, "{r:?}");
 }
+
+/// A non-uniform sub-group operation orders no memory (SPIR-V's
+/// `OpGroupNonUniform*` have no memory semantics): a write before an
+/// election and a read after it by another lane race, where a sub-group
+/// barrier between them orders the two.
+#[test]
+fn a_non_uniform_operation_orders_no_memory() {
+    let mut launch = Launch::new("nu_order", NdRange::new([4]).local([4]).sub_group_size(4));
+    let tile = launch.local::<u32>(2);
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        let t = wi.local(tile);
+        if l == 0 {
+            t.set(0, 1); //~ nu.first
+            t.set(1, 1);
+        }
+        let elected = wi.sub_group_elect();
+        if l == 1 && !elected {
+            let _ = t.get(0); //~ nu
+        }
+        wi.sub_group_barrier(LOCAL);
+        if l == 2 {
+            let _ = t.get(1);
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "nu")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+}

@@ -1,8 +1,9 @@
 //! Work-group and sub-group collectives of Rust kernels, against
 //! sequential computations over each group and sub-group: reductions,
 //! scans, broadcasts, votes, ballots and clustered reductions, with a last
-//! sub-group smaller than the others, checked and unchecked; and a
-//! collective not every work-item reaches is a divergence, not a hang.
+//! sub-group smaller than the others, checked and unchecked; non-uniform
+//! operations over the lanes that reach them; and a collective not every
+//! work-item reaches is a divergence, not a hang.
 
 use clsync::{Buffer, Launch, LaunchError, NdRange, Runtime};
 
@@ -123,6 +124,73 @@ fn broadcasts_votes_ballots_and_clusters() {
         ];
         let got: Vec<u64> = (0..7).map(|k| out.get(g * 7 + k)).collect();
         assert_eq!(got, want, "work-item {g}");
+    }
+}
+
+/// Non-uniform operations in divergent code: each branch's lanes are its
+/// active set (a reduction, a scan, an election, a ballot over them only),
+/// a loop's iteration the lanes still in it, and after the branches the
+/// whole sub-group again; checked and unchecked.
+#[test]
+fn non_uniform_operations_run_over_the_lanes_that_reach_them() {
+    for check in [false, true] {
+        let out: Buffer<u64> = Buffer::new(60 * 6);
+        // A checked launch fails on any report.
+        Runtime::with_threads(2)
+            .with_checking(check)
+            .launch(&launch(), |wi| {
+                let g = wi.get_global_id(0);
+                let s = wi.get_sub_group_local_id();
+                let x = value(g) as i64;
+                let r = if x < 0 {
+                    [
+                        wi.sub_group_non_uniform_reduce_add(x) as u64,
+                        wi.sub_group_non_uniform_scan_inclusive_add(x) as u64,
+                        u64::from(wi.sub_group_elect()),
+                    ]
+                } else {
+                    [
+                        wi.sub_group_non_uniform_reduce_max(x) as u64,
+                        wi.sub_group_ballot(x % 2 == 0),
+                        u64::from(wi.sub_group_elect()),
+                    ]
+                };
+                let mut trips = 0;
+                for _ in 0..s % 3 {
+                    trips += wi.sub_group_non_uniform_reduce_add(1u64);
+                }
+                let all = wi.sub_group_non_uniform_reduce_add(1u64);
+                for (k, v) in r.iter().chain(&[trips, all, 0]).enumerate() {
+                    out.set(g * 6 + k, *v);
+                }
+            })
+            .unwrap();
+        for g in 0..60 {
+            let (_, (ss, sl)) = ranges(g);
+            let neg = value(g) < 0;
+            let set: Vec<usize> = (ss..ss + sl).filter(|k| (value(*k) < 0) == neg).collect();
+            let x = |k: &usize| value(*k) as i64;
+            let first = [
+                if neg {
+                    set.iter().map(x).sum::<i64>() as u64
+                } else {
+                    set.iter().map(x).max().unwrap() as u64
+                },
+                if neg {
+                    set.iter().filter(|k| **k <= g).map(x).sum::<i64>() as u64
+                } else {
+                    set.iter()
+                        .filter(|k| x(k) % 2 == 0)
+                        .fold(0u64, |m, k| m | 1 << (k - ss))
+                },
+                u64::from(set[0] == g),
+            ];
+            let in_loop = |i: usize| (ss..ss + sl).filter(|k| (k - ss) % 3 > i).count() as u64;
+            let trips: u64 = (0..(g - ss) % 3).map(in_loop).sum();
+            let want = [first[0], first[1], first[2], trips, sl as u64, 0];
+            let got: Vec<u64> = (0..6).map(|k| out.get(g * 6 + k)).collect();
+            assert_eq!(got, want, "work-item {g} (checked: {check}), lanes {set:?}");
+        }
     }
 }
 

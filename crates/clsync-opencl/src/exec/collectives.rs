@@ -55,6 +55,12 @@ pub mod op {
     pub const XOR: u32 = 9;
     /// Multiplication.
     pub const MUL: u32 = 10;
+    /// The value of the lowest active lane (`sub_group_broadcast_first`,
+    /// and `sub_group_elect` on the lanes' ids).
+    pub const FIRST: u32 = 11;
+    /// Whether every active lane's value is the same
+    /// (`sub_group_non_uniform_all_equal`).
+    pub const ALL_EQUAL: u32 = 12;
 }
 
 /// The value type, as the translator encodes it.
@@ -167,17 +173,77 @@ pub(crate) unsafe extern "C" fn clsync_collective(
         return 0;
     }
     let (kind, bits) = (kind_bits & 0xff, kind_bits >> 8);
-    let how = match (op, group_op) {
+    host.exchanges
+        .result(
+            key,
+            lanes,
+            lane,
+            how(op, group_op, arg),
+            identity(op, kind, bits),
+            |a, b| combine(op, kind, bits, a, b),
+        )
+        .unwrap_or(0)
+}
+
+/// Which values a lane's result combines, from the translator's codes.
+fn how(op: u32, group_op: u32, arg: u64) -> Combine {
+    match (op, group_op) {
         (op::BROADCAST, _) => Combine::Broadcast(arg as usize),
         (op::BALLOT, _) => Combine::Ballot,
+        (op::FIRST, _) => Combine::First,
+        (op::ALL_EQUAL, _) => Combine::AllEqual,
         (_, 1) => Combine::InclusiveScan,
         (_, 2) => Combine::ExclusiveScan,
         (_, 3) => Combine::Clustered(arg as usize),
         _ => Combine::Reduce,
-    };
+    }
+}
+
+/// A non-uniform sub-group operation (SPIR-V's `OpGroupNonUniform*`:
+/// `sub_group_elect`, `sub_group_ballot`, `sub_group_non_uniform_*`,
+/// shuffles, clustered reductions), over the work-items of the sub-group
+/// that reach it together, its active set, and no others
+/// ([`clsync::sync::BarrierKind::SubGroupActive`]): the arguments as
+/// [`clsync_collective`]'s, and `id` the operation's result id, which
+/// tells two operations at one line apart. Returns the work-item's result.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call (as
+/// compiled code passes it), alive for the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "C" fn clsync_sub_group_active(
+    ctx: *mut ItemCtx,
+    op: u32,
+    group_op: u32,
+    kind_bits: u32,
+    value: u64,
+    arg: u64,
+    site: u32,
+    id: u64,
+) -> u64 {
+    // SAFETY: our contract.
+    let c = unsafe { &mut *ctx };
+    // SAFETY: the host side lives for the work-item's run (`exec::run`).
+    let host = unsafe { &*c.host };
+    let wi = host.runner.item();
+    let group = [wi.get_group_id(0), wi.get_group_id(1), wi.get_group_id(2)];
+    let lane = wi.get_sub_group_local_id() as usize;
+    let key = (group, wi.get_sub_group_id(), id);
+    let ticket = host.exchanges.deposit_active(key, lane, value);
+    // SAFETY: `c` is this call's context (our contract).
+    unsafe { helpers::clsync_sub_group_wait(&mut *c, site, id) };
+    if c.status != 0 {
+        return 0;
+    }
+    let (kind, bits) = (kind_bits & 0xff, kind_bits >> 8);
     host.exchanges
-        .result(key, lanes, lane, how, identity(op, kind, bits), |a, b| {
-            combine(op, kind, bits, a, b)
-        })
+        .result_active(
+            ticket,
+            lane,
+            how(op, group_op, arg),
+            identity(op, kind, bits),
+            |a, b| combine(op, kind, bits, a, b),
+        )
         .unwrap_or(0)
 }

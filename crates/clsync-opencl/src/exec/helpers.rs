@@ -255,6 +255,29 @@ pub(crate) unsafe extern "C" fn clsync_barrier(
     }
 }
 
+/// The wait of a non-uniform sub-group operation at site index `site`
+/// (`WorkItem::sub_group_active_at`): the work-item is released with the
+/// others of its sub-group that wait at operation `id` with it. A
+/// cancellation stops the work-item, as at a barrier.
+///
+/// # Safety
+///
+/// `ctx` is the context of the work-item that is running the call, alive
+/// for the call.
+pub(crate) unsafe fn clsync_sub_group_wait(ctx: *mut ItemCtx, site: u32, id: u64) {
+    // SAFETY: as in `clsync_fault`.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: as in `site_text`.
+    let host = unsafe { &*ctx.host };
+    let site = site_at(ctx, site);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        host.runner.item().sub_group_active_at(site, id)
+    }));
+    if let Err(payload) = r {
+        stop(ctx, Stop::Unwind(payload));
+    }
+}
+
 /// A loop's back-edge: the runtime's cancellation point for engines
 /// (`WorkItem::cancellation_point`), which unwinds a cancelled work-item;
 /// the unwind is kept and the work-item stops.

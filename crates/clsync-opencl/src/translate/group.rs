@@ -70,7 +70,7 @@ impl Fx<'_, '_> {
         } else {
             self.b.ins().iconst(types::I64, 0)
         };
-        let r = self.exchange(scope, code, group_op, kind, v, arg);
+        let r = self.exchange(scope, code, group_op, kind, v, arg, None);
         self.check_status();
         let narrow = if t.bits() == 64 {
             r
@@ -121,9 +121,12 @@ impl Fx<'_, '_> {
         Ok(lin)
     }
 
-    /// The runtime's exchange of the scope's lanes (`clsync_collective`):
-    /// `v` as 64 bits with its type beside it; the 64-bit result. Returns
-    /// from the function if the work-item was stopped there.
+    /// The runtime's exchange of the scope's lanes (`clsync_collective`),
+    /// or with `active` (a non-uniform sub-group operation's result id) of
+    /// the lanes that reach it together (`clsync_sub_group_active`): `v` as
+    /// 64 bits with its type beside it; the 64-bit result. Returns from the
+    /// function if the work-item was stopped there.
+    #[allow(clippy::too_many_arguments)]
     fn exchange(
         &mut self,
         scope: u64,
@@ -132,6 +135,7 @@ impl Fx<'_, '_> {
         kind: u32,
         v: Value,
         arg: Value,
+        active: Option<u32>,
     ) -> Value {
         let vt = self.b.func.dfg.value_type(v);
         let bits = vt.bits() as i64;
@@ -146,6 +150,19 @@ impl Fx<'_, '_> {
             self.b.ins().uextend(types::I64, as_int)
         };
         let site = self.site();
+        if let Some(id) = active {
+            let args = [
+                self.ctx,
+                self.b.ins().iconst(types::I32, code as i64),
+                self.b.ins().iconst(types::I32, group_op),
+                self.b.ins().iconst(types::I32, kind as i64 | (bits << 8)),
+                wide,
+                arg,
+                self.b.ins().iconst(types::I32, site),
+                self.b.ins().iconst(types::I64, i64::from(id)),
+            ];
+            return self.helper("clsync_sub_group_active", &args)[0];
+        }
         let args = [
             self.ctx,
             self.b.ins().iconst(types::I32, scope as i64),
@@ -160,11 +177,13 @@ impl Fx<'_, '_> {
     }
 
     /// The sub-group operations of `cl_khr_subgroup_*` (SPIR-V's
-    /// `OpGroupNonUniform*`): votes, broadcasts, ballots, shuffles and the
-    /// arithmetic collectives with their scans. They run on the same
-    /// exchange as the collectives, which waits for every lane of the
-    /// sub-group: a call that not every lane makes (divergent code) is a
-    /// reported divergence, never a hang. False if `inst` is none of them.
+    /// `OpGroupNonUniform*`): elections, votes, broadcasts, ballots,
+    /// shuffles and the arithmetic collectives with their scans and
+    /// clustered reductions. They need not be reached by every lane: each
+    /// is computed over the lanes that reach it together, its active set
+    /// (`clsync_sub_group_active`), so that `if (x) sub_group_elect()`
+    /// elects the lowest lane where `x` holds. False if `inst` is none of
+    /// them.
     fn non_uniform(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
         let opc = inst.class.opcode;
         let arith = match opc {
@@ -195,6 +214,7 @@ impl Fx<'_, '_> {
                 Op::GroupNonUniformElect
                     | Op::GroupNonUniformAll
                     | Op::GroupNonUniformAny
+                    | Op::GroupNonUniformAllEqual
                     | Op::GroupNonUniformBroadcast
                     | Op::GroupNonUniformBroadcastFirst
                     | Op::GroupNonUniformBallot
@@ -257,9 +277,21 @@ impl Fx<'_, '_> {
             Ok(fx.b.ins().bor(lo, hi))
         };
         let zero = self.b.ins().iconst(types::I64, 0);
+        // Sub-group operations wait for their active set; a work-group
+        // scope's (which OpenCL C does not make) for every work-item.
+        let active = (scope == 3).then_some(inst.result_id.unwrap_or(0));
         let out: Vec<Value> = match opc {
             Op::GroupNonUniformElect => {
-                vec![self.b.ins().icmp_imm_s(IntCC::Equal, lane, 0)]
+                // The lowest active lane's id, compared with this lane's.
+                let first = self.exchange(scope, op::FIRST, 0, ty::UNSIGNED, lane, zero, active);
+                self.check_status();
+                vec![self.b.ins().icmp(IntCC::Equal, first, lane)]
+            }
+            Op::GroupNonUniformAllEqual => {
+                let v = self.get1(self.id(inst, 1)?)?;
+                let r = self.exchange(scope, op::ALL_EQUAL, 0, ty::UNSIGNED, v, zero, active);
+                self.check_status();
+                vec![self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)]
             }
             Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
                 let code = if opc == Op::GroupNonUniformAll {
@@ -268,7 +300,7 @@ impl Fx<'_, '_> {
                     op::ANY
                 };
                 let v = self.get1(self.id(inst, 1)?)?;
-                let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, zero);
+                let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, zero, active);
                 self.check_status();
                 vec![self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)]
             }
@@ -279,8 +311,8 @@ impl Fx<'_, '_> {
             | Op::GroupNonUniformShuffleUp
             | Op::GroupNonUniformShuffleDown => {
                 let v = self.get1(self.id(inst, 1)?)?;
-                let from = match opc {
-                    Op::GroupNonUniformBroadcastFirst => zero,
+                let (code, from) = match opc {
+                    Op::GroupNonUniformBroadcastFirst => (op::FIRST, zero),
                     _ => {
                         let a = self.get1(self.id(inst, 2)?)?;
                         let a = if self.b.func.dfg.value_type(a) == types::I64 {
@@ -288,21 +320,22 @@ impl Fx<'_, '_> {
                         } else {
                             self.b.ins().uextend(types::I64, a)
                         };
-                        match opc {
+                        let from = match opc {
                             Op::GroupNonUniformShuffleXor => self.b.ins().bxor(lane, a),
                             Op::GroupNonUniformShuffleUp => self.b.ins().isub(lane, a),
                             Op::GroupNonUniformShuffleDown => self.b.ins().iadd(lane, a),
                             _ => a,
-                        }
+                        };
+                        (op::BROADCAST, from)
                     }
                 };
-                let r = self.exchange(scope, op::BROADCAST, 0, ty::UNSIGNED, v, from);
+                let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, from, active);
                 self.check_status();
                 vec![narrow(self, r, rt)]
             }
             Op::GroupNonUniformBallot => {
                 let v = self.get1(self.id(inst, 1)?)?;
-                let r = self.exchange(scope, op::BALLOT, 0, ty::UNSIGNED, v, zero);
+                let r = self.exchange(scope, op::BALLOT, 0, ty::UNSIGNED, v, zero, active);
                 self.check_status();
                 let lo = self.b.ins().ireduce(types::I32, r);
                 let hi = self.b.ins().ushr_imm_s(r, 32);
@@ -385,7 +418,7 @@ impl Fx<'_, '_> {
                 } else {
                     zero
                 };
-                let r = self.exchange(scope, code, group_op, kind, v, cluster);
+                let r = self.exchange(scope, code, group_op, kind, v, cluster, active);
                 self.check_status();
                 vec![narrow(self, r, rt)]
             }

@@ -450,6 +450,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![I64],
         ),
         (
+            "clsync_sub_group_active",
+            crate::exec::collectives::clsync_sub_group_active as *const u8,
+            vec![I64, I32, I32, I32, I64, I64, I32, I64],
+            vec![I64],
+        ),
+        (
             "clsync_uninit",
             crate::exec::checked::clsync_uninit as *const u8,
             vec![I64, I32, I32],

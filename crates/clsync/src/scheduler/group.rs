@@ -15,10 +15,14 @@
 //! suspends. After a round no task is `Ready`, so each one is `Waiting` or
 //! `Done`, and the barriers are resolved:
 //!
-//! 1. For each sub-group with a member at a sub-group barrier: if every
-//!    member waits at that same barrier, they are all released; otherwise
-//!    (a member returned, or waits elsewhere) it is sub-group divergence
-//!    (`002_6c32435e912a3710.txt`).
+//! 1. For each sub-group with a member at a non-uniform sub-group operation
+//!    (`sub_group_elect`, `sub_group_non_uniform_reduce_add`, ...): the
+//!    members waiting at the earliest such operation in the source are
+//!    its active set and are released, whatever the others do (see
+//!    `earliest_active`). For each other sub-group with a member at a
+//!    sub-group barrier: if every member waits at that same barrier, they
+//!    are all released; otherwise (a member returned, or waits elsewhere)
+//!    it is sub-group divergence (`002_6c32435e912a3710.txt`).
 //! 2. Else, if every work-item is `Done`, the group is finished.
 //! 3. Else, if every work-item waits at the same work-group barrier, all are
 //!    released; otherwise it is work-group divergence
@@ -335,7 +339,7 @@ fn drive<T: ItemTask>(
         if fast_path {
             // The whole group waits at `first`, its slots still `Ready`.
             let first = round.first.expect("a group has work-items");
-            if first.kind == BarrierKind::SubGroup {
+            if first.kind.is_sub_group() {
                 slots.fill(Slot::Waiting(first));
                 all_ready = false;
             }
@@ -383,6 +387,8 @@ fn drive<T: ItemTask>(
                                     c.release_sub_group(k * sg, k * sg + m.len(), w);
                                 }
                             }
+                            // Orders no memory.
+                            BarrierKind::SubGroupActive { .. } => {}
                         }
                     }
                     for s in slots.iter_mut() {
@@ -441,13 +447,26 @@ fn resolve(
     for s in slots.iter() {
         match s {
             Slot::Done => done += 1,
-            Slot::Waiting(w) if w.kind == BarrierKind::SubGroup => at_sub_group = true,
+            Slot::Waiting(w) if w.kind.is_sub_group() => at_sub_group = true,
             _ => {}
         }
     }
     if at_sub_group {
         let mut released = false;
         for (index, members) in slots.chunks_mut(sg).enumerate() {
+            // Non-uniform operations first: the members waiting at the
+            // earliest one are its active set (Waiting → Ready), whatever
+            // the others do; the checker is not told, as such an operation
+            // orders no memory.
+            if let Some(active) = earliest_active(members) {
+                for s in members.iter_mut() {
+                    if *s == Slot::Waiting(active) {
+                        *s = Slot::Ready;
+                    }
+                }
+                released = true;
+                continue;
+            }
             let Some(wait) = members.iter().find_map(|s| match s {
                 Slot::Waiting(w) if w.kind == BarrierKind::SubGroup => Some(*w),
                 _ => None,
@@ -505,6 +524,31 @@ fn resolve(
         0,
         slots,
     ))
+}
+
+/// The non-uniform sub-group operation that some of `members` wait at and
+/// that comes first in the source (line, column, then the operation's
+/// identity); `None` if none waits at one.
+///
+/// Why the earliest: members a divergent branch took past an operation
+/// wait at a later one, where the others, once released, will join them;
+/// releasing the later one first would split a set that runs it together.
+/// (A branch into a function defined above its caller, or members at one
+/// operation in different iterations of a loop, are what this order cannot
+/// tell apart: OpenCL leaves which work-items are active there to the
+/// implementation.)
+fn earliest_active(members: &[Slot]) -> Option<BarrierWait> {
+    members
+        .iter()
+        .filter_map(|s| match s {
+            Slot::Waiting(w) => match w.kind {
+                BarrierKind::SubGroupActive { op } => Some((w.site.line, w.site.column, op, *w)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .min_by_key(|(line, column, op, _)| (*line, *column, *op))
+        .map(|(.., w)| w)
 }
 
 fn divergence(

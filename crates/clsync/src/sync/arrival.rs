@@ -59,6 +59,13 @@ impl Arrival {
         let kind = match kind {
             BarrierKind::WorkGroup => 0,
             BarrierKind::SubGroup => 1,
+            // Its wait carries the operation's identity, which these two
+            // words have no room for: such a wait goes to the scheduler
+            // whole (`WorkItem::sub_group_active_at`), never as an arrival.
+            BarrierKind::SubGroupActive { .. } => {
+                debug_assert!(false, "a non-uniform operation is not an Arrival");
+                1
+            }
         };
         // A scope's discriminant is its index in `MemScope::ALL`.
         let scope = scope as u32;

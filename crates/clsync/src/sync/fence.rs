@@ -148,6 +148,30 @@ pub enum BarrierKind {
     WorkGroup,
     /// `sub_group_barrier`: every work-item of the sub-group.
     SubGroup,
+    /// A non-uniform sub-group operation (`sub_group_elect`,
+    /// `sub_group_non_uniform_reduce_add`, `sub_group_ballot`, ...; SPIR-V's
+    /// `OpGroupNonUniform*`): the work-items of the sub-group that wait at
+    /// it together are its *active* set, and the others are not waited
+    /// for. `op` tells two operations at one site apart. It neither fences
+    /// nor orders memory. Where members of a sub-group wait at several
+    /// such operations, the set at the earliest in the source (line, then
+    /// column, then `op`) is released first, so that work-items a
+    /// divergent branch left out join the set at the next operation they
+    /// all reach.
+    SubGroupActive {
+        /// The operation's identity in its kernel (a compiled program's
+        /// instruction index, a Rust call site's address).
+        op: u64,
+    },
+}
+
+impl BarrierKind {
+    /// Whether work-items wait here for other work-items of their
+    /// sub-group only (a sub-group barrier or a non-uniform operation).
+    #[inline]
+    pub fn is_sub_group(self) -> bool {
+        !matches!(self, BarrierKind::WorkGroup)
+    }
 }
 
 impl fmt::Display for BarrierKind {
@@ -155,6 +179,7 @@ impl fmt::Display for BarrierKind {
         f.write_str(match self {
             BarrierKind::WorkGroup => "work_group_barrier",
             BarrierKind::SubGroup => "sub_group_barrier",
+            BarrierKind::SubGroupActive { .. } => "sub_group_non_uniform",
         })
     }
 }

@@ -188,6 +188,9 @@ impl Group<'_> {
                     check.release_sub_group(first, (first + sg).min(self.len), wait);
                 }
             }
+            // Not a barrier of these loops (their kernels' collectives run
+            // on the coroutine engine), and it orders no memory.
+            BarrierKind::SubGroupActive { .. } => {}
         }
     }
 }

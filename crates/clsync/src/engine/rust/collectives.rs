@@ -185,20 +185,4 @@ impl WorkItem<'_> {
     pub fn sub_group_any(&self, predicate: bool) -> bool {
         self.vote(true, false, predicate, Location::caller())
     }
-    /// `sub_group_ballot(predicate)` (`cl_khr_subgroup_ballot`): bit `k`
-    /// set where lane `k`'s predicate holds (sub-groups have at most 64
-    /// lanes).
-    #[track_caller]
-    pub fn sub_group_ballot(&self, predicate: bool) -> u64 {
-        let x = u64::from(predicate);
-        self.collective(true, Combine::Ballot, 0, |a, _| a, x, Location::caller())
-    }
-    /// `sub_group_clustered_reduce_add(x, clustersize)`
-    /// (`cl_khr_subgroup_clustered_reduce`): the sum over this lane's
-    /// cluster of `cluster` consecutive lanes.
-    #[track_caller]
-    pub fn sub_group_clustered_reduce_add<T: GroupValue>(&self, x: T, cluster: usize) -> T {
-        let how = Combine::Clustered(cluster);
-        self.collective(true, how, T::ZERO, T::add, x, Location::caller())
-    }
 }

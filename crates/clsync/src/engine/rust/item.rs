@@ -263,10 +263,30 @@ impl WorkItem<'_> {
         let op = match kind {
             BarrierKind::WorkGroup => "work_group_barrier",
             BarrierKind::SubGroup => "sub_group_barrier",
+            BarrierKind::SubGroupActive { op } => {
+                self.sub_group_active_at(site, op);
+                return Ok(());
+            }
         };
         let flags = checker::argument(op, validate::barrier(op, flags, scope), site)?;
         self.wait_at(kind, flags, scope, site);
         Ok(())
+    }
+
+    /// Waits at the non-uniform sub-group operation `op` at `site` (see
+    /// [`BarrierKind::SubGroupActive`]) until the scheduler releases the
+    /// work-items of this sub-group that wait there together: its active
+    /// set. For interpreters and compiled code; Rust kernels call the
+    /// operations themselves ([`sub_group_elect`](WorkItem::sub_group_elect),
+    /// ...). It fences nothing; a work-item of the sub-group that never
+    /// comes is not waited for.
+    pub fn sub_group_active_at(&self, site: Site, op: u64) {
+        self.wait_at(
+            BarrierKind::SubGroupActive { op },
+            MemFlags(0),
+            MemScope::SubGroup,
+            site,
+        );
     }
 
     /// A point where a cancelled launch may stop this work-item, for

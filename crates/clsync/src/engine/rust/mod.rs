@@ -15,6 +15,7 @@
 
 mod collectives;
 mod item;
+mod non_uniform;
 mod stack;
 
 pub(crate) use item::arrive_unowned;
