@@ -63,7 +63,7 @@ impl ImageMem {
     /// array's layer (the API's second coordinate) is its third.
     fn lay(&self, v: [usize; 3], fill: usize) -> [usize; 3] {
         match self.ty {
-            CL_MEM_OBJECT_IMAGE1D => [v[0], fill, fill],
+            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => [v[0], fill, fill],
             CL_MEM_OBJECT_IMAGE1D_ARRAY => [v[0], fill, v[1]],
             CL_MEM_OBJECT_IMAGE2D => [v[0], v[1], fill],
             _ => v,
@@ -79,7 +79,7 @@ impl ImageMem {
         // The coordinates a type does not have must be 0 (origin) and 1
         // (region).
         let used = match self.ty {
-            CL_MEM_OBJECT_IMAGE1D => 1,
+            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => 1,
             CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE1D_ARRAY => 2,
             _ => 3,
         };
@@ -213,6 +213,7 @@ unsafe fn create(
     host_ptr: *mut c_void,
 ) -> ClResult<*mut c_void> {
     let c = context::get(context)?;
+    let asked = flags;
     let flags = memory::check_flags(flags)?;
     if format.is_null() {
         return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
@@ -232,8 +233,11 @@ unsafe fn create(
     if d.num_mip_levels != 0 || d.num_samples != 0 {
         return Err(CL_INVALID_IMAGE_DESCRIPTOR);
     }
-    // Null unless an image is made from a buffer, which clsync does not
-    // offer.
+    if d.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+        return crate::image_buffer::create(c, properties, asked, f, fmt, &d, host_ptr);
+    }
+    // Null unless an image is made from a buffer: image1d_buffer_t only
+    // (cl_khr_image2d_from_buffer is not offered).
     if !d.buffer.is_null() {
         return Err(CL_INVALID_IMAGE_DESCRIPTOR);
     }
@@ -284,9 +288,6 @@ unsafe fn create(
                 layers,
             }
         }
-        // Images from buffers (image1d_buffer_t) are not offered: no
-        // format is supported for them.
-        CL_MEM_OBJECT_IMAGE1D_BUFFER => return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED),
         _ => return Err(CL_INVALID_IMAGE_DESCRIPTOR),
     };
     let image = Arc::new(Image::new(shape, fmt));
@@ -348,7 +349,9 @@ unsafe fn create(
         format: f,
         host,
     };
-    Ok(memory::create_image(c, flags, properties, im, host_ptr))
+    Ok(memory::create_image(
+        c, flags, properties, im, host_ptr, None,
+    ))
 }
 
 /// `clCreateImage`.
@@ -507,8 +510,8 @@ pub unsafe extern "C" fn clGetSupportedImageFormats(
             | CL_MEM_OBJECT_IMAGE2D
             | CL_MEM_OBJECT_IMAGE3D
             | CL_MEM_OBJECT_IMAGE1D_ARRAY
-            | CL_MEM_OBJECT_IMAGE2D_ARRAY => formats(),
-            CL_MEM_OBJECT_IMAGE1D_BUFFER => Vec::new(),
+            | CL_MEM_OBJECT_IMAGE2D_ARRAY
+            | CL_MEM_OBJECT_IMAGE1D_BUFFER => formats(),
             _ => return Err(CL_INVALID_VALUE),
         };
         if num_entries == 0 && !image_formats.is_null() {
@@ -561,13 +564,15 @@ pub unsafe extern "C" fn clGetImageInfo(
             CL_IMAGE_ELEMENT_SIZE => Ok(Value::of(im.texel())),
             CL_IMAGE_ROW_PITCH => Ok(Value::of(row)),
             CL_IMAGE_SLICE_PITCH => Ok(Value::of(match im.ty {
-                CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE2D => 0,
+                CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D => 0,
                 CL_MEM_OBJECT_IMAGE1D_ARRAY => row,
                 _ => slice,
             })),
             CL_IMAGE_WIDTH => Ok(Value::of(w)),
             CL_IMAGE_HEIGHT => Ok(Value::of(match im.ty {
-                CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_ARRAY => 0,
+                CL_MEM_OBJECT_IMAGE1D
+                | CL_MEM_OBJECT_IMAGE1D_BUFFER
+                | CL_MEM_OBJECT_IMAGE1D_ARRAY => 0,
                 _ => h,
             })),
             CL_IMAGE_DEPTH => Ok(Value::of(if im.ty == CL_MEM_OBJECT_IMAGE3D {
@@ -576,7 +581,10 @@ pub unsafe extern "C" fn clGetImageInfo(
                 0
             })),
             CL_IMAGE_ARRAY_SIZE => Ok(Value::of(if arrayed { d } else { 0 })),
-            CL_IMAGE_BUFFER => Ok(Value::of(std::ptr::null_mut::<c_void>())),
+            CL_IMAGE_BUFFER => Ok(Value::of(match (m.parent(), im.ty) {
+                (Some(b), CL_MEM_OBJECT_IMAGE1D_BUFFER) => crate::handle::handle(b),
+                _ => std::ptr::null_mut(),
+            })),
             CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => Ok(Value::of(0u32)),
             _ => Err(CL_INVALID_VALUE),
         };

@@ -462,7 +462,9 @@ pub unsafe extern "C" fn clEnqueueMapImage(
             api::write(
                 image_slice_pitch,
                 match im.ty {
-                    CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE2D => 0,
+                    CL_MEM_OBJECT_IMAGE1D
+                    | CL_MEM_OBJECT_IMAGE1D_BUFFER
+                    | CL_MEM_OBJECT_IMAGE2D => 0,
                     CL_MEM_OBJECT_IMAGE1D_ARRAY => row,
                     _ => slice,
                 },

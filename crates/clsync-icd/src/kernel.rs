@@ -265,9 +265,10 @@ pub unsafe extern "C" fn clSetKernelArg(
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
                 // The image's type must be the parameter's (SPIR-V's `Dim`:
-                // 0 1D, 1 2D, 2 3D).
+                // 0 1D, 1 2D, 2 3D, 5 buffer).
                 let shape = match m.image.as_ref().map(|i| i.ty) {
                     Some(CL_MEM_OBJECT_IMAGE1D) => (0, false),
+                    Some(CL_MEM_OBJECT_IMAGE1D_BUFFER) => (5, false),
                     Some(CL_MEM_OBJECT_IMAGE2D) => (1, false),
                     Some(CL_MEM_OBJECT_IMAGE3D) => (2, false),
                     Some(CL_MEM_OBJECT_IMAGE1D_ARRAY) => (0, true),

@@ -38,6 +38,7 @@ pub mod dispatch;
 pub mod event;
 pub mod handle;
 pub mod image;
+pub mod image_buffer;
 pub mod image_commands;
 pub mod info;
 pub mod interop;

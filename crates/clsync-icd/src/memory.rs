@@ -95,6 +95,17 @@ impl Mem {
         unsafe { self.storage.ptr.add(self.offset) }
     }
 
+    /// The name reports give it (`buffer N`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The object it was made from: a sub-buffer's buffer, an
+    /// image1d_buffer_t's buffer.
+    pub fn parent(&self) -> Option<&Ref<Mem>> {
+        self.parent.as_ref()
+    }
+
     /// Whether `[offset, offset + len)` lies within the object.
     pub fn holds(&self, offset: usize, len: usize) -> bool {
         offset.checked_add(len).is_some_and(|end| end <= self.size)
@@ -201,10 +212,11 @@ pub fn get(h: cl_mem) -> ClResult<Ref<Mem>> {
     handle::get::<Mem>(h).ok_or(CL_INVALID_MEM_OBJECT)
 }
 
-const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-const HOST_ACCESS: cl_mem_flags =
+pub(crate) const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+pub(crate) const HOST_ACCESS: cl_mem_flags =
     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+pub(crate) const HOST_PTR: cl_mem_flags =
+    CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
 /// Checks a memory object's flags; returns them with the default access
 /// (`CL_MEM_READ_WRITE`) filled in.
@@ -295,6 +307,7 @@ pub fn create_image(
     properties: Vec<cl_mem_properties>,
     image: ImageMem,
     host_ptr: *mut c_void,
+    buffer: Option<Ref<Mem>>,
 ) -> *mut c_void {
     let (ptr, size) = image.image.raw_bytes();
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -306,7 +319,9 @@ pub fn create_image(
         // with the storage.
         storage: Arc::new(Storage { ptr, layout: None }),
         offset: 0,
-        parent: None,
+        // The buffer an image1d_buffer_t's texels are
+        // (`CL_MEM_ASSOCIATED_MEMOBJECT`, `CL_IMAGE_BUFFER`).
+        parent: buffer,
         host_ptr: if flags & CL_MEM_USE_HOST_PTR != 0 {
             host_ptr as usize
         } else {
@@ -529,7 +544,11 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
                     .as_ref()
                     .map_or(std::ptr::null_mut(), handle::handle),
             )),
-            CL_MEM_OFFSET => Ok(Value::of(if m.parent.is_some() { m.offset } else { 0 })),
+            CL_MEM_OFFSET => Ok(Value::of(if m.parent.is_some() && m.image.is_none() {
+                m.offset
+            } else {
+                0
+            })),
             CL_MEM_USES_SVM_POINTER => Ok(Value::bool(
                 m.host_ptr != 0 && crate::svm::is_svm(m.host_ptr as *const c_void, m.size),
             )),

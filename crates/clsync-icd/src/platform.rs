@@ -16,8 +16,8 @@ use opencl_sys::*;
 
 use crate::api::{self, ClResult};
 use crate::handle::{self, Ref};
-use crate::image;
 use crate::info::{name_version, version, Value};
+use crate::{image, image_buffer};
 
 /// The clsync platform.
 pub struct Platform;
@@ -280,8 +280,8 @@ fn device_info(name: cl_device_info) -> ClResult<Value> {
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT
         | CL_DEVICE_IMAGE3D_MAX_DEPTH => Value::of(image::MAX_3D),
         CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Value::of(image::MAX_LAYERS),
-        // image1d_buffer_t: no format is supported for it.
-        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Value::of(65536usize),
+        // image1d_buffer_t's texels (the specification's minimum is 65536).
+        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Value::of(image_buffer::MAX_TEXELS),
         CL_DEVICE_MAX_PARAMETER_SIZE => Value::of(1024usize),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => Value::of(1024u32),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => Value::of(128u32),

@@ -566,6 +566,56 @@ fn images_and_their_regions() {
         clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
         assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR);
 
+        // Images from buffers: a buffer of 64 bytes holds 16 RGBA8 texels;
+        // no buffer, more texels, a host pointer, a host-pointer flag or a
+        // wider access than the buffer's are refused; the image is the
+        // buffer's memory object.
+        let buf = clCreateBuffer(s.ctx, CL_MEM_READ_ONLY, 64, null_mut(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        let mut d = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 16, 0);
+        clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR, "no buffer");
+        d.buffer = buf;
+        d.image_width = 17;
+        clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_IMAGE_SIZE, "17 texels in 64 bytes");
+        d.image_width = 16;
+        let mut byte = 0u8;
+        clCreateImage(s.ctx, 0, &f, &d, (&mut byte as *mut u8).cast(), &mut err);
+        assert_eq!(err, CL_INVALID_HOST_PTR);
+        clCreateImage(s.ctx, CL_MEM_ALLOC_HOST_PTR, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_VALUE);
+        clCreateImage(s.ctx, CL_MEM_READ_WRITE, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_INVALID_VALUE, "wider than the buffer's access");
+        let ib = clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        let mut flags: cl_mem_flags = 0;
+        let mut assoc: cl_mem = null_mut();
+        assert_eq!(
+            clGetMemObjectInfo(
+                ib,
+                CL_MEM_FLAGS,
+                8,
+                (&mut flags as *mut cl_mem_flags).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(flags, CL_MEM_READ_ONLY, "the buffer's access, inherited");
+        assert_eq!(
+            clGetMemObjectInfo(
+                ib,
+                CL_MEM_ASSOCIATED_MEMOBJECT,
+                8,
+                (&mut assoc as *mut cl_mem).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(assoc, buf);
+        clReleaseMemObject(ib);
+        clReleaseMemObject(buf);
+
         // CL_MEM_USE_HOST_PTR with a padded row pitch: a map hands out the
         // application's memory, up to date; a write map's bytes go back
         // into the image on unmap.

@@ -92,6 +92,7 @@ const WORKLOADS: &[&str] = &[
     "sub-groups",
     "events",
     "images",
+    "image1d-buffer",
     "svm",
 ];
 

@@ -2,7 +2,8 @@
 //! computation of the OpenCL C specification's conversion, addressing and
 //! filtering rules: formats written and read back, samplers with every
 //! addressing mode, nearest and linear, normalized coordinates or not,
-//! arrays and 3D images, the queries; unchecked and checked.
+//! arrays and 3D images, the queries, images over buffers; unchecked and
+//! checked.
 
 mod common;
 
@@ -689,4 +690,77 @@ fn an_image_fence_in_a_barrier_orders_texels_across_work_items() {
             assert_eq!(out.to_vec(), [5.0]);
         }
     }
+}
+
+/// `image1d_buffer_t`: an image over a buffer's bytes reads what the
+/// buffer holds and its writes are the buffer's contents (integer texels,
+/// the width and format queries); unchecked and checked. A plain 1D image
+/// where the kernel takes one made from a buffer is refused by name.
+#[test]
+fn images_over_buffers_share_the_buffers_bytes() {
+    let p = common::build(
+        r#"
+        kernel void over(read_only image1d_buffer_t in, write_only image1d_buffer_t out, global int *q) {
+            int i = get_global_id(0);
+            uint4 t = read_imageui(in, i);
+            write_imageui(out, i, t.yxwz + (uint4)(1));
+            if (i == 0) {
+                q[0] = get_image_width(in);
+                q[1] = get_image_channel_order(out);
+                q[2] = get_image_channel_data_type(out);
+            }
+        }"#,
+        "over.cl",
+        "-cl-std=CL1.2",
+    );
+    let n = 40;
+    let f = fmt(ChannelOrder::Rgba, ChannelType::UnsignedInt16);
+    let start: Vec<u16> = (0..n * 4).map(|k| (k * 37 % 1000) as u16).collect();
+    let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    for checked in [false, true] {
+        let a = std::sync::Arc::new(Buffer::<u8>::from_slice(&bytes(&start)));
+        let b = std::sync::Arc::new(Buffer::<u8>::new(n * 8));
+        let (ia, ib) = (Image::from_buffer(a, f), Image::from_buffer(b.clone(), f));
+        let q = Buffer::<i32>::new(3);
+        let found = common::run(
+            &p,
+            "over",
+            NdRange::new([n]),
+            &[Arg::Image(&ia), Arg::Image(&ib), Arg::Buffer(&q)],
+            checked,
+        );
+        assert!(found.is_empty(), "{found:?}");
+        let out: Vec<u16> = b
+            .to_vec()
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        for i in 0..n {
+            let t = &start[i * 4..i * 4 + 4];
+            let want = [t[1] + 1, t[0] + 1, t[3] + 1, t[2] + 1];
+            assert_eq!(
+                &out[i * 4..i * 4 + 4],
+                &want,
+                "texel {i} (checked: {checked})"
+            );
+        }
+        // CLK_RGBA, CLK_UNSIGNED_INT16.
+        assert_eq!(q.to_vec(), vec![n as i32, 0x10B5, 0x10DB]);
+    }
+    let plain = Image::new(ImageShape::D1 { width: n }, f);
+    let e = p
+        .kernel("over")
+        .unwrap()
+        .run(
+            &clsync::Runtime::new(),
+            NdRange::new([1]),
+            &[
+                Arg::Image(&plain),
+                Arg::Image(&plain),
+                Arg::Buffer(&Buffer::<i32>::new(3)),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the kernel takes a buffer image"), "{e}");
 }

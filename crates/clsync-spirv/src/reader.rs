@@ -32,6 +32,9 @@ const SUPPORTED: &[Capability] = &[
     Capability::ImageReadWrite,
     Capability::Image1D,
     Capability::Sampled1D,
+    // image1d_buffer_t (read-only or write-only, and read-write).
+    Capability::SampledBuffer,
+    Capability::ImageBuffer,
     Capability::LiteralSampler,
     // cl_khr_subgroup_* (ballot, shuffles, non-uniform arithmetic, votes).
     Capability::GroupNonUniform,

@@ -1,5 +1,5 @@
-//! Images and samplers of OpenCL C kernels: 1D, 2D and 3D images and 1D
-//! and 2D image arrays, in the channel orders and types of the OpenCL C
+//! Images and samplers of OpenCL C kernels: 1D, 2D and 3D images, 1D and
+//! 2D image arrays and 1D images over buffers, in the channel orders and types of the OpenCL C
 //! specification's image functions, read with and without a sampler and
 //! written; what `read_image*`, `write_image*` and `get_image_*` do.
 //!
@@ -232,7 +232,46 @@ impl ImageShape {
 pub struct Image {
     shape: ImageShape,
     format: ImageFormat,
-    data: clsync::Buffer<u8>,
+    data: Texels,
+}
+
+/// Where an image's texels are.
+enum Texels {
+    /// Its own bytes.
+    Own(clsync::Buffer<u8>),
+    /// A buffer's (`image1d_buffer_t`, [`Image::over`]).
+    Over(Borrowed),
+}
+
+/// Another object's bytes, and what keeps them alive.
+struct Borrowed {
+    base: *mut u8,
+    len: usize,
+    name: String,
+    _keep: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+// SAFETY: the bytes are plain memory that kernels and the host access
+// through raw pointers under the OpenCL memory model's rules, as a buffer's
+// (`clsync::Buffer<u8>`, which the owned case holds, is `Send` and `Sync`);
+// `Image::over`'s caller guarantees them alive while `_keep` is.
+unsafe impl Send for Borrowed {}
+// SAFETY: as above.
+unsafe impl Sync for Borrowed {}
+
+impl Texels {
+    fn raw_bytes(&self) -> (*mut u8, usize) {
+        match self {
+            Texels::Own(b) => b.raw_bytes(),
+            Texels::Over(o) => (o.base, o.len),
+        }
+    }
+    fn name(&self) -> &str {
+        match self {
+            Texels::Own(b) => b.name(),
+            Texels::Over(o) => &o.name,
+        }
+    }
 }
 
 impl Image {
@@ -243,19 +282,87 @@ impl Image {
         Image {
             shape,
             format,
-            data,
+            data: Texels::Own(data),
         }
         .registered()
     }
 
+    /// A 1D image over `len` bytes at `base`, another object's
+    /// (`image1d_buffer_t`: an image made from a buffer, whose texels are
+    /// the buffer's bytes, so that each sees the other's writes). `keep`
+    /// keeps the bytes alive; the image's width is as many texels as fit.
+    /// The bytes keep the name their own object gives them in reports.
+    ///
+    /// # Safety
+    ///
+    /// `base` is valid for reads and writes of `len` bytes while `keep`
+    /// lives, accessed by others only as the OpenCL memory model allows.
+    pub unsafe fn over(
+        base: *mut u8,
+        len: usize,
+        format: ImageFormat,
+        name: impl Into<String>,
+        keep: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        Image {
+            shape: ImageShape::D1 {
+                width: len / format.texel_bytes(),
+            },
+            format,
+            data: Texels::Over(Borrowed {
+                base,
+                len,
+                name: name.into(),
+                _keep: keep,
+            }),
+        }
+    }
+
+    /// An `image1d_buffer_t` over `buffer`'s bytes: as many texels of
+    /// `format` as fit; the kernel's image writes are the buffer's contents.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use clsync_opencl::{ChannelOrder, ChannelType, Image, ImageFormat};
+    /// let bytes = Arc::new(clsync::Buffer::<u8>::from_slice(&[0, 64, 128, 255]));
+    /// let f = ImageFormat { order: ChannelOrder::R, ty: ChannelType::UnormInt8 };
+    /// let img = Image::from_buffer(bytes.clone(), f);
+    /// assert_eq!(img.read_f32([3, 0, 0]), [1.0, 0.0, 0.0, 1.0]);
+    /// assert!(img.is_from_buffer());
+    /// ```
+    pub fn from_buffer(buffer: std::sync::Arc<clsync::Buffer<u8>>, format: ImageFormat) -> Self {
+        let (base, len) = buffer.raw_bytes();
+        let name = buffer.name().to_string();
+        // SAFETY: a buffer's `len` bytes at `base` live as long as the
+        // buffer, which the image keeps; they are accessed as the buffer's
+        // own are.
+        unsafe { Image::over(base, len, format, name, buffer) }
+    }
+
+    /// Whether its texels are another object's bytes (an `image1d_buffer_t`,
+    /// [`Image::from_buffer`], [`Image::over`]).
+    pub fn is_from_buffer(&self) -> bool {
+        matches!(self.data, Texels::Over(_))
+    }
+
     /// Names the image for reports.
     pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.data = self.data.named(name);
+        match &mut self.data {
+            Texels::Own(b) => {
+                let b = std::mem::replace(b, clsync::Buffer::new(0)).named(name);
+                self.data = Texels::Own(b);
+            }
+            Texels::Over(o) => o.name = name.into(),
+        }
         self.registered()
     }
 
-    /// Tells the checker that the bytes are this image's texels.
+    /// Tells the checker that the bytes are this image's texels (an image
+    /// over a buffer's bytes leaves them the buffer's).
     fn registered(self) -> Self {
+        if matches!(self.data, Texels::Over(_)) {
+            return self;
+        }
         let [w, h, d] = self.shape.extent();
         clsync::checker::engine::name_memory(
             self.data.raw_bytes().0 as usize,
@@ -285,7 +392,11 @@ impl Image {
     /// The texels' bytes, row by row, slice by slice.
     pub fn to_bytes(&self) -> Vec<u8> {
         let [w, h, d] = self.shape.extent();
-        self.data.to_vec()[..w * h * d * self.format.texel_bytes()].to_vec()
+        let (p, len) = self.data.raw_bytes();
+        let n = (w * h * d * self.format.texel_bytes()).min(len);
+        // SAFETY: `p` has `len` bytes; no kernel writes the image while the
+        // host reads it (the host's side of the launch contract).
+        unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
     }
 
     /// Sets the texels from bytes laid out as [`to_bytes`](Self::to_bytes)

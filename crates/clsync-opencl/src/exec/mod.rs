@@ -319,6 +319,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
             }
             (ArgKind::Image { dim, arrayed }, Arg::Image(img)) => {
                 let (d, a) = match img.shape() {
+                    image::ImageShape::D1 { .. } if img.is_from_buffer() => (5, false),
                     image::ImageShape::D1 { .. } => (0, false),
                     image::ImageShape::D2 { .. } => (1, false),
                     image::ImageShape::D3 { .. } => (2, false),
