@@ -105,13 +105,21 @@ impl ImageMem {
 }
 
 /// The channel order of a `cl_channel_order`.
+// OpenCL's own names (`CL_RGBx`, `CL_sRGBA`) in the patterns.
+#[allow(non_upper_case_globals)]
 fn order(o: cl_channel_order) -> Option<ChannelOrder> {
     Some(match o {
         CL_R => ChannelOrder::R,
         CL_A => ChannelOrder::A,
         CL_RG => ChannelOrder::Rg,
         CL_RA => ChannelOrder::Ra,
+        CL_RGB => ChannelOrder::Rgb,
+        CL_RGBx => ChannelOrder::Rgbx,
         CL_RGBA => ChannelOrder::Rgba,
+        CL_sRGBx => ChannelOrder::Srgbx,
+        CL_sRGBA => ChannelOrder::Srgba,
+        CL_sBGRA => ChannelOrder::Sbgra,
+        CL_ABGR => ChannelOrder::Abgr,
         CL_BGRA => ChannelOrder::Bgra,
         CL_ARGB => ChannelOrder::Argb,
         CL_INTENSITY => ChannelOrder::Intensity,
@@ -127,6 +135,10 @@ fn channel(t: cl_channel_type) -> Option<ChannelType> {
         CL_SNORM_INT16 => ChannelType::SnormInt16,
         CL_UNORM_INT8 => ChannelType::UnormInt8,
         CL_UNORM_INT16 => ChannelType::UnormInt16,
+        CL_UNORM_SHORT_565 => ChannelType::UnormShort565,
+        CL_UNORM_SHORT_555 => ChannelType::UnormShort555,
+        CL_UNORM_INT_101010 => ChannelType::UnormInt101010,
+        CL_UNORM_INT_101010_2 => ChannelType::UnormInt101010_2,
         CL_SIGNED_INT8 => ChannelType::SignedInt8,
         CL_SIGNED_INT16 => ChannelType::SignedInt16,
         CL_SIGNED_INT32 => ChannelType::SignedInt32,
@@ -139,7 +151,7 @@ fn channel(t: cl_channel_type) -> Option<ChannelType> {
     })
 }
 
-const ALL_TYPES: [cl_channel_type; 12] = [
+const ALL_TYPES: [cl_channel_type; 16] = [
     CL_SNORM_INT8,
     CL_SNORM_INT16,
     CL_UNORM_INT8,
@@ -152,19 +164,35 @@ const ALL_TYPES: [cl_channel_type; 12] = [
     CL_UNSIGNED_INT32,
     CL_HALF_FLOAT,
     CL_FLOAT,
+    CL_UNORM_SHORT_565,
+    CL_UNORM_SHORT_555,
+    CL_UNORM_INT_101010,
+    CL_UNORM_INT_101010_2,
 ];
 
-/// Whether clsync stores a format: R, A, RG, RA, RGBA of every type; BGRA
-/// and ARGB of the 8-bit types; intensity and luminance of the normalized
-/// and float types (the combinations OpenCL defines).
+/// Whether clsync stores a format: R, A, RG, RA, RGBA of every type of
+/// whole channels; BGRA, ARGB and ABGR of the 8-bit types; intensity and
+/// luminance of the normalized and float types; RGB and RGBx of the packed
+/// 565, 555 and 101010 types, RGBA of 101010_2; sRGBA, sBGRA and sRGBx of
+/// 8-bit normalized channels (the combinations OpenCL defines whose texels
+/// are a power of two bytes: not `CL_sRGB`'s three).
 fn supported(f: &cl_image_format) -> Option<ImageFormat> {
     let (o, t) = (
         order(f.image_channel_order)?,
         channel(f.image_channel_data_type)?,
     );
-    let ok = match o {
-        ChannelOrder::Bgra | ChannelOrder::Argb => t.bytes() == 1,
-        ChannelOrder::Intensity | ChannelOrder::Luminance => t.is_float(),
+    use ChannelType::{UnormInt101010, UnormInt101010_2, UnormInt8, UnormShort555, UnormShort565};
+    let ok = match (o, t) {
+        (
+            ChannelOrder::Rgb | ChannelOrder::Rgbx,
+            UnormShort565 | UnormShort555 | UnormInt101010,
+        ) => true,
+        (ChannelOrder::Rgba, UnormInt101010_2) => true,
+        (_, _) if t.packed().is_some() => false,
+        (ChannelOrder::Rgb | ChannelOrder::Rgbx, _) => false,
+        (ChannelOrder::Srgba | ChannelOrder::Sbgra | ChannelOrder::Srgbx, _) => t == UnormInt8,
+        (ChannelOrder::Bgra | ChannelOrder::Argb | ChannelOrder::Abgr, _) => t.bytes() == 1,
+        (ChannelOrder::Intensity | ChannelOrder::Luminance, _) => t.is_float(),
         _ => true,
     };
     ok.then_some(ImageFormat { order: o, ty: t })
@@ -177,11 +205,17 @@ fn formats() -> Vec<cl_image_format> {
         CL_A,
         CL_RG,
         CL_RA,
+        CL_RGB,
+        CL_RGBx,
         CL_RGBA,
         CL_BGRA,
         CL_ARGB,
+        CL_ABGR,
         CL_INTENSITY,
         CL_LUMINANCE,
+        CL_sRGBx,
+        CL_sRGBA,
+        CL_sBGRA,
     ];
     let mut v = Vec::new();
     for o in orders {

@@ -764,3 +764,152 @@ fn images_over_buffers_share_the_buffers_bytes() {
         .to_string();
     assert!(e.contains("the kernel takes a buffer image"), "{e}");
 }
+
+/// The packed formats (565, 555, 101010 and 101010_2), the sRGB orders
+/// and ABGR: what `write_imagef` stores, against the texel bytes the
+/// specification lays out (the first channel in the highest bits of a
+/// packed word; sRGB encoding by its formula, rounded to 8 bits), and what
+/// `read_imagef` gives back (the fields normalized, sRGB decoded to linear,
+/// an unused channel's alpha 1); unchecked and checked.
+#[test]
+fn packed_srgb_and_abgr_texels_are_laid_out_as_specified() {
+    let p = build();
+    let (w, h) = (4usize, 2usize);
+    let vals: Vec<[f32; 4]> = (0..w * h)
+        .map(|i| {
+            let t = i as f32 / 9.0;
+            [t, 1.0 - t, t * t, 0.7 - t / 2.0]
+        })
+        .collect();
+    let rte = |x: f32, max: u32| (x.clamp(0.0, 1.0) * max as f32).round_ties_even() as u32;
+    let encode_srgb = |l: f32| {
+        let l = f64::from(l.clamp(0.0, 1.0));
+        let c = if l <= 0.0031308 {
+            12.92 * l
+        } else {
+            1.055 * l.powf(1.0 / 2.4) - 0.055
+        };
+        rte(c as f32, 255)
+    };
+    let decode_srgb = |b: u32| {
+        let c = f64::from(b) / 255.0;
+        (if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }) as f32
+    };
+    // A packed texel's bytes: each channel in its field, from the lowest
+    // bit `low`, `bits` wide.
+    let packed = |fields: &[(u32, u32)], v: &[f32; 4], bytes: usize| {
+        let word = fields
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (c, (low, bits))| {
+                acc | ((v[c].clamp(0.0, 1.0) * ((1u32 << bits) - 1) as f32).round_ties_even()
+                    as u32)
+                    << low
+            });
+        word.to_le_bytes()[..bytes].to_vec()
+    };
+    // Each format, with a packed type's fields (red, green, blue, alpha).
+    type Fields = &'static [(u32, u32)];
+    let cases: Vec<(ChannelOrder, ChannelType, Fields)> = vec![
+        (
+            ChannelOrder::Rgb,
+            ChannelType::UnormShort565,
+            &[(11, 5), (5, 6), (0, 5)],
+        ),
+        (
+            ChannelOrder::Rgbx,
+            ChannelType::UnormShort555,
+            &[(10, 5), (5, 5), (0, 5)],
+        ),
+        (
+            ChannelOrder::Rgb,
+            ChannelType::UnormInt101010,
+            &[(20, 10), (10, 10), (0, 10)],
+        ),
+        (
+            ChannelOrder::Rgba,
+            ChannelType::UnormInt101010_2,
+            &[(22, 10), (12, 10), (2, 10), (0, 2)],
+        ),
+        (ChannelOrder::Srgba, ChannelType::UnormInt8, &[]),
+        (ChannelOrder::Sbgra, ChannelType::UnormInt8, &[]),
+        (ChannelOrder::Srgbx, ChannelType::UnormInt8, &[]),
+        (ChannelOrder::Abgr, ChannelType::UnormInt8, &[]),
+    ];
+    for checked in [false, true] {
+        for (order, ty, fields) in &cases {
+            let img = Image::new(
+                ImageShape::D2 {
+                    width: w,
+                    height: h,
+                },
+                fmt(*order, *ty),
+            );
+            let v = Buffer::from_slice(&floats(&vals));
+            let back = Buffer::<f32>::new(4 * w * h);
+            let range = NdRange::new([w, h]);
+            let args = [
+                Arg::Image(&img),
+                Arg::Image(&img),
+                Arg::Buffer(&v),
+                Arg::Buffer(&back),
+            ];
+            assert!(common::run(&p, "write_read", range.clone(), &args, checked).is_empty());
+            let args = [Arg::Image(&img), Arg::Buffer(&back)];
+            assert!(common::run(&p, "read_back", range, &args, checked).is_empty());
+            let (bytes, got) = (img.to_bytes(), back.to_vec());
+            let tb = bytes.len() / (w * h);
+            for (i, val) in vals.iter().enumerate() {
+                let srgb = |k: usize| encode_srgb(val[k]) as u8;
+                let unorm8 = |k: usize| rte(val[k], 255) as u8;
+                let (want_bytes, want): (Vec<u8>, [f32; 4]) = if !fields.is_empty() {
+                    let b = packed(fields, val, tb);
+                    let mut word = [0u8; 4];
+                    word[..tb].copy_from_slice(&b);
+                    let word = u32::from_le_bytes(word);
+                    let mut r = [0.0, 0.0, 0.0, 1.0];
+                    for (c, (low, bits)) in fields.iter().enumerate() {
+                        let max = (1u32 << bits) - 1;
+                        r[c] = (word >> low & max) as f32 / max as f32;
+                    }
+                    (b, r)
+                } else {
+                    let lin = |k: usize| decode_srgb(srgb(k) as u32);
+                    let n = |k: usize| unorm8(k) as f32 / 255.0;
+                    match order {
+                        ChannelOrder::Srgba => (
+                            vec![srgb(0), srgb(1), srgb(2), unorm8(3)],
+                            [lin(0), lin(1), lin(2), n(3)],
+                        ),
+                        ChannelOrder::Sbgra => (
+                            vec![srgb(2), srgb(1), srgb(0), unorm8(3)],
+                            [lin(0), lin(1), lin(2), n(3)],
+                        ),
+                        ChannelOrder::Srgbx => (
+                            vec![srgb(0), srgb(1), srgb(2), 0],
+                            [lin(0), lin(1), lin(2), 1.0],
+                        ),
+                        _ => (
+                            vec![unorm8(3), unorm8(2), unorm8(1), unorm8(0)],
+                            [n(0), n(1), n(2), n(3)],
+                        ),
+                    }
+                };
+                let at = format!("{order:?} {ty:?} texel {i} (checked: {checked})");
+                assert_eq!(&bytes[i * tb..i * tb + tb], &want_bytes[..], "{at}");
+                for k in 0..4 {
+                    let g = got[4 * i + k];
+                    assert!(
+                        (g - want[k]).abs() <= 1e-6,
+                        "{at} channel {k}: {g} != {}",
+                        want[k]
+                    );
+                }
+            }
+        }
+    }
+}

@@ -41,6 +41,8 @@ pub enum ChannelOrder {
     Rg = 2,
     /// `CL_RA`.
     Ra = 3,
+    /// `CL_RGB`: with a packed channel type only.
+    Rgb = 4,
     /// `CL_RGBA`.
     Rgba = 5,
     /// `CL_BGRA`.
@@ -51,6 +53,28 @@ pub enum ChannelOrder {
     Intensity = 8,
     /// `CL_LUMINANCE`.
     Luminance = 9,
+    /// `CL_RGBx`: red, green, blue and an unused channel; with a packed
+    /// channel type only.
+    Rgbx = 12,
+    /// `CL_sRGBx`: sRGB-encoded red, green, blue and an unused channel.
+    Srgbx = 16,
+    /// `CL_sRGBA`: sRGB-encoded red, green and blue, and linear alpha.
+    Srgba = 17,
+    /// `CL_sBGRA`.
+    Sbgra = 18,
+    /// `CL_ABGR`.
+    Abgr = 19,
+}
+
+impl ChannelOrder {
+    /// Whether the red, green and blue channels are sRGB-encoded: a read
+    /// converts them to linear values, a write from linear values.
+    pub fn is_srgb(self) -> bool {
+        matches!(
+            self,
+            ChannelOrder::Srgbx | ChannelOrder::Srgba | ChannelOrder::Sbgra
+        )
+    }
 }
 
 /// The type of each channel (`cl_image_format`'s channel data type), with
@@ -66,6 +90,12 @@ pub enum ChannelType {
     UnormInt8 = 2,
     /// `CL_UNORM_INT16`.
     UnormInt16 = 3,
+    /// `CL_UNORM_SHORT_565`: red in bits 15-11, green 10-5, blue 4-0.
+    UnormShort565 = 4,
+    /// `CL_UNORM_SHORT_555`: red in bits 14-10, green 9-5, blue 4-0.
+    UnormShort555 = 5,
+    /// `CL_UNORM_INT_101010`: red in bits 29-20, green 19-10, blue 9-0.
+    UnormInt101010 = 6,
     /// `CL_SIGNED_INT8`.
     SignedInt8 = 7,
     /// `CL_SIGNED_INT16`.
@@ -82,16 +112,21 @@ pub enum ChannelType {
     HalfFloat = 13,
     /// `CL_FLOAT`.
     Float = 14,
+    /// `CL_UNORM_INT_101010_2`: red in bits 31-22, green 21-12, blue 11-2,
+    /// alpha 1-0.
+    UnormInt101010_2 = 16,
 }
 
 impl ChannelType {
-    /// Bytes of one channel.
+    /// Bytes of one channel; of a packed type's whole texel.
     pub fn bytes(self) -> usize {
         use ChannelType::*;
         match self {
             SnormInt8 | UnormInt8 | SignedInt8 | UnsignedInt8 => 1,
             SnormInt16 | UnormInt16 | SignedInt16 | UnsignedInt16 | HalfFloat => 2,
+            UnormShort565 | UnormShort555 => 2,
             SignedInt32 | UnsignedInt32 | Float => 4,
+            UnormInt101010 | UnormInt101010_2 => 4,
         }
     }
 
@@ -99,10 +134,23 @@ impl ChannelType {
     /// float types), rather than `read_imagei`/`read_imageui`.
     pub fn is_float(self) -> bool {
         use ChannelType::*;
-        matches!(
+        !matches!(
             self,
-            SnormInt8 | SnormInt16 | UnormInt8 | UnormInt16 | HalfFloat | Float
+            SignedInt8 | SignedInt16 | SignedInt32 | UnsignedInt8 | UnsignedInt16 | UnsignedInt32
         )
+    }
+
+    /// A packed type's fields for red, green, blue and alpha: the lowest
+    /// bit and the width of each (`None` for a type of whole channels).
+    pub fn packed(self) -> Option<&'static [(u32, u32)]> {
+        use ChannelType::*;
+        Some(match self {
+            UnormShort565 => &[(11, 5), (5, 6), (0, 5)],
+            UnormShort555 => &[(10, 5), (5, 5), (0, 5)],
+            UnormInt101010 => &[(20, 10), (10, 10), (0, 10)],
+            UnormInt101010_2 => &[(22, 10), (12, 10), (2, 10), (0, 2)],
+            _ => return None,
+        })
     }
 }
 
@@ -117,24 +165,34 @@ pub struct ImageFormat {
 
 impl ImageFormat {
     /// The channels a texel stores, in memory order, as indexes of
-    /// `(r, g, b, a)`; intensity and luminance store one (kept as `r`).
+    /// `(r, g, b, a)`; intensity and luminance store one (kept as `r`), an
+    /// unused channel is [`UNUSED`]. A packed type's fields are its own.
     fn channels(self) -> &'static [usize] {
         match self.order {
             ChannelOrder::R | ChannelOrder::Intensity | ChannelOrder::Luminance => &[0],
             ChannelOrder::A => &[3],
             ChannelOrder::Rg => &[0, 1],
             ChannelOrder::Ra => &[0, 3],
-            ChannelOrder::Rgba => &[0, 1, 2, 3],
-            ChannelOrder::Bgra => &[2, 1, 0, 3],
+            ChannelOrder::Rgb => &[0, 1, 2],
+            ChannelOrder::Rgba | ChannelOrder::Srgba => &[0, 1, 2, 3],
+            ChannelOrder::Rgbx | ChannelOrder::Srgbx => &[0, 1, 2, UNUSED],
+            ChannelOrder::Bgra | ChannelOrder::Sbgra => &[2, 1, 0, 3],
             ChannelOrder::Argb => &[3, 0, 1, 2],
+            ChannelOrder::Abgr => &[3, 2, 1, 0],
         }
     }
 
     /// Bytes of one texel.
     pub fn texel_bytes(self) -> usize {
+        if self.ty.packed().is_some() {
+            return self.ty.bytes();
+        }
         self.channels().len() * self.ty.bytes()
     }
 }
+
+/// A channel a texel stores and no read returns (`CL_RGBx`'s `x`).
+const UNUSED: usize = 4;
 
 /// An image's geometry, with the values of SPIR-V's `Dim` for the
 /// dimensionality.
@@ -510,19 +568,36 @@ impl ImageRef {
             // where the order has no alpha.
             let alpha = matches!(
                 self.format.order,
-                ChannelOrder::R | ChannelOrder::Rg | ChannelOrder::Luminance
+                ChannelOrder::R | ChannelOrder::Rg | ChannelOrder::Rgb | ChannelOrder::Luminance
             );
             return [0, 0, 0, if alpha { one } else { 0 }];
         };
         let size = self.format.ty.bytes();
-        let mut out = [0, 0, 0, one];
-        for (k, &c) in self.format.channels().iter().enumerate() {
-            // SAFETY: `offset` found the texel inside the image's bytes.
-            let p = unsafe { self.base.add(off + k * size) };
+        let read = |at: usize| {
             let mut raw = [0u8; 4];
-            // SAFETY: `size` bytes of the texel from `p`.
-            unsafe { std::ptr::copy_nonoverlapping(p, raw.as_mut_ptr(), size) };
-            out[c] = decode(self.format.ty, u32::from_le_bytes(raw));
+            // SAFETY: `offset` found the texel inside the image's bytes,
+            // `size` of them from `at` (a channel, or a packed texel).
+            unsafe { std::ptr::copy_nonoverlapping(self.base.add(at), raw.as_mut_ptr(), size) };
+            u32::from_le_bytes(raw)
+        };
+        let mut out = [0, 0, 0, one];
+        if let Some(fields) = self.format.ty.packed() {
+            let word = read(off);
+            for (c, (low, bits)) in fields.iter().enumerate() {
+                let max = (1u32 << bits) - 1;
+                out[c] = ((word >> low & max) as f32 / max as f32).to_bits();
+            }
+        } else {
+            for (k, &c) in self.format.channels().iter().enumerate() {
+                if c != UNUSED {
+                    out[c] = decode(self.format.ty, read(off + k * size));
+                }
+            }
+        }
+        if self.format.order.is_srgb() {
+            for v in &mut out[..3] {
+                *v = srgb_to_linear(f32::from_bits(*v)).to_bits();
+            }
         }
         match self.format.order {
             ChannelOrder::Intensity => [out[0]; 4],
@@ -537,12 +612,33 @@ impl ImageRef {
             return false;
         };
         let size = self.format.ty.bytes();
-        for (k, &c) in self.format.channels().iter().enumerate() {
-            let raw = encode(self.format.ty, v[c]).to_le_bytes();
-            // SAFETY: `offset` found the texel inside the image's bytes.
+        let mut v = v;
+        if self.format.order.is_srgb() {
+            for c in &mut v[..3] {
+                *c = linear_to_srgb(f32::from_bits(*c)).to_bits();
+            }
+        }
+        let write = |at: usize, raw: u32| {
+            // SAFETY: `offset` found the texel inside the image's bytes,
+            // `size` of them from `at` (a channel, or a packed texel).
             unsafe {
-                std::ptr::copy_nonoverlapping(raw.as_ptr(), self.base.add(off + k * size), size)
+                std::ptr::copy_nonoverlapping(raw.to_le_bytes().as_ptr(), self.base.add(at), size)
             };
+        };
+        if let Some(fields) = self.format.ty.packed() {
+            let word = fields.iter().enumerate().fold(0, |w, (c, (low, bits))| {
+                w | unorm(f32::from_bits(v[c]), (1u32 << bits) - 1) << low
+            });
+            write(off, word);
+            return true;
+        }
+        for (k, &c) in self.format.channels().iter().enumerate() {
+            let raw = if c == UNUSED {
+                0
+            } else {
+                encode(self.format.ty, v[c])
+            };
+            write(off + k * size, raw);
         }
         true
     }
@@ -551,6 +647,45 @@ impl ImageRef {
     fn address(&self, at: [i64; 3]) -> Option<usize> {
         self.offset(at).map(|o| self.base as usize + o)
     }
+}
+
+/// `x` as a normalized unsigned integer of at most `max`: rounded to
+/// nearest even and saturated, NaN to 0 (`convert_*_sat_rte`).
+fn unorm(x: f32, max: u32) -> u32 {
+    let y = (x * max as f32).round_ties_even();
+    if y.is_nan() {
+        0
+    } else {
+        y.clamp(0.0, max as f32) as u32
+    }
+}
+
+/// An sRGB-encoded value in `[0, 1]` to its linear value (the OpenCL C
+/// specification's conversion rules for sRGB images), computed in double.
+fn srgb_to_linear(c: f32) -> f32 {
+    let c = f64::from(c);
+    let l = if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    };
+    l as f32
+}
+
+/// A linear value to its sRGB encoding, clamped to `[0, 1]` first (NaN
+/// to 0).
+fn linear_to_srgb(l: f32) -> f32 {
+    let l = if l.is_nan() {
+        0.0
+    } else {
+        f64::from(l).clamp(0.0, 1.0)
+    };
+    let c = if l <= 0.003_130_8 {
+        l * 12.92
+    } else {
+        1.055 * l.powf(1.0 / 2.4) - 0.055
+    };
+    c as f32
 }
 
 /// A stored channel to the bits of its `float` or 32-bit integer value.
@@ -568,6 +703,8 @@ fn decode(ty: ChannelType, raw: u32) -> u32 {
         UnsignedInt16 => raw & 0xffff,
         SignedInt32 | UnsignedInt32 | Float => raw,
         HalfFloat => f(clsync_half_to_float(raw)),
+        // Packed types are read whole (`ImageRef::texel`).
+        UnormShort565 | UnormShort555 | UnormInt101010 | UnormInt101010_2 => raw,
     }
 }
 
@@ -597,6 +734,8 @@ fn encode(ty: ChannelType, v: u32) -> u32 {
         UnsignedInt16 => v.min(0xffff),
         SignedInt32 | UnsignedInt32 | Float => v,
         HalfFloat => clsync_float_to_half(x as f64, 0),
+        // Packed types are written whole (`ImageRef::store`).
+        UnormShort565 | UnormShort555 | UnormInt101010 | UnormInt101010_2 => v,
     }
 }
 
