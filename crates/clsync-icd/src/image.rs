@@ -114,6 +114,7 @@ fn order(o: cl_channel_order) -> Option<ChannelOrder> {
         CL_RG => ChannelOrder::Rg,
         CL_RA => ChannelOrder::Ra,
         CL_RGB => ChannelOrder::Rgb,
+        CL_DEPTH => ChannelOrder::Depth,
         CL_RGBx => ChannelOrder::Rgbx,
         CL_RGBA => ChannelOrder::Rgba,
         CL_sRGBx => ChannelOrder::Srgbx,
@@ -193,13 +194,25 @@ fn supported(f: &cl_image_format) -> Option<ImageFormat> {
         (ChannelOrder::Srgba | ChannelOrder::Sbgra | ChannelOrder::Srgbx, _) => t == UnormInt8,
         (ChannelOrder::Bgra | ChannelOrder::Argb | ChannelOrder::Abgr, _) => t.bytes() == 1,
         (ChannelOrder::Intensity | ChannelOrder::Luminance, _) => t.is_float(),
+        (ChannelOrder::Depth, _) => matches!(t, ChannelType::UnormInt16 | ChannelType::Float),
         _ => true,
     };
     ok.then_some(ImageFormat { order: o, ty: t })
 }
 
-/// Every supported format.
-fn formats() -> Vec<cl_image_format> {
+/// Whether clsync stores format `f` in images of `image_type`: depth in 2D
+/// images and 2D arrays only (`cl_khr_depth_images`).
+fn supported_for(f: &cl_image_format, image_type: cl_mem_object_type) -> Option<ImageFormat> {
+    let fmt = supported(f)?;
+    let planar = matches!(
+        image_type,
+        CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
+    );
+    (fmt.order != ChannelOrder::Depth || planar).then_some(fmt)
+}
+
+/// Every format supported in images of `image_type`.
+fn formats(image_type: cl_mem_object_type) -> Vec<cl_image_format> {
     let orders = [
         CL_R,
         CL_A,
@@ -216,6 +229,7 @@ fn formats() -> Vec<cl_image_format> {
         CL_sRGBx,
         CL_sRGBA,
         CL_sBGRA,
+        CL_DEPTH,
     ];
     let mut v = Vec::new();
     for o in orders {
@@ -224,7 +238,7 @@ fn formats() -> Vec<cl_image_format> {
                 image_channel_order: o,
                 image_channel_data_type: t,
             };
-            if supported(&f).is_some() {
+            if supported_for(&f, image_type).is_some() {
                 v.push(f);
             }
         }
@@ -263,7 +277,7 @@ unsafe fn create(
         return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
     }
     let d = d.ok_or(CL_INVALID_IMAGE_DESCRIPTOR)?;
-    let fmt = supported(&f).ok_or(CL_IMAGE_FORMAT_NOT_SUPPORTED)?;
+    let fmt = supported_for(&f, d.image_type).ok_or(CL_IMAGE_FORMAT_NOT_SUPPORTED)?;
     if d.num_mip_levels != 0 || d.num_samples != 0 {
         return Err(CL_INVALID_IMAGE_DESCRIPTOR);
     }
@@ -545,7 +559,7 @@ pub unsafe extern "C" fn clGetSupportedImageFormats(
             | CL_MEM_OBJECT_IMAGE3D
             | CL_MEM_OBJECT_IMAGE1D_ARRAY
             | CL_MEM_OBJECT_IMAGE2D_ARRAY
-            | CL_MEM_OBJECT_IMAGE1D_BUFFER => formats(),
+            | CL_MEM_OBJECT_IMAGE1D_BUFFER => formats(image_type),
             _ => return Err(CL_INVALID_VALUE),
         };
         if num_entries == 0 && !image_formats.is_null() {

@@ -114,6 +114,7 @@ const EXTENSIONS: &[(&str, u32, u32)] = &[
     ("cl_khr_fp16", 1, 0),
     ("cl_khr_3d_image_writes", 1, 0),
     ("cl_khr_srgb_image_writes", 1, 0),
+    ("cl_khr_depth_images", 1, 0),
     ("cl_khr_subgroups", 1, 0),
     ("cl_khr_subgroup_extended_types", 1, 0),
     ("cl_khr_subgroup_shuffle", 1, 0),

@@ -566,6 +566,26 @@ fn images_and_their_regions() {
         clCreateImage(s.ctx, 0, &f, &d, null_mut(), &mut err);
         assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR);
 
+        // Depth (cl_khr_depth_images) in 2D images only.
+        let depth = cl_image_format {
+            image_channel_order: CL_DEPTH,
+            image_channel_data_type: CL_FLOAT,
+        };
+        let mut d3 = desc(CL_MEM_OBJECT_IMAGE3D, 4, 4);
+        d3.image_depth = 2;
+        clCreateImage(s.ctx, 0, &depth, &d3, null_mut(), &mut err);
+        assert_eq!(err, CL_IMAGE_FORMAT_NOT_SUPPORTED);
+        let di = clCreateImage(
+            s.ctx,
+            0,
+            &depth,
+            &desc(CL_MEM_OBJECT_IMAGE2D, 4, 4),
+            null_mut(),
+            &mut err,
+        );
+        assert_eq!(err, CL_SUCCESS);
+        clReleaseMemObject(di);
+
         // Images from buffers: a buffer of 64 bytes holds 16 RGBA8 texels;
         // no buffer, more texels, a host pointer, a host-pointer flag or a
         // wider access than the buffer's are refused; the image is the

@@ -913,3 +913,78 @@ fn packed_srgb_and_abgr_texels_are_laid_out_as_specified() {
         }
     }
 }
+
+/// Depth images (`cl_khr_depth_images`): `image2d_depth_t` and
+/// `image2d_array_depth_t` read and write one `float`, stored as
+/// `CL_UNORM_INT16` (rounded to the nearest of 65535 steps, saturated) or
+/// `CL_FLOAT`; a sampled read takes the same texel; the queries name
+/// `CL_DEPTH`. Unchecked and checked.
+#[test]
+fn depth_images_read_and_write_one_float() {
+    let p = common::build(
+        r#"
+        constant sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+        kernel void depth(write_only image2d_depth_t out, global const float *v) {
+            int x = get_global_id(0), y = get_global_id(1);
+            write_imagef(out, (int2)(x, y), v[y * get_global_size(0) + x]);
+        }
+        kernel void back(read_only image2d_depth_t in, read_only image2d_array_depth_t a, global float *o, global int *q) {
+            int x = get_global_id(0), y = get_global_id(1), i = y * get_global_size(0) + x;
+            o[2 * i] = read_imagef(in, (int2)(x, y));
+            o[2 * i + 1] = read_imagef(in, s, (float2)(x + 0.5f, y + 0.5f)) + read_imagef(a, (int4)(x, y, 1, 0));
+            if (i == 0) { q[0] = get_image_channel_order(in); q[1] = get_image_channel_data_type(in); }
+        }"#,
+        "depth.cl",
+        "-cl-std=CL2.0",
+    );
+    let (w, h) = (5usize, 3usize);
+    let vals: Vec<f32> = (0..w * h).map(|i| i as f32 / 12.0 - 0.1).collect();
+    for ty in [ChannelType::UnormInt16, ChannelType::Float] {
+        for checked in [false, true] {
+            let f = fmt(ChannelOrder::Depth, ty);
+            let img = Image::new(
+                ImageShape::D2 {
+                    width: w,
+                    height: h,
+                },
+                f,
+            );
+            let layers = Image::new(
+                ImageShape::D2Array {
+                    width: w,
+                    height: h,
+                    layers: 2,
+                },
+                f,
+            );
+            let v = Buffer::from_slice(&vals);
+            let range = NdRange::new([w, h]);
+            let args = [Arg::Image(&img), Arg::Buffer(&v)];
+            assert!(common::run(&p, "depth", range.clone(), &args, checked).is_empty());
+            let (o, q) = (Buffer::<f32>::new(2 * w * h), Buffer::<i32>::new(2));
+            let args = [
+                Arg::Image(&img),
+                Arg::Image(&layers),
+                Arg::Buffer(&o),
+                Arg::Buffer(&q),
+            ];
+            assert!(common::run(&p, "back", range, &args, checked).is_empty());
+            let o = o.to_vec();
+            for (i, x) in vals.iter().enumerate() {
+                let want = match ty {
+                    ChannelType::Float => *x,
+                    _ => (x.clamp(0.0, 1.0) * 65535.0).round_ties_even() / 65535.0,
+                };
+                assert_eq!(o[2 * i], want, "{ty:?} texel {i}");
+                // The array's layers are zero.
+                assert_eq!(o[2 * i + 1], want, "{ty:?} sampled texel {i}");
+            }
+            let dt = if ty == ChannelType::Float {
+                0x10DE
+            } else {
+                0x10D3
+            };
+            assert_eq!(q.to_vec(), vec![0x10BD, dt]);
+        }
+    }
+}

@@ -56,6 +56,9 @@ pub enum ChannelOrder {
     /// `CL_RGBx`: red, green, blue and an unused channel; with a packed
     /// channel type only.
     Rgbx = 12,
+    /// `CL_DEPTH` (`cl_khr_depth_images`): one channel, a depth read as
+    /// `image2d_depth_t`'s `float`.
+    Depth = 13,
     /// `CL_sRGBx`: sRGB-encoded red, green, blue and an unused channel.
     Srgbx = 16,
     /// `CL_sRGBA`: sRGB-encoded red, green and blue, and linear alpha.
@@ -169,7 +172,10 @@ impl ImageFormat {
     /// unused channel is [`UNUSED`]. A packed type's fields are its own.
     fn channels(self) -> &'static [usize] {
         match self.order {
-            ChannelOrder::R | ChannelOrder::Intensity | ChannelOrder::Luminance => &[0],
+            ChannelOrder::R
+            | ChannelOrder::Intensity
+            | ChannelOrder::Luminance
+            | ChannelOrder::Depth => &[0],
             ChannelOrder::A => &[3],
             ChannelOrder::Rg => &[0, 1],
             ChannelOrder::Ra => &[0, 3],
