@@ -196,3 +196,42 @@ fn a_buffer_the_host_did_not_write_is_uninitialized_until_a_kernel_writes_it() {
     assert!(f.is_empty(), "{f:?}");
     assert_eq!(out.to_vec(), [2, 3, 4, 5]);
 }
+
+/// Unoptimized, a kernel's scalar variables are private variables that
+/// checked builds keep in registers with their shadows: one that only some
+/// work-items assign is reported where the others store it, after a loop
+/// and a barrier, and not at all when every work-item assigns it; the
+/// values are the kernel's.
+#[test]
+fn private_scalars_in_registers_keep_what_was_written_and_what_was_not() {
+    let p = common::build(
+        r#"
+        kernel void maybe(global int *out, int n) {
+            int x;
+            int l = get_local_id(0);
+            if (l < n) x = l;
+            int acc = 0;
+            for (int i = 0; i < 3; i++) acc += i;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[l] = x + acc;
+        }"#,
+        "maybe.cl",
+        "-cl-opt-disable",
+    );
+    for n in [2i32, 4] {
+        let out = Buffer::<i32>::new(4);
+        let f = found(
+            &p,
+            "maybe",
+            4,
+            &[Arg::Buffer(&out), Arg::Value(n.to_le_bytes().to_vec())],
+        );
+        if n == 2 {
+            assert!(!f.is_empty(), "work-items 2 and 3 store x unwritten");
+            assert!(f.iter().all(|d| d == "Uninitialized value at 9"), "{f:?}");
+        } else {
+            assert!(f.is_empty(), "{f:?}");
+        }
+        assert_eq!(&out.to_vec()[..2], &[3, 4]);
+    }
+}

@@ -332,6 +332,40 @@ fn sub_group_barrier_makes_earlier_reads_redundant() {
     assert_eq!(r.len(), 1, "{r:?}");
 }
 
+/// A location read by a work-item of each of many groups (as a matrix
+/// element is), twice each, then written by the last of them: the write
+/// races with the other groups' reads, none of which a later read made
+/// redundant; one report, against the first group's second read, as
+/// within one group.
+#[test]
+fn value_read_by_every_group_then_written() {
+    let x = Buffer::<u32>::new(1).named("x");
+    let out = Buffer::<u32>::new(512);
+    let launch = Launch::new("groups_read", NdRange::new([512]).local([16]));
+    // One thread runs the groups in order: the write comes after every
+    // other group's reads.
+    let rt = clsync::Runtime::with_threads(1);
+    let r = rt
+        .check(&launch, move |wi: &clsync::WorkItem<'_>| {
+            let g = wi.get_global_id(0);
+            if g % 16 == 3 {
+                let a = x.get(0);
+                let b = x.get(0); //~ groups.first
+                out.set(g, a + b);
+            }
+            if g == 499 {
+                x.set(0, 1); //~ groups
+            }
+        })
+        .unwrap();
+    expect(SRC, &r, &[(DataRace, "groups")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+    // Reported against the first group's read: the later groups' reads
+    // did not replace it.
+    let first = r[0].first.as_ref().expect("a race has two accesses");
+    assert_eq!(first.item.group_id, [0, 0, 0], "{r:?}");
+}
+
 /// A non-uniform sub-group operation orders no memory (SPIR-V's
 /// `OpGroupNonUniform*` have no memory semantics): a write before an
 /// election and a read after it by another lane race, where a sub-group

@@ -105,6 +105,10 @@ pub(crate) struct Fx<'a, 'm> {
     /// one.
     pub lvalue_loads: std::collections::HashSet<Word>,
     pub lvalue_load: bool,
+    /// Checked builds: the function's private variables that live in
+    /// registers (see `promote`), and those already declared.
+    pub promotable: std::collections::HashSet<Word>,
+    pub promoted: super::promote::PromotedMap,
     /// Whether `get` gives values of odd-width integer types sign-extended
     /// from their width (for the operation being translated).
     signed_view: bool,
@@ -215,6 +219,8 @@ fn translate_as(
         pending: None,
         casts: HashMap::new(),
         lvalue_loads: Default::default(),
+        promotable: Default::default(),
+        promoted: Default::default(),
         lvalue_load: false,
         signed_view: false,
         cont: None,
@@ -280,6 +286,9 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
+            if self.cont.is_none() {
+                self.promotable = super::promote::promotable(self.m, f);
+            }
         }
         let zero = |o: &Operand| match o {
             Operand::IdRef(w) => matches!(

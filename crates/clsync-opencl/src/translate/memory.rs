@@ -440,6 +440,11 @@ impl Fx<'_, '_> {
                     self.def(inst, v);
                     return Ok(true);
                 }
+                if self.promoted.contains_key(&p) {
+                    let v = self.load_promoted(p);
+                    self.def(inst, v);
+                    return Ok(true);
+                }
                 let (_, storage) = self.pointee(p)?;
                 self.check_address(p);
                 let ptr = self.get1(p)?;
@@ -461,6 +466,13 @@ impl Fx<'_, '_> {
             }
             Op::Store => {
                 let p = self.id(inst, 0)?;
+                if self.promoted.contains_key(&p) {
+                    let value = self.id(inst, 1)?;
+                    let v = self.get(value)?;
+                    let lanes = self.lanes(value);
+                    self.store_promoted(p, &v, &lanes);
+                    return Ok(true);
+                }
                 let (ty, storage) = self.pointee(p)?;
                 self.check_address(p);
                 let ptr = self.get1(p)?;
@@ -486,7 +498,17 @@ impl Fx<'_, '_> {
                     .ins()
                     .iconst(types::I64, (slot << OFFSET_BITS) as i64);
                 self.def(inst, vec![p]);
-                if inst.operands.len() > 1 {
+                if self.promotable.contains(&id) {
+                    let (ty, _) = self.pointee(id)?;
+                    let init = match inst.operands.get(1) {
+                        Some(_) => {
+                            let w = self.id(inst, 1)?;
+                            Some((self.get(w)?, self.lanes(w)))
+                        }
+                        None => None,
+                    };
+                    self.promote(id, ty, init)?;
+                } else if inst.operands.len() > 1 {
                     let init = self.get(self.id(inst, 1)?)?;
                     let (ty, _) = self.pointee(id)?;
                     self.store_value(p, None, ty, &init, &[], StorageClass::Function)?;

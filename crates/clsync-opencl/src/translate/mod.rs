@@ -28,6 +28,7 @@ mod group;
 mod half;
 mod image;
 mod memory;
+mod promote;
 mod shadow;
 
 use std::collections::HashMap;

@@ -17,18 +17,17 @@ pub(crate) enum Reads {
 /// Several reads, and what they have in common: enough to tell, without
 /// looking at each, that a new read makes none of them redundant but its
 /// own work-item's (a location read by a whole group in one barrier
-/// interval, as a group's total is, would otherwise cost a pass over every
+/// interval, as a group's total is, or by a work-item of each of several
+/// groups, as a matrix element is, would otherwise cost a pass over every
 /// earlier reader per read).
 #[derive(Debug)]
 pub(crate) struct ReadSet {
     reads: Vec<Rec>,
-    /// The work-group of every read, if they share one.
-    group: Option<u32>,
     /// The fewest work-group barriers any read had passed.
     min_wg: u32,
-    /// A bit per local id (modulo 256) of the readers: a clear bit means
-    /// that work-item has no read here.
-    lids: [u64; 4],
+    /// A bit per reader, by a hash of its global linear id into 256 (see
+    /// [`bucket`]): a clear bit means that work-item has no read here.
+    items: [u64; 4],
 }
 
 impl ReadSet {
@@ -36,9 +35,8 @@ impl ReadSet {
     fn new(reads: Vec<Rec>) -> Self {
         let mut set = ReadSet {
             reads: Vec::new(),
-            group: reads.first().map(|r| r.who.group),
             min_wg: u32::MAX,
-            lids: [0; 4],
+            items: [0; 4],
         };
         for r in &reads {
             set.note(r);
@@ -54,28 +52,35 @@ impl ReadSet {
 
     /// Folds `r` into the summary.
     fn note(&mut self, r: &Rec) {
-        self.group = self.group.filter(|&g| g == r.who.group);
         self.min_wg = self.min_wg.min(r.wg);
-        let lid = usize::from(r.who.lid) % 256;
-        self.lids[lid / 64] |= 1 << (lid % 64);
+        let k = bucket(r.who.item);
+        self.items[k / 64] |= 1 << (k % 64);
     }
 
-    /// Whether a read by `lid` may be among these.
-    fn may_hold(&self, lid: u16) -> bool {
-        let lid = usize::from(lid) % 256;
-        self.lids[lid / 64] & 1 << (lid % 64) != 0
+    /// Whether a read by work-item `item` may be among these.
+    fn may_hold(&self, item: u32) -> bool {
+        let k = bucket(item);
+        self.items[k / 64] & 1 << (k % 64) != 0
     }
 }
 
-/// What a reader knows of the reads before it, for [`Reads::add`]: its
-/// work-group, the work-group barriers it has passed, and whether its clock
-/// is empty (`blind`). A blind reader has learned nothing from another
-/// work-item, nor passed a sub-group barrier (which puts the sub-group's
-/// work-items in the clock), so a read of its group with at least `wg`
-/// barriers passed is ordered before it only if its own work-item made it.
+/// Work-item `item`'s bit among 256: the top byte of a multiplicative hash
+/// (Fibonacci hashing), so that the readers of a location, whose ids often
+/// differ by a multiple of a row's length (a tile's column), spread over
+/// the bits where the id modulo 256 would put them on a few.
+fn bucket(item: u32) -> usize {
+    (item.wrapping_mul(0x9E37_79B1) >> 24) as usize
+}
+
+/// What a reader knows of the reads before it, for [`Reads::add`]: the
+/// work-group barriers it has passed, and whether its clock is empty
+/// (`blind`). A blind reader has learned nothing from another work-item,
+/// nor passed a sub-group barrier (which puts the sub-group's work-items in
+/// the clock), so a read of its group with at least `wg` barriers passed,
+/// or of another group, is ordered before it only if its own work-item
+/// made it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Reader {
-    pub(crate) group: u32,
     pub(crate) wg: u32,
     pub(crate) blind: bool,
 }
@@ -111,12 +116,15 @@ impl Reads {
                 *self = Reads::Many(ReadSet::new(v));
             }
             Reads::Many(set) => {
-                // Within the readers' group and barrier interval, with
-                // nothing learned from elsewhere, an earlier read is
-                // ordered before this one only if its work-item made it.
-                let unordered =
-                    reader.blind && set.group == Some(reader.group) && set.min_wg >= reader.wg;
-                if unordered && !set.may_hold(rec.who.lid) {
+                // With nothing learned from elsewhere, an earlier read is
+                // ordered before this one only if its work-item made it, or
+                // it is of the reader's group before a barrier the reader
+                // has passed since: none is, when every read had passed
+                // as many work-group barriers (another group's reads are
+                // never ordered before a blind reader, whatever their
+                // count: only what the reader learned could order them).
+                let unordered = reader.blind && set.min_wg >= reader.wg;
+                if unordered && !set.may_hold(rec.who.item) {
                     set.push(rec);
                     return;
                 }

@@ -396,7 +396,6 @@ impl GroupCheck {
         } else {
             let me = rec.who.item;
             let reader = Reader {
-                group: item.who.group,
                 wg: item.wg[s],
                 blind: item.vc[s].is_empty(),
             };
