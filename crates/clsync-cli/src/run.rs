@@ -144,7 +144,14 @@ pub fn main(a: &RunArgs) -> ExitCode {
     } else {
         a.build_options.clone()
     };
-    let program = match Program::build_file(&sim.kernel_file, &options) {
+    // The build the run uses is the one made: a checked run compiles the
+    // checked code only.
+    let built = if a.check {
+        Program::build_file_checked(&sim.kernel_file, &options)
+    } else {
+        Program::build_file(&sim.kernel_file, &options)
+    };
+    let program = match built {
         Ok(p) => p,
         Err(BuildError::Compile { log }) => {
             eprint!("{log}");

@@ -331,7 +331,14 @@ fn build(p: &Program, options: &str) -> ClResult<()> {
     b.options = options.to_string();
     let result = match &p.origin {
         Origin::Source(src) => {
-            clsync_opencl::Program::build(src, "input.cl", &crate::link::front_end_options(options))
+            let options = crate::link::front_end_options(options);
+            // Checked launches only, in a checked process: the checked
+            // code is the build's.
+            if checking() {
+                clsync_opencl::Program::build_checked(src, "input.cl", &options)
+            } else {
+                clsync_opencl::Program::build(src, "input.cl", &options)
+            }
         }
         Origin::Il(bytes) | Origin::Binary(bytes) => clsync_opencl::Program::from_spirv(bytes),
         // A linked program has no source to build again.

@@ -10,7 +10,7 @@ use clsync_spirv::{Constant, Module, Type};
 use crate::exec::ctx::OFFSET_BITS;
 use crate::exec::{self, Arg, RunError};
 use crate::frontend::{self, ArgInfo};
-use crate::translate::{self, Compiled};
+use crate::translate::{self, Compiled, SlotPlan};
 use crate::{BuildError, CompileError};
 
 /// How a kernel parameter is passed.
@@ -109,8 +109,12 @@ pub struct KernelInfo {
 /// variables' memory.
 pub struct Program {
     pub(crate) module: Module,
-    pub(crate) compiled: Compiled,
-    /// The checked build, made on the first checked launch.
+    /// Where each variable lives (both builds lay them out alike).
+    pub(crate) plan: SlotPlan,
+    /// The unchecked build and the checked one: one is made when the
+    /// program is built (its errors are the build's), the other on the
+    /// first launch that needs it.
+    unchecked: std::sync::OnceLock<Result<Compiled, CompileError>>,
     checked: std::sync::OnceLock<Result<Compiled, CompileError>>,
     kernels: Vec<KernelInfo>,
     /// Program-scope variables' memory (global and constant), by id, as
@@ -170,6 +174,14 @@ impl Program {
         Self::from_translated(t, start.elapsed())
     }
 
+    /// Builds OpenCL C source, as [`Program::build`] does, for checked
+    /// launches (see [`Program::build_file_checked`]).
+    pub fn build_checked(source: &str, name: &str, options: &str) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
+        let t = frontend::compile_source(source, name, options)?;
+        Self::from_translated_for(t, start.elapsed(), true)
+    }
+
     /// Builds an OpenCL C file, as [`Program::build`] does.
     pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
@@ -196,14 +208,33 @@ impl Program {
     /// memory is taken for an OpenCL 1.x atomic (device scope), the
     /// encoding llvm-spirv gives those.
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        Self::new(bytes, &HashMap::new(), String::new(), true)
+        Self::new(bytes, &HashMap::new(), String::new(), true, false)
+    }
+
+    /// Builds an OpenCL C file, as [`Program::build_file`] does, for
+    /// checked launches: the checked build is made now (its errors are the
+    /// build's) and the unchecked one only if an unchecked launch comes,
+    /// where `build_file` makes the unchecked one now. What `clsync run
+    /// --check` uses: a program's code is generated once, not twice.
+    pub fn build_file_checked(path: &Path, options: &str) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
+        let t = frontend::compile_file(path, options)?;
+        Self::from_translated_for(t, start.elapsed(), true)
     }
 
     fn from_translated(
         t: frontend::Translated,
         front_end: std::time::Duration,
     ) -> Result<Program, BuildError> {
-        let mut p = Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics)?;
+        Self::from_translated_for(t, front_end, false)
+    }
+
+    fn from_translated_for(
+        t: frontend::Translated,
+        front_end: std::time::Duration,
+        checked: bool,
+    ) -> Result<Program, BuildError> {
+        let mut p = Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics, checked)?;
         p.times.front_end = front_end;
         p.times.cached = t.cached;
         Ok(p)
@@ -214,10 +245,23 @@ impl Program {
         args: &HashMap<String, ArgInfo>,
         log: String,
         legacy_atomics: bool,
+        checked: bool,
     ) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let module = Module::from_bytes(bytes)?;
-        let compiled = translate::compile(&module, false).map_err(BuildError::Translate)?;
+        let compiled = translate::compile(&module, checked).map_err(BuildError::Translate)?;
+        let plan = compiled.plan.clone();
+        let (unchecked, checked) = if checked {
+            (
+                std::sync::OnceLock::new(),
+                std::sync::OnceLock::from(Ok(compiled)),
+            )
+        } else {
+            (
+                std::sync::OnceLock::from(Ok(compiled)),
+                std::sync::OnceLock::new(),
+            )
+        };
         let mut kernels = Vec::new();
         for e in &module.entry_points {
             kernels
@@ -225,8 +269,9 @@ impl Program {
         }
         let mut p = Program {
             module,
-            compiled,
-            checked: std::sync::OnceLock::new(),
+            plan,
+            unchecked,
+            checked,
             kernels,
             memory: HashMap::new(),
             sizes: HashMap::new(),
@@ -244,7 +289,7 @@ impl Program {
     /// ones.
     fn allocate(&mut self) -> Result<(), CompileError> {
         let m = &self.module;
-        let plan = &self.compiled.plan;
+        let plan = &self.plan;
         let ids = plan
             .program
             .iter()
@@ -253,7 +298,7 @@ impl Program {
             .chain(plan.private.iter().map(|(id, _, _)| *id))
             .collect::<Vec<_>>();
         for id in ids {
-            let pointee = pointee_of(m, id, &self.compiled)?;
+            let pointee = pointee_of(m, id, &self.plan)?;
             self.sizes.insert(id, m.layout(pointee)?.size);
         }
         for (id, _) in &plan.program {
@@ -272,7 +317,7 @@ impl Program {
                 .expect("planned from the globals");
             if let Some(init) = g.initializer {
                 let mut bytes = vec![0u8; size];
-                const_bytes(m, &self.compiled, init, &mut bytes)?;
+                const_bytes(m, &self.plan, init, &mut bytes)?;
                 let p = exec::aligned(buf.raw_bytes().0);
                 // SAFETY: the buffer has `size` bytes after its aligned
                 // start, and no kernel runs yet.
@@ -317,13 +362,16 @@ impl Program {
         })
     }
 
-    /// The build for a checked (`true`) or unchecked launch.
+    /// The build for a checked (`true`) or unchecked launch, made now if
+    /// it was not made with the program.
     pub(crate) fn build_for(&self, checked: bool) -> Result<&Compiled, CompileError> {
-        if !checked {
-            return Ok(&self.compiled);
-        }
-        self.checked
-            .get_or_init(|| translate::compile(&self.module, true))
+        let build = if checked {
+            &self.checked
+        } else {
+            &self.unchecked
+        };
+        build
+            .get_or_init(|| translate::compile(&self.module, checked))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -365,7 +413,7 @@ impl Kernel<'_> {
         if self.coroutines {
             return Err("asked for the coroutine engine".into());
         }
-        let c = &self.program.compiled;
+        let c = self.program.build_for(false).map_err(|e| e.to_string())?;
         match (
             c.groups.contains_key(&self.info.name),
             c.refusals.get(&self.info.name),
@@ -438,7 +486,7 @@ impl Kernel<'_> {
     }
 }
 
-fn pointee_of(m: &Module, id: Word, _c: &Compiled) -> Result<Word, CompileError> {
+fn pointee_of(m: &Module, id: Word, _c: &SlotPlan) -> Result<Word, CompileError> {
     if let Some(g) = m.globals.iter().find(|g| g.id == id) {
         return Ok(g.pointee);
     }
@@ -535,7 +583,7 @@ fn kernel_info(
 }
 
 /// The bytes of constant `id`, written into `out` (which is zeroed).
-fn const_bytes(m: &Module, c: &Compiled, id: Word, out: &mut [u8]) -> Result<(), CompileError> {
+fn const_bytes(m: &Module, c: &SlotPlan, id: Word, out: &mut [u8]) -> Result<(), CompileError> {
     if let Some(p) = const_pointer(m, c, id)? {
         let n = out.len().min(8);
         out[..n].copy_from_slice(&p.to_le_bytes()[..n]);
@@ -582,8 +630,8 @@ fn const_bytes(m: &Module, c: &Compiled, id: Word, out: &mut [u8]) -> Result<(),
 }
 
 /// The pointer value of a constant address expression, if `id` is one.
-fn const_pointer(m: &Module, c: &Compiled, id: Word) -> Result<Option<u64>, CompileError> {
-    if let Some(slot) = c.plan.of.get(&id) {
+fn const_pointer(m: &Module, c: &SlotPlan, id: Word) -> Result<Option<u64>, CompileError> {
+    if let Some(slot) = c.of.get(&id) {
         return Ok(Some(slot << OFFSET_BITS));
     }
     let Some(Constant::Op { op, operands, .. }) = m.constants.get(&id) else {

@@ -605,3 +605,28 @@ fn a_misaligned_load_or_store_is_reported_and_made() {
     assert_eq!(bytes[6..10], 7i32.to_le_bytes());
     assert_eq!(v.to_vec()[4..], [1.0; 4]);
 }
+
+/// A program built for checking makes its checked code at the build and
+/// its unchecked code at the first unchecked launch: both run the kernel
+/// (the checked launch reporting the out-of-bounds write, the unchecked
+/// one stopping at it), and a kernel the engine cannot run fails the
+/// build, not a later launch.
+#[test]
+fn a_program_built_for_checking_runs_both_ways_and_fails_at_the_build() {
+    let p = Program::build_checked(OOB, "oob.cl", "-cl-opt-disable").unwrap();
+    let out = Buffer::<i32>::new(4);
+    let found = checked(&p, "k", NdRange::new([4]), &[Arg::Buffer(&out)]);
+    assert_eq!(found.diagnostics.len(), 1, "{found:?}");
+    assert!(found.diagnostics[0].headline.starts_with("Invalid write"));
+    assert_eq!(out.to_vec(), vec![0, 0, 1, 2]);
+    let e = p
+        .kernel("k")
+        .unwrap()
+        .run(&Runtime::new(), NdRange::new([4]), &[Arg::Buffer(&out)])
+        .unwrap_err();
+    assert!(e.to_string().contains("Invalid write"), "{e}");
+    // Pipes are refused by name when the module is read.
+    let bad = "kernel void k(read_only pipe int p, global int *o) {\n  int v;\n  o[0] = read_pipe(p, &v);\n}\n";
+    let e = Program::build_checked(bad, "bad.cl", "-cl-std=CL2.0").unwrap_err();
+    assert!(e.to_string().contains("capability Pipes"), "{e}");
+}

@@ -232,7 +232,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
             args.len()
         )));
     }
-    let plan = &p.compiled.plan;
+    let plan = &p.plan;
     let mut table = vec![Slot::NULL; plan.infos.len()];
     for (id, slot) in &plan.program {
         let (base, len) = p.program_memory(*id);
