@@ -197,11 +197,12 @@ fn a_buffer_the_host_did_not_write_is_uninitialized_until_a_kernel_writes_it() {
     assert_eq!(out.to_vec(), [2, 3, 4, 5]);
 }
 
-/// Unoptimized, a kernel's scalar variables are private variables that
-/// checked builds keep in registers with their shadows: one that only some
-/// work-items assign is reported where the others store it, after a loop
-/// and a barrier, and not at all when every work-item assigns it; the
-/// values are the kernel's.
+/// Unoptimized, a kernel's scalar and pointer variables are private
+/// variables that checked builds keep in registers with their shadows: one
+/// that only some work-items assign is reported where the others store it,
+/// after a loop and a barrier, and not at all when every work-item assigns
+/// it; a pointer only some assign is an uninitialized address where the
+/// others write through it; the values are the kernel's.
 #[test]
 fn private_scalars_in_registers_keep_what_was_written_and_what_was_not() {
     let p = common::build(
@@ -214,6 +215,12 @@ fn private_scalars_in_registers_keep_what_was_written_and_what_was_not() {
             for (int i = 0; i < 3; i++) acc += i;
             barrier(CLK_LOCAL_MEM_FENCE);
             out[l] = x + acc;
+        }
+        kernel void pointer(global int *out, int n) {
+            global int *p;
+            int l = get_local_id(0);
+            if (l < n) p = out + l;
+            *p = 5;
         }"#,
         "maybe.cl",
         "-cl-opt-disable",
@@ -234,4 +241,18 @@ fn private_scalars_in_registers_keep_what_was_written_and_what_was_not() {
         }
         assert_eq!(&out.to_vec()[..2], &[3, 4]);
     }
+    // A pointer variable: the work-items that never set it write through
+    // an unwritten address (null, as unwritten private memory holds).
+    let out = Buffer::<i32>::new(4);
+    let f = found(
+        &p,
+        "pointer",
+        4,
+        &[Arg::Buffer(&out), Arg::Value(2i32.to_le_bytes().to_vec())],
+    );
+    assert!(
+        f.contains(&"Uninitialized address at 15".to_string()),
+        "{f:?}"
+    );
+    assert_eq!(out.to_vec(), vec![5, 5, 0, 0]);
 }

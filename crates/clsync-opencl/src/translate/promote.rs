@@ -6,9 +6,9 @@
 //! assignment stores: most of a checked kernel's accesses were to these,
 //! each a runtime call that could find nothing but an unwritten byte
 //! (private memory is the work-item's own: no race, and a variable is
-//! always in bounds). A variable of a scalar or vector type whose pointer
-//! is only loaded from and stored to, as a whole, is instead a Cranelift
-//! variable per leaf, with a second one per leaf for its shadow (see
+//! always in bounds). A variable of a scalar, pointer or vector type whose
+//! pointer is only loaded from and stored to, as a whole, is instead a
+//! Cranelift variable per leaf, with a second one per leaf for its shadow (see
 //! `shadow`): unwritten, it holds zero and is poisoned, as its memory
 //! would be; a store sets the value and the stored value's shadow; a load
 //! reads both. So `int x; if (c) x = 1; out[i] = x;` still reports the
@@ -33,8 +33,8 @@ use crate::CompileError;
 pub(crate) type Promoted = Vec<(ClType, Variable, Variable)>;
 
 /// The function-scope variables of `f` that can live in registers: of a
-/// scalar or vector type without `half` leaves, their pointer used only as
-/// the pointer of whole loads and stores (and of lifetime markers).
+/// scalar, pointer or vector type without `half` leaves, their pointer used
+/// only as the pointer of whole loads and stores (and of lifetime markers).
 pub(crate) fn promotable(m: &Module, f: &Function) -> HashSet<Word> {
     let mut candidates: HashSet<Word> = HashSet::new();
     for b in &f.blocks {
@@ -77,13 +77,18 @@ pub(crate) fn promotable(m: &Module, f: &Function) -> HashSet<Word> {
     candidates
 }
 
-/// Whether pointer type `ptr` points at a scalar or a vector of scalars,
-/// none of them a `half`.
+/// Whether pointer type `ptr` points at a scalar, a pointer or a vector of
+/// scalars, none of them a `half`.
 fn promotable_type(m: &Module, ptr: Word) -> bool {
     let Ok(Type::Pointer { pointee, .. }) = m.ty(ptr) else {
         return false;
     };
-    let scalar = |t: &Type| matches!(t, Type::Int(_) | Type::Float(_) | Type::Bool);
+    let scalar = |t: &Type| {
+        matches!(
+            t,
+            Type::Int(_) | Type::Float(_) | Type::Bool | Type::Pointer { .. }
+        )
+    };
     let ok = match m.ty(*pointee) {
         Ok(Type::Vector { elem, .. }) => m.ty(*elem).is_ok_and(scalar),
         Ok(t) => scalar(t),
