@@ -35,7 +35,8 @@ fi
 # Oclgrind's check.py, which runs each test from the test's folder and finds
 # `clsync` by name) does not wait for the build.
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-sed "s|@REPO@|$repo|" "$repo/scripts/clsync-launcher.sh" >/usr/local/bin/clsync
+sed -e "s|@REPO@|$repo|" -e "s|@CARGO@|$(command -v cargo)|" \
+  "$repo/scripts/clsync-launcher.sh" >/usr/local/bin/clsync
 chmod +x /usr/local/bin/clsync
 cargo build --release --quiet --manifest-path "$repo/Cargo.toml" -p clsync-cli -p clsync-icd
 # clsync's OpenCL platform, for every OpenCL program on the machine (clinfo
