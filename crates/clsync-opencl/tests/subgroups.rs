@@ -159,3 +159,53 @@ fn non_uniform_operations_combine_only_the_active_lanes() {
         }
     }
 }
+
+/// Broadcasts of vectors (`cl_khr_subgroup_extended_types` for
+/// `sub_group_broadcast`, `cl_khr_subgroup_ballot` for the non-uniform
+/// one, here in divergent code): every component is the named lane's.
+#[test]
+fn vector_broadcasts_carry_every_component() {
+    let p = common::build(
+        r#"
+        #pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable
+        kernel void vb(global float4 *o, global int2 *q) {
+            int g = get_global_id(0);
+            int l = get_sub_group_local_id();
+            o[g] = sub_group_broadcast((float4)(g, g + 0.5f, -g, 7), 1);
+            q[g] = (int2)(-1);
+            if (l % 2 == 1)
+                q[g] = sub_group_non_uniform_broadcast((int2)(g * 10, g * 100), 3);
+        }"#,
+        "vb.cl",
+        "-cl-std=CL3.0",
+    );
+    let n = 16;
+    for checked in [false, true] {
+        let o = Buffer::<f32>::new(n * 4);
+        let q = Buffer::<i32>::new(n * 2);
+        let found = common::run(
+            &p,
+            "vb",
+            NdRange::new([n]).local([n]),
+            &[Arg::Buffer(&o), Arg::Buffer(&q)],
+            checked,
+        );
+        assert!(found.is_empty(), "{found:?}");
+        let (o, q) = (o.to_vec(), q.to_vec());
+        // Sub-groups of the default size (at least 4 lanes here).
+        let size = (0..n).find(|&g| g > 0 && o[g * 4] != o[0]).unwrap_or(n);
+        assert!(size >= 4, "{o:?}");
+        for g in 0..n {
+            let first = g / size * size;
+            let src = (first + 1) as f32;
+            assert_eq!(&o[g * 4..g * 4 + 4], &[src, src + 0.5, -src, 7.0], "at {g}");
+            let want = if (g - first) % 2 == 1 {
+                let s = (first + 3) as i32;
+                [s * 10, s * 100]
+            } else {
+                [-1, -1]
+            };
+            assert_eq!(&q[g * 2..g * 2 + 2], &want, "at {g}");
+        }
+    }
+}

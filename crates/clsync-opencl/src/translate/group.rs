@@ -28,6 +28,20 @@ fn group_operation(inst: &Instruction) -> Result<i64, CompileError> {
     }
 }
 
+/// An exchange's 64-bit result `r` as a value of type `t`.
+fn narrow(fx: &mut Fx<'_, '_>, r: Value, t: cranelift_codegen::ir::Type) -> Value {
+    let n = if t.bits() == 64 {
+        r
+    } else {
+        fx.b.ins().ireduce(t.as_int(), r)
+    };
+    if t.is_float() {
+        fx.b.ins().bitcast(t, MemFlagsData::new(), n)
+    } else {
+        n
+    }
+}
+
 impl Fx<'_, '_> {
     /// Translates a collective; false if `inst` is not one.
     pub fn group(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
@@ -58,31 +72,31 @@ impl Fx<'_, '_> {
             (0, 1)
         };
         let rty = inst.result_type.unwrap_or(0);
-        let t = super::cl_type(self.m, rty)?;
-        if !matches!(self.m.ty(rty)?, Type::Int(_) | Type::Float(_) | Type::Bool) {
-            return Err(CompileError::Unsupported(
-                "a collective of a vector or aggregate".into(),
-            ));
-        }
-        let v = self.get1(self.id(inst, value_at)?)?;
+        // A broadcast may carry a vector (cl_khr_subgroup_extended_types):
+        // one exchange per component.
+        let elem = match self.m.ty(rty)? {
+            Type::Vector { elem, .. } if code == op::BROADCAST => *elem,
+            Type::Int(_) | Type::Float(_) | Type::Bool => rty,
+            _ => {
+                return Err(CompileError::Unsupported(
+                    "a collective of a vector or aggregate".into(),
+                ))
+            }
+        };
+        let t = super::cl_type(self.m, elem)?;
+        let vs = self.get(self.id(inst, value_at)?)?;
         let arg = if code == op::BROADCAST {
             self.broadcast_lane(inst, scope)?
         } else {
             self.b.ins().iconst(types::I64, 0)
         };
-        let r = self.exchange(scope, code, group_op, kind, v, arg, None);
-        self.check_status();
-        let narrow = if t.bits() == 64 {
-            r
-        } else {
-            self.b.ins().ireduce(t.as_int(), r)
-        };
-        let out = if t.is_float() {
-            self.b.ins().bitcast(t, MemFlagsData::new(), narrow)
-        } else {
-            narrow
-        };
-        self.def(inst, vec![out]);
+        let mut out = Vec::with_capacity(vs.len());
+        for v in vs {
+            let r = self.exchange(scope, code, group_op, kind, v, arg, None);
+            self.check_status();
+            out.push(narrow(self, r, t));
+        }
+        self.def(inst, out);
         Ok(true)
     }
 
@@ -135,7 +149,7 @@ impl Fx<'_, '_> {
         kind: u32,
         v: Value,
         arg: Value,
-        active: Option<u32>,
+        active: Option<u64>,
     ) -> Value {
         let vt = self.b.func.dfg.value_type(v);
         let bits = vt.bits() as i64;
@@ -159,7 +173,7 @@ impl Fx<'_, '_> {
                 wide,
                 arg,
                 self.b.ins().iconst(types::I32, site),
-                self.b.ins().iconst(types::I64, i64::from(id)),
+                self.b.ins().iconst(types::I64, id as i64),
             ];
             return self.helper("clsync_sub_group_active", &args)[0];
         }
@@ -256,18 +270,6 @@ impl Fx<'_, '_> {
                 _ => rty,
             },
         )?;
-        let narrow = |fx: &mut Self, r: Value, t: cranelift_codegen::ir::Type| {
-            let n = if t.bits() == 64 {
-                r
-            } else {
-                fx.b.ins().ireduce(t.as_int(), r)
-            };
-            if t.is_float() {
-                fx.b.ins().bitcast(t, MemFlagsData::new(), n)
-            } else {
-                n
-            }
-        };
         // A ballot's 128 bits as one word: sub-groups have at most 64 lanes.
         let mask_of = |fx: &mut Self, id| -> Result<Value, CompileError> {
             let v = fx.get(id)?;
@@ -279,7 +281,7 @@ impl Fx<'_, '_> {
         let zero = self.b.ins().iconst(types::I64, 0);
         // Sub-group operations wait for their active set; a work-group
         // scope's (which OpenCL C does not make) for every work-item.
-        let active = (scope == 3).then_some(inst.result_id.unwrap_or(0));
+        let active = (scope == 3).then_some(u64::from(inst.result_id.unwrap_or(0)) << 8);
         let out: Vec<Value> = match opc {
             Op::GroupNonUniformElect => {
                 // The lowest active lane's id, compared with this lane's.
@@ -310,7 +312,9 @@ impl Fx<'_, '_> {
             | Op::GroupNonUniformShuffleXor
             | Op::GroupNonUniformShuffleUp
             | Op::GroupNonUniformShuffleDown => {
-                let v = self.get1(self.id(inst, 1)?)?;
+                // A broadcast may carry a vector (cl_khr_subgroup_ballot):
+                // one exchange per component, each its own operation.
+                let vs = self.get(self.id(inst, 1)?)?;
                 let (code, from) = match opc {
                     Op::GroupNonUniformBroadcastFirst => (op::FIRST, zero),
                     _ => {
@@ -329,9 +333,14 @@ impl Fx<'_, '_> {
                         (op::BROADCAST, from)
                     }
                 };
-                let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, from, active);
-                self.check_status();
-                vec![narrow(self, r, rt)]
+                let mut out = Vec::with_capacity(vs.len());
+                for (k, v) in vs.into_iter().enumerate() {
+                    let op_id = active.map(|id| id | k as u64);
+                    let r = self.exchange(scope, code, 0, ty::UNSIGNED, v, from, op_id);
+                    self.check_status();
+                    out.push(narrow(self, r, rt));
+                }
+                out
             }
             Op::GroupNonUniformBallot => {
                 let v = self.get1(self.id(inst, 1)?)?;
