@@ -233,10 +233,24 @@ pub fn combine_active(
     identity: u64,
     op: impl Fn(u64, u64) -> u64,
 ) -> u64 {
-    let n = values.len().min(64);
-    let lanes = || (0..n).filter(move |k| present >> k & 1 == 1);
+    let values = &values[..values.len().min(64)];
+    combine_over(values, |k| present >> k & 1 == 1, lane, how, identity, op)
+}
+
+/// Lane `lane`'s result from the values of the lanes `present` says take
+/// part ([`combine`]: all of them; [`combine_active`]: the active ones).
+fn combine_over(
+    values: &[u64],
+    present: impl Fn(usize) -> bool,
+    lane: usize,
+    how: Combine,
+    identity: u64,
+    op: impl Fn(u64, u64) -> u64,
+) -> u64 {
+    let n = values.len();
+    let lanes = || (0..n).filter(|k| present(*k));
     let (from, upto) = match how {
-        Combine::Broadcast(l) if l < n && present >> l & 1 == 1 => return values[l],
+        Combine::Broadcast(l) if l < n && present(l) => return values[l],
         Combine::Broadcast(_) => return 0,
         Combine::First => return lanes().next().map_or(0, |k| values[k]),
         Combine::AllEqual => {
@@ -246,7 +260,7 @@ pub fn combine_active(
         }
         Combine::Ballot => {
             return lanes()
-                .filter(|k| values[*k] != 0)
+                .filter(|k| values[*k] != 0 && *k < 64)
                 .fold(0, |m, k| m | 1 << k)
         }
         Combine::Reduce => (0, n),
@@ -257,8 +271,8 @@ pub fn combine_active(
             (lane / size * size, lane / size * size + size)
         }
     };
-    lanes()
-        .filter(|k| (from..upto).contains(k))
+    (from.min(n)..upto.min(n))
+        .filter(|k| present(*k))
         .fold(identity, |acc, k| op(acc, values[k]))
 }
 
@@ -282,29 +296,7 @@ pub fn combine(
     identity: u64,
     op: impl Fn(u64, u64) -> u64,
 ) -> u64 {
-    let n = values.len();
-    let (from, upto) = match how {
-        Combine::Broadcast(l) => return values.get(l).copied().unwrap_or(0),
-        Combine::First => return values.first().copied().unwrap_or(0),
-        Combine::AllEqual => return u64::from(values.windows(2).all(|w| w[0] == w[1])),
-        Combine::Ballot => {
-            return values
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v != 0)
-                .fold(0u64, |m, (k, _)| m | 1 << k)
-        }
-        Combine::Reduce => (0, n),
-        Combine::InclusiveScan => (0, lane + 1),
-        Combine::ExclusiveScan => (0, lane),
-        Combine::Clustered(size) => {
-            let size = size.max(1);
-            (lane / size * size, lane / size * size + size)
-        }
-    };
-    values[from.min(n)..upto.min(n)]
-        .iter()
-        .fold(identity, |acc, v| op(acc, *v))
+    combine_over(values, |_| true, lane, how, identity, op)
 }
 
 /// A value a Rust kernel's collectives take: its bits, and the arithmetic

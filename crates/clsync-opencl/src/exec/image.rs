@@ -411,13 +411,13 @@ impl Image {
 
     /// Names the image for reports.
     pub fn named(mut self, name: impl Into<String>) -> Self {
-        match &mut self.data {
-            Texels::Own(b) => {
-                let b = std::mem::replace(b, clsync::Buffer::new(0)).named(name);
-                self.data = Texels::Own(b);
+        self.data = match self.data {
+            Texels::Own(b) => Texels::Own(b.named(name)),
+            Texels::Over(mut o) => {
+                o.name = name.into();
+                Texels::Over(o)
             }
-            Texels::Over(o) => o.name = name.into(),
-        }
+        };
         self.registered()
     }
 

@@ -122,7 +122,7 @@ impl Fx<'_, '_> {
                         .flatten()
                         .unwrap_or_else(|| self.b.ins().iconst(types::I8, 0)),
                 ),
-                None => (zero(self, t), self.b.ins().iconst(types::I8, 1)),
+                None => (self.zero(t), self.b.ins().iconst(types::I8, 1)),
             };
             self.b.def_var(v, x);
             self.b.def_var(sh, poisoned);
@@ -165,15 +165,6 @@ impl Fx<'_, '_> {
                 .unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
             self.b.def_var(*sh, s);
         }
-    }
-}
-
-/// Zero of type `t`.
-fn zero(fx: &mut Fx<'_, '_>, t: ClType) -> cranelift_codegen::ir::Value {
-    match t {
-        types::F32 => fx.b.ins().f32const(0.0),
-        types::F64 => fx.b.ins().f64const(0.0),
-        t => fx.b.ins().iconst(t, 0),
     }
 }
 
