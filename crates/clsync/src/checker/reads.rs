@@ -6,7 +6,7 @@ use super::shadow::Rec;
 
 /// Reads of a location since its last write, at most one per work-item;
 /// one read is kept inline, since most locations have one.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) enum Reads {
     #[default]
     None,
@@ -20,7 +20,7 @@ pub(crate) enum Reads {
 /// interval, as a group's total is, or by a work-item of each of several
 /// groups, as a matrix element is, would otherwise cost a pass over every
 /// earlier reader per read).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ReadSet {
     reads: Vec<Rec>,
     /// The fewest work-group barriers any read had passed.

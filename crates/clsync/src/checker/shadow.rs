@@ -235,7 +235,7 @@ pub(crate) fn join_opt(mine: &mut Option<Arc<Clock>>, theirs: &Option<Arc<Clock>
 }
 
 /// What a location needs only once atomics touch it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct AtomicShadow {
     /// Atomic writes since the last plain write: they do not conflict with
     /// each other when their scopes are inclusive, but each one conflicts
@@ -258,7 +258,7 @@ pub(crate) struct AtomicShadow {
 /// The checker's memory of one location, as stored: 40 bytes. Most
 /// locations are read once, or written and not read since (a buffer of
 /// input, a buffer of output); only the others hold a boxed [`Full`].
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) enum Shadow {
     #[default]
     Untouched,
@@ -312,7 +312,7 @@ impl Shadow {
 }
 
 /// Everything the checker remembers about a location.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Full {
     /// The last write (plain or atomic).
     pub(crate) write: Option<Rec>,

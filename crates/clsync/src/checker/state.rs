@@ -40,7 +40,7 @@ use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
     join_opt, merge_entries, Full, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
-use super::storage::{to_front, DenseShadow, LocalDense, ShadowMap};
+use super::storage::{to_front, DenseShadow, Found, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
 use crate::sync::{MemScope, Site};
 
@@ -70,13 +70,13 @@ impl LaunchCheck {
     }
 
     /// The dense shadow of the registered object holding `addr`, made on
-    /// first use.
-    fn dense_for(&self, addr: usize) -> Option<Arc<DenseShadow>> {
+    /// first use (by an access of `first` bytes: see `Grain`).
+    fn dense_for(&self, addr: usize, first: usize) -> Option<Arc<DenseShadow>> {
         let (base, len, stride) = objects::extent(addr)?;
         let mut dense = self.dense.lock().unwrap_or_else(|e| e.into_inner());
         let d = dense
             .entry(base)
-            .or_insert_with(|| Arc::new(DenseShadow::new(base, len, stride)));
+            .or_insert_with(|| Arc::new(DenseShadow::new(base, len, stride, first)));
         Some(d.clone())
     }
 
@@ -162,6 +162,9 @@ pub(crate) struct GroupCheck {
     /// The dense shadows this group has used, so that most accesses find
     /// theirs without a lock.
     dense: RefCell<Vec<Arc<DenseShadow>>>,
+    /// What the current access reported so far, by kind and the other
+    /// access's site, where it spans several cells (see `plain`).
+    seen: RefCell<Vec<(ReportKind, Option<NonZeroU32>)>>,
 }
 
 impl GroupCheck {
@@ -179,6 +182,7 @@ impl GroupCheck {
             local_dense: RefCell::default(),
             local: RefCell::default(),
             dense: RefCell::default(),
+            seen: RefCell::default(),
         }
     }
 
@@ -196,9 +200,18 @@ impl GroupCheck {
     ) -> R {
         let mut item = self.items[i].borrow_mut();
         let site = intern::site(site);
-        self.with_cell(addr, space, |shadow| {
-            shadow.with_full(|full| self.on_shadow(&mut item, full, addr, space, kind, site, f))
-        })
+        // An atomic is remembered at its first byte (the part is one byte:
+        // called once).
+        let mut f = Some(f);
+        let mut value = None;
+        self.with_part(addr, addr + 1, space, |a, shadow| {
+            let f = f.take().expect("one byte, one call");
+            value =
+                Some(shadow.with_full(|full| {
+                    self.on_shadow(&mut item, full, a, space, kind, site, false, f)
+                }));
+        });
+        value.expect("the part was checked")
     }
 
     /// Plain accesses by work-item `i` to the `len` bytes from `addr` (one
@@ -224,42 +237,86 @@ impl GroupCheck {
         if let Kind::Write(Some(v)) = kind {
             rec.op = rec.op.with_value(v);
         }
-        for a in addr..addr + len {
-            self.with_cell(a, space, |shadow| {
+        // Several cells (the bytes of a split granule) report one access
+        // once (see `on_shadow`'s `once`).
+        let mut slow = false;
+        let (mut a, end) = (addr, addr + len);
+        while a < end {
+            a = self.with_part(a, end, space, |at, shadow| {
                 if !plain_fast(&item, shadow, space, rec) {
+                    slow = true;
                     shadow.with_full(|full| {
-                        self.on_shadow(&mut item, full, a, space, kind, site, || ((), write))
+                        self.on_shadow(&mut item, full, at, space, kind, site, true, || ((), write))
                     });
                 }
             });
         }
+        if slow {
+            self.seen.borrow_mut().clear();
+        }
     }
 
-    /// Runs `f` on the shadow of `addr`, held for the call.
+    /// Runs `f` on the shadow of the part of an access from `a` to `end`
+    /// that lies in one cell (held for the call), or on each byte's where
+    /// that cell is a split granule, with the address of the byte; returns
+    /// the first byte after the part. A registered object's dense shadow
+    /// (made on first use) is kept at the front of the group's list: most
+    /// accesses go where the last one went. Other addresses are in a map,
+    /// a byte at a time.
     #[inline]
-    fn with_cell<R>(&self, addr: usize, space: Space, f: impl FnOnce(&mut Shadow) -> R) -> R {
-        // A registered object's dense shadow (made on first use), kept at
-        // the front of the group's list: most accesses go where the last
-        // one went. Else a map, by address.
+    fn with_part(
+        &self,
+        a: usize,
+        end: usize,
+        space: Space,
+        mut f: impl FnMut(usize, &mut Shadow),
+    ) -> usize {
         if space == Space::Local {
             let mut dense = self.local_dense.borrow_mut();
             let made = || {
-                objects::extent(addr).map(|(base, len, stride)| LocalDense::new(base, len, stride))
+                objects::extent(a)
+                    .map(|(base, len, stride)| LocalDense::new(base, len, stride, end - a))
             };
-            if to_front(&mut dense, addr, made) {
-                return f(dense[0].cell(addr));
+            if to_front(&mut dense, a, made) {
+                let spill = |b: usize, s: Shadow| {
+                    self.local.borrow_mut().insert(b, s);
+                };
+                let next = match dense[0].cell(a, end, spill) {
+                    (Found::Cell(cell), next) => {
+                        f(a, cell);
+                        return next;
+                    }
+                    (Found::Bytes, next) => next,
+                };
+                drop(dense);
+                let mut map = self.local.borrow_mut();
+                (a..next).for_each(|b| f(b, map.entry(b).or_default()));
+                return next;
             }
             drop(dense);
-            f(self.local.borrow_mut().entry(addr).or_default())
+            f(a, self.local.borrow_mut().entry(a).or_default());
         } else {
             let mut dense = self.dense.borrow_mut();
-            if to_front(&mut dense, addr, || self.launch.dense_for(addr)) {
-                let mut cell = dense[0].cell(addr).expect("the object holds the address");
-                return f(&mut cell);
+            if to_front(&mut dense, a, || self.launch.dense_for(a, end - a)) {
+                let d = &dense[0];
+                let spill = |b: usize, s: Shadow| {
+                    self.launch.shard(b).insert(b, s);
+                };
+                let next = match d.cell(a, end, spill) {
+                    (Found::Cell(mut cell), next) => {
+                        f(a, &mut cell);
+                        return next;
+                    }
+                    (Found::Bytes, next) => next,
+                };
+                drop(dense);
+                (a..next).for_each(|b| f(b, self.launch.shard(b).entry(b).or_default()));
+                return next;
             }
             drop(dense);
-            f(self.launch.shard(addr).entry(addr).or_default())
+            f(a, self.launch.shard(a).entry(a).or_default());
         }
+        a + 1
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -271,10 +328,26 @@ impl GroupCheck {
         space: Space,
         kind: Kind,
         site: NonZeroU32,
+        once: bool,
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         // The site's text, for reports only (it takes the table's lock).
         let at = || intern::site_of(site);
+        // Whether this access has not yet made the report of `kind` with
+        // an access at `other`: an access of several cells (`once`) is
+        // one access, reported once per kind and pair of sites, however
+        // many of its bytes find the conflict.
+        let first_time = |kind: ReportKind, other: Option<NonZeroU32>| {
+            if !once {
+                return true;
+            }
+            let mut seen = self.seen.borrow_mut();
+            let new = !seen.contains(&(kind, other));
+            if new {
+                seen.push((kind, other));
+            }
+            new
+        };
         let s = space.index();
         let (value, wrote) = f();
         let op = match kind {
@@ -318,7 +391,10 @@ impl GroupCheck {
                     found.push((k, *w));
                 }
             }
-            None if space == Space::Local && !op.writes() => {
+            None if space == Space::Local
+                && !op.writes()
+                && first_time(ReportKind::UninitializedLocal, None) =>
+            {
                 launch.report(
                     ReportKind::UninitializedLocal,
                     Some(addr),
@@ -352,6 +428,9 @@ impl GroupCheck {
         found.sort_by_key(|(k, p)| (*k, p.site));
         found.dedup_by_key(|(k, p)| (*k, p.site));
         for (k, p) in found {
+            if !first_time(k, Some(p.site)) {
+                continue;
+            }
             launch.report(
                 k,
                 Some(addr),

@@ -1,10 +1,12 @@
 //! Where shadow memory lives: dense per buffer or image (shared by the
-//! worker threads, a lock per element, pages made on first touch), dense
-//! per local array of a work-group (one thread, no lock), and a hash map for
-//! addresses outside any registered object.
+//! worker threads, a lock per cell, pages made on first touch), dense per
+//! local array of a work-group (one thread, no lock), a cell per element or
+//! per granule of bytes ([`Grain`]); and a hash map for addresses outside
+//! any registered object and the bytes of split granules.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::shadow::Shadow;
@@ -33,27 +35,159 @@ impl Hasher for AddrHasher {
     }
 }
 
-/// Elements per page of a dense shadow.
+/// Cells per page of a dense shadow.
 const PAGE: usize = 4096;
 
-/// One page of a dense shadow's cells.
-type Page = Box<[Mutex<Shadow>]>;
+/// One page of a dense shadow's cells, and their spans (see [`Grain`]).
+struct Page {
+    cells: Box<[Mutex<Shadow>]>,
+    /// A span per cell for a byte-granular shadow, else empty. Read and
+    /// written only under the cell's lock, which orders them (relaxed).
+    spans: Box<[AtomicU16]>,
+}
 
-/// The shadow of one buffer or image: a cell per element, each behind its
-/// own lock (the elements are reached from every worker thread). Pages of
-/// cells are made when first touched, by the thread that touches them, so
-/// a large buffer costs shadow only where the kernel goes.
+/// How a dense shadow maps addresses to its cells.
+///
+/// A typed object (a `Buffer<f32>`, an image) is accessed an element at a
+/// time: a cell per element, and an access to any of its bytes is one to
+/// the element. A byte object (the buffers and local arrays of compiled
+/// OpenCL C kernels, whose accesses are scalars and vectors of any width)
+/// would need a cell per byte, and a check per byte of every access: four
+/// for a `float`. Instead it has a cell per aligned *granule*, the size of
+/// the first access the launch made to it (a power of two up to 16 bytes),
+/// which holds the shadow of the bytes the accesses it has seen covered
+/// (its *span*; the granule's other bytes are untouched). An access to
+/// exactly those bytes is one check, the same check each byte would have
+/// had, since each byte's shadow is the cell's. An access to other bytes
+/// of the granule (a `char` of a `float`'s, an atomic's first byte)
+/// *splits* it: each byte of the span takes a copy of the cell's shadow in
+/// the space's map, the cell is marked split, and from then on the
+/// granule's bytes are checked one at a time, there, as without granules.
+#[derive(Clone, Copy)]
+pub(crate) enum Grain {
+    /// A cell per element of the stride.
+    Element(Stride),
+    /// A cell per aligned granule of `1 << shift` bytes.
+    Granule(u32),
+}
+
+/// A granule's span: the first byte (bits 0..5) and the end (bits 5..10)
+/// the cell's shadow covers, or [`SPLIT`]; `0`, before any access.
+const SPLIT: u16 = 1 << 10;
+
+impl Grain {
+    /// The grain for an object of `stride`-byte elements whose first access
+    /// covers `first` bytes.
+    fn new(stride: usize, first: usize) -> Self {
+        if stride == 1 && first.is_power_of_two() && (2..=16).contains(&first) {
+            Grain::Granule(first.trailing_zeros())
+        } else {
+            Grain::Element(Stride::new(stride))
+        }
+    }
+
+    /// How many cells cover `len` elements of `stride` bytes from `base`.
+    fn cells(self, base: usize, end: usize) -> usize {
+        match self {
+            Grain::Element(s) => s.index(end - base),
+            Grain::Granule(k) if end > base => ((end - 1) >> k) - (base >> k) + 1,
+            Grain::Granule(_) => 0,
+        }
+    }
+
+    /// Where the part of an access from `a` to `end` that lies in one cell
+    /// goes (for a granule, with its span and first byte).
+    #[inline]
+    fn part(self, base: usize, a: usize, end: usize) -> Part {
+        match self {
+            Grain::Element(s) => {
+                let cell = s.index(a - base);
+                Part {
+                    cell,
+                    next: end.min(base + (cell + 1) * s.bytes),
+                    span: 0,
+                    start: 0,
+                }
+            }
+            Grain::Granule(k) => {
+                let start = a >> k << k;
+                let next = end.min(start + (1 << k));
+                Part {
+                    cell: (a >> k) - (base >> k),
+                    next,
+                    span: (a - start) as u16 | ((next - start) as u16) << 5,
+                    start,
+                }
+            }
+        }
+    }
+}
+
+/// The part of an access that lies in one cell.
+struct Part {
+    cell: usize,
+    /// The first byte after the part.
+    next: usize,
+    /// Its span in a granule.
+    span: u16,
+    /// The granule's first byte.
+    start: usize,
+}
+
+/// Where the part of an access goes.
+pub(crate) enum Found<C> {
+    /// The cell holds its shadow.
+    Cell(C),
+    /// The granule is split: each byte of the part has its shadow in the
+    /// space's map.
+    Bytes,
+}
+
+impl Part {
+    /// Whether this part of an access to a granule whose cell holds
+    /// `shadow` over `span` is made on the cell; if not, the granule is
+    /// split (or was): `spill` is given each byte of the span and its copy
+    /// of the shadow, and `span` marks the split.
+    #[inline]
+    fn on_cell(
+        &self,
+        shadow: &mut Shadow,
+        span: &mut u16,
+        mut spill: impl FnMut(usize, Shadow),
+    ) -> bool {
+        if *span & SPLIT != 0 {
+            return false;
+        }
+        if matches!(shadow, Shadow::Untouched) || *span == self.span {
+            *span = self.span;
+            return true;
+        }
+        let whole = std::mem::take(shadow);
+        for b in *span & 31..*span >> 5 & 31 {
+            spill(self.start + b as usize, whole.clone());
+        }
+        *span = SPLIT;
+        false
+    }
+}
+
+/// The shadow of one buffer or image: a cell per element or granule (see
+/// [`Grain`]), each behind its own lock (the elements are reached from
+/// every worker thread). Pages of cells are made when first touched, by
+/// the thread that touches them, so a large buffer costs shadow only where
+/// the kernel goes.
 pub(crate) struct DenseShadow {
     base: usize,
     end: usize,
-    stride: Stride,
+    grain: Grain,
+    cells: usize,
     pages: Box<[OnceLock<Page>]>,
 }
 
 /// An element size, as a shift where it is a power of two (nearly always:
 /// a division per access cost more than the rest of the lookup).
 #[derive(Clone, Copy)]
-struct Stride {
+pub(crate) struct Stride {
     bytes: usize,
     shift: Option<u32>,
 }
@@ -77,50 +211,120 @@ impl Stride {
 }
 
 impl DenseShadow {
-    pub(crate) fn new(base: usize, len: usize, stride: usize) -> Self {
+    /// The shadow of `len` elements of `stride` bytes from `base`, whose
+    /// first access covers `first` bytes.
+    pub(crate) fn new(base: usize, len: usize, stride: usize, first: usize) -> Self {
+        let end = base + len * stride;
+        let grain = Grain::new(stride, first);
+        let cells = grain.cells(base, end);
         DenseShadow {
             base,
-            end: base + len * stride,
-            stride: Stride::new(stride),
-            pages: (0..len.div_ceil(PAGE)).map(|_| OnceLock::new()).collect(),
+            end,
+            grain,
+            cells,
+            pages: (0..cells.div_ceil(PAGE)).map(|_| OnceLock::new()).collect(),
         }
     }
 
+    /// The cell of the part of an access from `a` (in the object) to `end`
+    /// that lies in one cell, locked, or `Found::Bytes` when it lies in a
+    /// split granule; and the first byte after the part. A split made here
+    /// gives `spill` the bytes' shadows (under the cell's lock, so that
+    /// they are in the map before another thread finds the granule split).
     #[inline]
-    pub(crate) fn cell(&self, addr: usize) -> Option<MutexGuard<'_, Shadow>> {
-        (self.base..self.end).contains(&addr).then(|| {
-            let i = self.stride.index(addr - self.base);
-            let len = self.stride.index(self.end - self.base);
-            let page = self.pages[i / PAGE].get_or_init(|| {
-                let n = PAGE.min(len - i / PAGE * PAGE);
-                (0..n).map(|_| Mutex::default()).collect()
-            });
-            page[i % PAGE].lock().unwrap_or_else(|e| e.into_inner())
-        })
+    pub(crate) fn cell(
+        &self,
+        a: usize,
+        end: usize,
+        spill: impl FnMut(usize, Shadow),
+    ) -> (Found<MutexGuard<'_, Shadow>>, usize) {
+        debug_assert!((self.base..self.end).contains(&a));
+        let part = self.grain.part(self.base, a, end);
+        let (i, next) = (part.cell, part.next);
+        let byte_grain = matches!(self.grain, Grain::Granule(_));
+        let page = self.pages[i / PAGE].get_or_init(|| {
+            let n = PAGE.min(self.cells - i / PAGE * PAGE);
+            Page {
+                cells: (0..n).map(|_| Mutex::default()).collect(),
+                spans: if byte_grain {
+                    (0..n).map(|_| AtomicU16::new(0)).collect()
+                } else {
+                    Box::default()
+                },
+            }
+        });
+        let mut cell = page.cells[i % PAGE]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !byte_grain {
+            return (Found::Cell(cell), next);
+        }
+        // Relaxed: the span is read and written under the cell's lock.
+        let mut span = page.spans[i % PAGE].load(Ordering::Relaxed);
+        let here = part.on_cell(&mut cell, &mut span, spill);
+        page.spans[i % PAGE].store(span, Ordering::Relaxed);
+        (
+            if here {
+                Found::Cell(cell)
+            } else {
+                Found::Bytes
+            },
+            next,
+        )
     }
 }
 
-/// The shadow of one local array of one work-group.
+/// The shadow of one local array of one work-group: as [`DenseShadow`],
+/// without locks (one thread runs the group).
 pub(crate) struct LocalDense {
     base: usize,
     end: usize,
-    stride: Stride,
+    grain: Grain,
     cells: Box<[Shadow]>,
+    /// A span per cell for a byte-granular shadow, else empty.
+    spans: Box<[u16]>,
 }
 
 impl LocalDense {
-    pub(crate) fn new(base: usize, len: usize, stride: usize) -> Self {
+    /// As [`DenseShadow::new`].
+    pub(crate) fn new(base: usize, len: usize, stride: usize, first: usize) -> Self {
+        let end = base + len * stride;
+        let grain = Grain::new(stride, first);
+        let cells = grain.cells(base, end);
         LocalDense {
             base,
-            end: base + len * stride,
-            stride: Stride::new(stride),
-            cells: local_pool::take(len),
+            end,
+            grain,
+            cells: local_pool::take(cells),
+            spans: match grain {
+                Grain::Granule(_) => vec![0; cells].into_boxed_slice(),
+                Grain::Element(_) => Box::default(),
+            },
         }
     }
 
+    /// As [`DenseShadow::cell`].
     #[inline]
-    pub(crate) fn cell(&mut self, addr: usize) -> &mut Shadow {
-        &mut self.cells[self.stride.index(addr - self.base)]
+    pub(crate) fn cell(
+        &mut self,
+        a: usize,
+        end: usize,
+        spill: impl FnMut(usize, Shadow),
+    ) -> (Found<&mut Shadow>, usize) {
+        let part = self.grain.part(self.base, a, end);
+        let (i, next) = (part.cell, part.next);
+        if let Grain::Element(_) = self.grain {
+            return (Found::Cell(&mut self.cells[i]), next);
+        }
+        let here = part.on_cell(&mut self.cells[i], &mut self.spans[i], spill);
+        (
+            if here {
+                Found::Cell(&mut self.cells[i])
+            } else {
+                Found::Bytes
+            },
+            next,
+        )
     }
 }
 
