@@ -20,6 +20,11 @@
 //! | a cancelled launch (`scheduler::Dispenser::cancel`) | until the launch ends |
 //! | the watchdog's probation of a launch (`scheduler::watchdog`) | it lasts |
 //!
+//! The last two also raise a second counter, the one compiled loops test
+//! at their back-edges ([`polling_word`]): only they give a cancellation
+//! point work, and a checked launch would otherwise send every iteration
+//! of every loop of its own kernel through a runtime call.
+//!
 //! The counter is only a hint that the slow path may have work: the slow
 //! path tests each cause again, so a counter raised by an unrelated launch
 //! costs that launch's neighbours time, never correctness.
@@ -38,6 +43,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// How many causes for the slow path exist now, in any runtime.
 static RAISED: AtomicUsize = AtomicUsize::new(0);
 
+/// How many of them a loop's cancellation point has work for: cancelled
+/// launches and the watchdog's probations (a checked launch and a trace
+/// capture watch operations, not loops, and leave it down).
+static POLLING: AtomicUsize = AtomicUsize::new(0);
+
 /// Whether no cause for the slow path exists: an operation may do only
 /// itself.
 #[inline(always)]
@@ -46,10 +56,27 @@ pub(crate) fn quiet() -> bool {
     RAISED.load(Ordering::Relaxed) == 0
 }
 
-/// The counter itself, for engines that compile kernels and test it inline
-/// (see [`crate::engine::slow_path_gate`]).
-pub(crate) fn word() -> &'static AtomicUsize {
-    &RAISED
+/// The counter of the causes a cancellation point has work for, for
+/// engines that compile loops' cancellation points (see
+/// [`crate::engine::cancellation_gate`]): a checked launch's own loops do
+/// not call out at every back-edge.
+pub(crate) fn polling_word() -> &'static AtomicUsize {
+    &POLLING
+}
+
+/// Adds a cause that cancellation points have work for (a cancel, a
+/// probation); pair it with one [`lower_polling`].
+pub(crate) fn raise_polling() {
+    raise();
+    // Relaxed: see the module docs.
+    POLLING.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Removes a cause added by [`raise_polling`].
+pub(crate) fn lower_polling() {
+    // Relaxed: see the module docs.
+    POLLING.fetch_sub(1, Ordering::Relaxed);
+    lower();
 }
 
 /// Adds a cause; pair it with one [`lower`].

@@ -183,12 +183,14 @@ impl Fx<'_, '_> {
     /// or a failed work-item cancels stops here, so a loop that makes no
     /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
     /// never runs) cannot hang the process. Inline, it is one load of the
-    /// runtime's slow-path gate and a branch; the call happens only while
-    /// the gate is raised ([`clsync::engine::slow_path_gate`]).
+    /// runtime's cancellation gate and a branch; the call happens only
+    /// while a launch is cancelled or on the watchdog's probation
+    /// ([`clsync::engine::cancellation_gate`]), not merely checked.
     pub(super) fn poll(&mut self) {
-        let gate = clsync::engine::slow_path_gate() as *const _ as i64;
+        let gate = clsync::engine::cancellation_gate() as *const _ as i64;
         let addr = self.b.ins().iconst(types::I64, gate);
-        // Relaxed in effect (a plain load on x86-64): see `slow_path_gate`.
+        // Relaxed in effect (a plain load on x86-64): see
+        // `cancellation_gate`.
         let raised = self
             .b
             .ins()

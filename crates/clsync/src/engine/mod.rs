@@ -89,23 +89,24 @@ pub enum KernelForm {
     Coroutines,
 }
 
-/// The one word the runtime's hot paths test before doing anything but
-/// the operation, for engines that compile kernels to native code: while
-/// it is zero, no launch is cancelled, on probation, checked or traced, and
-/// a loop's back-edge has nothing to do; while it is not, the code calls
-/// [`WorkItem::cancellation_point`] (which tests each cause again). A
-/// relaxed load is enough: a cancellation seen one iteration late only
-/// delays the unwind, and the word stays raised until the cancelled launch
-/// ends.
+/// The word a compiled loop's cancellation point tests at its back-edge:
+/// zero while no launch is cancelled and no watchdog probation runs, when
+/// [`WorkItem::cancellation_point`] would have nothing to do; while it is
+/// not, the code calls that (which tests each cause again). A checked
+/// launch leaves it down, so that the loops of a checked kernel make no
+/// runtime call per iteration. A relaxed load is enough: a cancellation
+/// seen one iteration late only delays the unwind, and the word stays
+/// raised until the cancelled launch ends.
 ///
 /// ```
 /// use std::sync::atomic::Ordering;
-/// // Quiet outside any launch (when no other test raises it meanwhile).
-/// let word = clsync::engine::slow_path_gate();
+/// // Down outside any cancelled launch (when no other test cancels one
+/// // meanwhile).
+/// let word = clsync::engine::cancellation_gate();
 /// let _ = word.load(Ordering::Relaxed);
 /// ```
-pub fn slow_path_gate() -> &'static std::sync::atomic::AtomicUsize {
-    crate::gate::word()
+pub fn cancellation_gate() -> &'static std::sync::atomic::AtomicUsize {
+    crate::gate::polling_word()
 }
 
 /// How the scheduler resumes a task.

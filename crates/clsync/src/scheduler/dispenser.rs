@@ -156,7 +156,7 @@ impl Dispenser {
         // Relaxed: pairs with the relaxed load in `claim`; see there. The
         // swap makes only the first cancel raise the gate.
         if !self.cancelled.swap(true, Ordering::Relaxed) {
-            crate::gate::raise();
+            crate::gate::raise_polling();
         }
     }
 
@@ -179,7 +179,7 @@ impl Drop for Dispenser {
         // Relaxed: the dispenser is dropped after every worker has finished
         // with it (they borrow it), so this reads the final value.
         if self.cancelled.load(Ordering::Relaxed) {
-            crate::gate::lower();
+            crate::gate::lower_polling();
         }
     }
 }

@@ -200,7 +200,7 @@ fn probation(shared: &Shared<'_>, latch: &Latch, timeout: Duration, last: u64) -
     // step).
     PROBATIONS.fetch_add(1, Ordering::Relaxed);
     let changes = CHANGES.load(Ordering::Relaxed);
-    crate::gate::raise();
+    crate::gate::raise_polling();
     let end = Instant::now() + timeout;
     let verdict = loop {
         let left = end.saturating_duration_since(Instant::now());
@@ -220,7 +220,7 @@ fn probation(shared: &Shared<'_>, latch: &Latch, timeout: Duration, last: u64) -
             };
         }
     };
-    crate::gate::lower();
+    crate::gate::lower_polling();
     // Relaxed: see the module docs.
     PROBATIONS.fetch_sub(1, Ordering::Relaxed);
     p.end();
