@@ -12,6 +12,7 @@ use super::collectives::Exchanges;
 use super::copies::{self, Copies};
 use super::ctx::{self, builtin, HostSide, ItemCtx, Runner, Slot, SlotInfo, Stop};
 use super::report::Reports;
+use super::scratch::Reused;
 use super::{aligned, loops, Bound, Findings, RunError, SendPtr, ALIGN};
 use crate::program::{ArgKind, KernelInfo, Program};
 use crate::translate::{Compiled, EntryFn};
@@ -70,14 +71,18 @@ impl Setup<'_> {
     /// slot past the table (see `Fx::address`): its length is the
     /// context's `nslots` plus one.
     pub fn group_slots(&self, local: impl Fn(LocalArg<u8>) -> *mut u8) -> Vec<Slot> {
-        let mut slots: Vec<Slot> = self
-            .table
-            .iter()
-            .map(|(b, len)| Slot {
-                base: b.0,
-                len: *len,
-            })
-            .collect();
+        let mut slots = Vec::new();
+        self.group_slots_in(&mut slots, local);
+        slots
+    }
+
+    /// [`group_slots`](Self::group_slots) in `slots` (emptied first).
+    fn group_slots_in(&self, slots: &mut Vec<Slot>, local: impl Fn(LocalArg<u8>) -> *mut u8) {
+        slots.clear();
+        slots.extend(self.table.iter().map(|(b, len)| Slot {
+            base: b.0,
+            len: *len,
+        }));
         if let Some(wg) = self.workgroup {
             let base = aligned(local(wg));
             for (id, slot, off) in &self.build.plan.workgroup {
@@ -96,18 +101,19 @@ impl Setup<'_> {
             };
         }
         slots.push(Slot::NULL);
-        slots
     }
 
-    /// A checked launch's shadow table for a work-item: the group's local
-    /// memory from `local`, the work-item's private shadow block
-    /// `private` (`private_words` words, as its private block).
-    pub fn shadows(
+    /// A checked launch's shadow table for a work-item, in `t`: the
+    /// group's local memory from `local`, the work-item's private shadow
+    /// block `private` (`private_words` words, as its private block).
+    fn shadows_in(
         &self,
+        t: &mut Vec<*mut u8>,
         local: impl Fn(LocalArg<u8>) -> *mut u8,
         private: *mut u8,
-    ) -> Vec<*mut u8> {
-        let mut t = vec![std::ptr::null_mut(); self.table.len()];
+    ) {
+        t.clear();
+        t.resize(self.table.len(), std::ptr::null_mut());
         for (slot, sh) in &self.global_shadows {
             t[*slot] = sh.as_ptr() as *mut u8;
         }
@@ -130,7 +136,6 @@ impl Setup<'_> {
             // SAFETY: as above; `bind` placed them inside the block.
             unsafe { std::ptr::write_bytes(private.add(*off), 1, bytes.len()) };
         }
-        t
     }
 
     /// Fills a work-item's fresh private block: the by-value arguments.
@@ -346,8 +351,11 @@ fn on_coroutines(
     launch: &Launch,
 ) -> Result<clsync::LaunchSummary, LaunchError> {
     rt.launch(launch, |wi| {
-        let mut slots = s.group_slots(|arg| wi.local(arg).raw_bytes().0);
-        let mut private = vec![0u64; s.private_words];
+        // The work-item's tables, from the thread's free lists (see
+        // `scratch`).
+        let mut slots = Reused::<Slot>::take();
+        s.group_slots_in(&mut slots, |arg| wi.local(arg).raw_bytes().0);
+        let mut private = Reused::filled(s.private_words, 0u64);
         let pbase = private.as_mut_ptr() as *mut u8;
         // SAFETY: `private` has `private_words` words and `slots` is this
         // launch's table.
@@ -358,14 +366,13 @@ fn on_coroutines(
         let host = s.host(Runner::Item(wi));
         let mut ctx = s.context(slots.as_ptr(), slots.len() - 1, &host);
         ctx.builtins = builtins(wi);
-        let mut private_shadow = Vec::new();
-        let shadows = if s.checked {
-            private_shadow = vec![0u64; s.private_words];
+        let mut private_shadow = Reused::<u64>::take();
+        let mut shadows = Reused::<*mut u8>::take();
+        if s.checked {
+            private_shadow.resize(s.private_words, 0);
             let p = private_shadow.as_mut_ptr() as *mut u8;
-            s.shadows(|arg| wi.local(arg).raw_bytes().0, p)
-        } else {
-            Vec::new()
-        };
+            s.shadows_in(&mut shadows, |arg| wi.local(arg).raw_bytes().0, p);
+        }
         if s.checked {
             ctx.shadows = shadows.as_ptr();
         }

@@ -27,6 +27,7 @@ mod loops;
 pub mod math;
 pub mod printf;
 pub mod report;
+mod scratch;
 pub mod svm;
 
 use clsync::{Launch, LaunchError, Runtime};
