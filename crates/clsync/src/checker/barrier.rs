@@ -34,7 +34,7 @@ impl GroupCheck {
                 it.wg[s] += 1;
                 it.sg[s] += 1;
                 if let Some(joined) = &joined {
-                    it.vc[s] = joined.clone();
+                    it.vc[s] = Some(joined.clone());
                 }
             }
         }
@@ -50,8 +50,8 @@ impl GroupCheck {
         let items = &self.items[first..end];
         if wait.scope >= MemScope::SubGroup {
             for s in spaces_of(wait.flags) {
-                let known = join_all(items, s).unwrap_or_else(|| items[0].borrow().vc[s].clone());
-                let mut joined = (*known).clone();
+                let known = join_all(items, s).or_else(|| items[0].borrow().vc[s].clone());
+                let mut joined = known.as_deref().cloned().unwrap_or_default();
                 for it in items {
                     let it = it.borrow();
                     joined.set_item(it.who.item, it.step);
@@ -60,7 +60,7 @@ impl GroupCheck {
                 for it in items {
                     let mut it = it.borrow_mut();
                     it.sg[s] += 1;
-                    it.vc[s] = joined.clone();
+                    it.vc[s] = Some(joined.clone());
                 }
             }
         }
@@ -71,19 +71,23 @@ impl GroupCheck {
 }
 
 /// What the work-items `items` know together in space `s`, if that is
-/// more than each one knows (`None`: they all hold one clock already, as
-/// they do from one barrier until one of them acquires something).
+/// more than each one knows (`None`: they all hold one clock already, or
+/// none, as they do from one barrier until one of them acquires
+/// something).
 fn join_all(items: &[RefCell<ItemState>], s: usize) -> Option<Arc<Clock>> {
     let first = items.first()?.borrow().vc[s].clone();
-    if items[1..]
-        .iter()
-        .all(|it| Arc::ptr_eq(&it.borrow().vc[s], &first))
-    {
+    let same = |vc: &Option<Arc<Clock>>| match (vc, &first) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    if items[1..].iter().all(|it| same(&it.borrow().vc[s])) {
         return None;
     }
-    let mut joined = Some(first);
+    let mut joined = first;
     for it in &items[1..] {
-        join_opt(&mut joined, &Some(it.borrow().vc[s].clone()));
+        join_opt(&mut joined, &it.borrow().vc[s]);
     }
+    // Some differ, so some hold a clock: the join is one.
     joined
 }

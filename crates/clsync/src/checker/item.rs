@@ -26,8 +26,10 @@ pub(crate) struct ItemState {
     pub(super) wg: [u32; 3],
     /// Sub-group and work-group barriers passed, per space.
     pub(super) sg: [u32; 3],
-    /// What is known to happen before the next access, per space.
-    pub(super) vc: [Arc<Clock>; 3],
+    /// What is known to happen before the next access, per space: `None`
+    /// for nothing (most work-items, most of the time), so that starting
+    /// and ending a work-item touch no reference count.
+    pub(super) vc: [Option<Arc<Clock>>; 3],
     /// The last release fence: its scope and the clocks it published.
     pub(super) fence_release: Option<(MemScope, SpaceClocks)>,
     /// Releases that relaxed loads read, for a later acquire fence.
@@ -35,10 +37,8 @@ pub(crate) struct ItemState {
 }
 
 impl ItemState {
-    /// A work-item that knows nothing yet: its clocks are `empty`, shared
-    /// by the group (a clock is copied on first change), so that starting a
-    /// work-item allocates nothing.
-    pub(super) fn new(ids: ItemIds, group: u32, empty: &Arc<Clock>) -> Self {
+    /// A work-item that knows nothing yet.
+    pub(super) fn new(ids: ItemIds, group: u32) -> Self {
         ItemState {
             who: Who {
                 item: ids.global_linear_id as u32,
@@ -49,10 +49,17 @@ impl ItemState {
             step: 1,
             wg: [0; 3],
             sg: [0; 3],
-            vc: [empty.clone(), empty.clone(), empty.clone()],
+            vc: [None, None, None],
             fence_release: None,
             pending: Vec::new(),
         }
+    }
+
+    /// Whether this work-item has learned nothing from another in `s`
+    /// since it started (an empty clock).
+    #[inline]
+    pub(super) fn blind(&self, s: usize) -> bool {
+        self.vc[s].as_ref().is_none_or(|vc| vc.is_empty())
     }
 
     /// Whether `p` happens before this work-item's next access in `s`.
@@ -68,7 +75,9 @@ impl ItemState {
         }
         // Most work-items have learned nothing from other work-items since
         // the last barrier: an empty clock, and no lookup.
-        !self.vc[s].is_empty() && self.vc[s].knows(&p.epoch())
+        self.vc[s]
+            .as_ref()
+            .is_some_and(|vc| !vc.is_empty() && vc.knows(&p.epoch()))
     }
 
     #[inline]
@@ -87,7 +96,7 @@ impl ItemState {
     /// its group's before the last barrier (which `vc` leaves out: see
     /// [`GroupCheck::release_group`](super::state::GroupCheck::release_group)).
     pub(super) fn snapshot(&self, s: usize) -> Arc<Clock> {
-        let mut c = (*self.vc[s]).clone();
+        let mut c = self.vc[s].as_deref().cloned().unwrap_or_default();
         c.set_item(self.who.item, self.step);
         if self.wg[s] > 0 {
             c.set_group(self.who.group, self.wg[s]);
@@ -104,9 +113,7 @@ impl ItemState {
                     continue;
                 }
                 for &s in &spaces {
-                    let mut vc = Some(self.vc[s].clone());
-                    join_opt(&mut vc, &e.clocks[s]);
-                    self.vc[s] = vc.expect("joined into a present clock");
+                    join_opt(&mut self.vc[s], &e.clocks[s]);
                 }
             }
         }

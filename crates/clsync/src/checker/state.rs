@@ -32,7 +32,6 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::clock::Clock;
 use super::intern;
 use super::item::{AtomicAccess, ItemState, Kind, OpKind};
 use super::objects;
@@ -173,12 +172,10 @@ impl GroupCheck {
         GroupCheck {
             launch,
             sub_group_size,
-            items: {
-                let empty = Arc::new(Clock::default());
-                ids.iter()
-                    .map(|&i| RefCell::new(ItemState::new(i, group as u32, &empty)))
-                    .collect()
-            },
+            items: ids
+                .iter()
+                .map(|&i| RefCell::new(ItemState::new(i, group as u32)))
+                .collect(),
             local_dense: RefCell::default(),
             local: RefCell::default(),
             dense: RefCell::default(),
@@ -476,7 +473,7 @@ impl GroupCheck {
             let me = rec.who.item;
             let reader = Reader {
                 wg: item.wg[s],
-                blind: item.vc[s].is_empty(),
+                blind: item.blind(s),
             };
             shadow
                 .reads
@@ -513,9 +510,7 @@ impl GroupCheck {
                 .collect();
             if order.is_acquire() {
                 for e in &read {
-                    let mut vc = Some(item.vc[s].clone());
-                    join_opt(&mut vc, &e.clocks[s]);
-                    item.vc[s] = vc.expect("joined into a present clock");
+                    join_opt(&mut item.vc[s], &e.clocks[s]);
                 }
             }
             // A relaxed read (or the other spaces of an acquire) can still

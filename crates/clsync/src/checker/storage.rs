@@ -397,11 +397,17 @@ impl Covers for LocalDense {
 /// Moves the shadow covering `addr` to the front of `list` (a kernel
 /// touches a few objects, and most accesses the one it touched last),
 /// making it with `make` if the list has none. Whether there is one.
+#[inline]
 pub(crate) fn to_front<T: Covers>(
     list: &mut Vec<T>,
     addr: usize,
     make: impl FnOnce() -> Option<T>,
 ) -> bool {
+    // The front one first, without a swap of it with itself (a local
+    // array's shadow is a few words: moved three times per access).
+    if list.first().is_some_and(|d| d.covers(addr)) {
+        return true;
+    }
     if let Some(i) = list.iter().position(|d| d.covers(addr)) {
         list.swap(0, i);
         return true;
