@@ -45,6 +45,26 @@ fn neighbour_read_without_barrier() {
     expect(SRC, &r, &[(DataRace, "nb"), (UninitializedLocal, "nb")]);
 }
 
+/// A location its owner wrote, read and wrote again (a record boxed, with
+/// nothing but the last write in it) still races with another work-item's
+/// read in the same interval.
+#[test]
+fn own_write_read_write_then_another_reads() {
+    let mut launch = Launch::new("wrw", NdRange::new([2]).local([2]));
+    let tile = launch.local::<u32>(1);
+    let r = check(launch, move |wi| {
+        let t = wi.local(tile);
+        if wi.get_local_id(0) == 0 {
+            t.set(0, 1);
+            let v = t.get(0);
+            t.set(0, v + 1); //~ wrw.first
+        } else {
+            let _ = t.get(0); //~ wrw
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "wrw")]);
+}
+
 #[test]
 fn reduction_missing_barrier_in_loop() {
     let input = Buffer::from_slice(&[1u32; 256]);

@@ -37,7 +37,7 @@ use super::item::{AtomicAccess, ItemState, Kind, OpKind};
 use super::objects;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
-    join_opt, merge_entries, Full, Reader, Rec, Shadow, SpaceClocks, SyncEntry, Who,
+    join_opt, merge_entries, Full, Reader, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
 use super::storage::{to_front, DenseShadow, Found, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
@@ -562,6 +562,7 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
     let s = space.index();
     let writes = rec.op.writes();
     let next = match shadow {
+        Shadow::Full(full) => return full_fast(item, full, s, rec),
         // A read of local memory nothing wrote is a report.
         Shadow::Untouched if !writes && space == Space::Local => return false,
         Shadow::Untouched if writes => Shadow::Written(rec),
@@ -583,5 +584,29 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
         _ => return false,
     };
     *shadow = next;
+    true
+}
+
+/// [`plain_fast`] on a boxed record with a plain write, at most one read
+/// since and no atomic history (a local element its owner writes and
+/// reads, interval after interval): an access ordered after the write and
+/// the read conflicts with neither. What [`GroupCheck::on_shadow`] would
+/// do: a write replaces both, a read the read (which it makes redundant).
+#[inline]
+fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
+    let ordered = match (&full.write, &full.reads, &full.atomic) {
+        (Some(w), Reads::None, None) => !w.op.is_atomic() && item.after(w, s),
+        (Some(w), Reads::One(r), None) => !w.op.is_atomic() && item.after(w, s) && item.after(r, s),
+        _ => false,
+    };
+    if !ordered {
+        return false;
+    }
+    if rec.op.writes() {
+        full.write = Some(rec);
+        full.reads = Reads::None;
+    } else {
+        full.reads = Reads::One(rec);
+    }
     true
 }
