@@ -39,7 +39,7 @@ use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
     join_opt, merge_entries, Full, Reader, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
 };
-use super::storage::{to_front, DenseShadow, Found, LocalDense, ShadowMap};
+use super::storage::{to_front, Covers, DenseShadow, Found, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
 use crate::sync::{MemScope, Site};
 
@@ -213,7 +213,10 @@ impl GroupCheck {
 
     /// Plain accesses by work-item `i` to the `len` bytes from `addr` (one
     /// scalar, or each byte of one): the work-item, its record and the
-    /// object's shadow are found once for all of them.
+    /// object's shadow are found once for all of them. Inlined into the
+    /// checker's entry points, so that an access saves and restores its
+    /// registers once.
+    #[inline(always)]
     pub(crate) fn plain(
         &self,
         i: usize,
@@ -234,23 +237,104 @@ impl GroupCheck {
         if let Kind::Write(Some(v)) = kind {
             rec.op = rec.op.with_value(v);
         }
-        // Several cells (the bytes of a split granule) report one access
-        // once (see `on_shadow`'s `once`).
+        let end = addr + len;
+        // The common case, lean: the access lies in one cell of the shadow
+        // at the front of the group's list.
+        let done = if space == Space::Local {
+            let mut dense = self.local_dense.borrow_mut();
+            match dense.first_mut() {
+                Some(d) if d.covers(addr) => {
+                    let spill = |b: usize, s: Shadow| {
+                        self.local.borrow_mut().insert(b, s);
+                    };
+                    match d.cell(addr, end, spill) {
+                        (Found::Cell(cell), next) if next == end => {
+                            if !plain_fast(&item, cell, space, rec) {
+                                self.plain_general(&mut item, cell, addr, space, kind, site, false);
+                            }
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                _ => false,
+            }
+        } else {
+            let dense = self.dense.borrow();
+            match dense.first() {
+                Some(d) if d.covers(addr) => {
+                    let spill = |b: usize, s: Shadow| {
+                        self.launch.shard(b).insert(b, s);
+                    };
+                    match d.cell(addr, end, spill) {
+                        (Found::Cell(mut cell), next) if next == end => {
+                            if !plain_fast(&item, &mut cell, space, rec) {
+                                self.plain_general(
+                                    &mut item, &mut cell, addr, space, kind, site, false,
+                                );
+                            }
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                _ => false,
+            }
+        };
+        if !done {
+            self.plain_parts(&mut item, addr, end, space, kind, site, rec);
+        }
+    }
+
+    /// [`plain`](Self::plain) cell by cell: an access over several cells
+    /// (the bytes of a split granule, a vector over granules), or to
+    /// another object than the last one. Several cells report one access
+    /// once (see `on_shadow`'s `once`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn plain_parts(
+        &self,
+        item: &mut ItemState,
+        addr: usize,
+        end: usize,
+        space: Space,
+        kind: Kind,
+        site: NonZeroU32,
+        rec: Rec,
+    ) {
         let mut slow = false;
-        let (mut a, end) = (addr, addr + len);
+        let mut a = addr;
         while a < end {
             a = self.with_part(a, end, space, |at, shadow| {
-                if !plain_fast(&item, shadow, space, rec) {
+                if !plain_fast(item, shadow, space, rec) {
                     slow = true;
-                    shadow.with_full(|full| {
-                        self.on_shadow(&mut item, full, at, space, kind, site, true, || ((), write))
-                    });
+                    self.plain_general(item, shadow, at, space, kind, site, true);
                 }
             });
         }
         if slow {
             self.seen.borrow_mut().clear();
         }
+    }
+
+    /// A plain access `plain_fast` did not decide: the general path, out of
+    /// line.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn plain_general(
+        &self,
+        item: &mut ItemState,
+        shadow: &mut Shadow,
+        at: usize,
+        space: Space,
+        kind: Kind,
+        site: NonZeroU32,
+        once: bool,
+    ) {
+        let write = matches!(kind, Kind::Write(_));
+        shadow.with_full(|full| {
+            self.on_shadow(item, full, at, space, kind, site, once, || ((), write))
+        });
     }
 
     /// Runs `f` on the shadow of the part of an access from `a` to `end`
@@ -557,7 +641,7 @@ impl GroupCheck {
 /// own next access, an access ordered after the previous one). Whether it
 /// was one of them; if not, the shadow is untouched and the caller takes
 /// the general path.
-#[inline]
+#[inline(always)]
 fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> bool {
     let s = space.index();
     let writes = rec.op.writes();
@@ -592,7 +676,7 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
 /// reads, interval after interval): an access ordered after the write and
 /// the read conflicts with neither. What [`GroupCheck::on_shadow`] would
 /// do: a write replaces both, a read the read (which it makes redundant).
-#[inline]
+#[inline(always)]
 fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
     let ordered = match (&full.write, &full.reads, &full.atomic) {
         (Some(w), Reads::None, None) => !w.op.is_atomic() && item.after(w, s),
