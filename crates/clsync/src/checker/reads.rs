@@ -23,7 +23,8 @@ pub(crate) enum Reads {
 #[derive(Clone, Debug)]
 pub(crate) struct ReadSet {
     reads: Vec<Rec>,
-    /// The fewest work-group barriers any read had passed.
+    /// At most the fewest work-group barriers any read had passed (a read
+    /// removed in place leaves it as it was).
     min_wg: u32,
     /// A bit per reader, by a hash of its global linear id into 256 (see
     /// [`bucket`]): a clear bit means that work-item has no read here.
@@ -124,17 +125,22 @@ impl Reads {
                 // never ordered before a blind reader, whatever their
                 // count: only what the reader learned could order them).
                 let unordered = reader.blind && set.min_wg >= reader.wg;
-                if unordered && !set.may_hold(rec.who.item) {
+                let me = rec.who.item;
+                if unordered {
+                    // Only the reader's own earlier read (at most one) is
+                    // redundant: removed in place, the others kept in
+                    // order. The summary may keep its bit and its count:
+                    // a superset, which only sends later reads here.
+                    if set.may_hold(me) {
+                        if let Some(p) = set.reads.iter().position(|r| r.who.item == me) {
+                            set.reads.remove(p);
+                        }
+                    }
                     set.push(rec);
                     return;
                 }
-                let me = rec.who.item;
                 let mut kept = std::mem::take(&mut set.reads);
-                if unordered {
-                    kept.retain(|r| r.who.item != me);
-                } else {
-                    kept.retain(|r| !redundant(r));
-                }
+                kept.retain(|r| !redundant(r));
                 kept.push(rec);
                 *set = ReadSet::new(kept);
             }
