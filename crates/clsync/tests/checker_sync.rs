@@ -233,6 +233,25 @@ fn plain_write_then_own_atomic_races_with_the_others_atomics() {
     expect(SRC, &r, &[(MixedAccess, "before")]);
 }
 
+/// A plain read after atomics (their record kept, one read since) races
+/// with another work-item's atomic in the same interval.
+#[test]
+fn plain_read_between_atomics_races_with_the_next_atomic() {
+    let counts = Buffer::<u32>::new(1);
+    let r = check(
+        Launch::new("between", NdRange::new([2]).local([2])),
+        move |wi| {
+            if wi.get_local_id(0) == 0 {
+                counts.atomic_inc(0);
+                let _ = counts.get(0); //~ between.first
+            } else {
+                counts.atomic_inc(0); //~ between
+            }
+        },
+    );
+    expect(SRC, &r, &[(MixedAccess, "between")]);
+}
+
 #[test]
 fn atomic_init_racing_with_atomic_loads() {
     let a: Buffer<AtomicInt> = Buffer::new(1);

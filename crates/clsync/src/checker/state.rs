@@ -203,6 +203,31 @@ impl GroupCheck {
         let mut value = None;
         self.with_part(addr, addr + 1, space, |a, shadow| {
             let f = f.take().expect("one byte, one call");
+            let s = space.index();
+            if let (Shadow::Full(full), Kind::Atomic(at)) = (&mut *shadow, kind) {
+                if atomic_fast(&item, full, at) {
+                    let (v, wrote) = f();
+                    if wrote {
+                        let op = AccessOp::Atomic {
+                            op: at.op,
+                            order: at.order,
+                            scope: at.scope,
+                            writes: true,
+                        };
+                        let rec = item.rec(op, s, site);
+                        full.push_atomic_write(rec, |w| item.after(w, s));
+                        full.write = Some(rec);
+                        value = Some(v);
+                        return;
+                    }
+                    // It did not write after all: the general path, with
+                    // what it did.
+                    value = Some(shadow.with_full(|full| {
+                        self.on_shadow(&mut item, full, a, space, kind, site, false, || (v, wrote))
+                    }));
+                    return;
+                }
+            }
             value =
                 Some(shadow.with_full(|full| {
                     self.on_shadow(&mut item, full, a, space, kind, site, false, f)
@@ -669,6 +694,32 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
     };
     *shadow = next;
     true
+}
+
+/// Whether an atomic access `a` by `item` to a location whose record is
+/// `full` is one that only adds itself to the atomic writes, if it writes
+/// (a read-modify-write or a store; a compare-exchange that fails goes the
+/// general way with what it did): it releases nothing (no release order,
+/// no release fence before it), and
+/// the location has atomic writes only since its last plain write, no
+/// reads since the last of them, no release for it to acquire, and
+/// atomic writes whose scopes include it and which it includes (their
+/// summary says so). Then [`GroupCheck::on_shadow`] would report nothing,
+/// synchronize nothing, and remember it as the last write and one more
+/// atomic write (a work-group's histogram bins, incremented by its
+/// work-items with relaxed atomics).
+#[inline]
+fn atomic_fast(item: &ItemState, full: &Full, a: AtomicAccess) -> bool {
+    a.kind != OpKind::Load
+        && !a.order.is_release()
+        && item.fence_release.is_none()
+        && matches!(full.reads, Reads::None)
+        && full.write.is_some_and(|w| w.op.is_atomic())
+        && full
+            .atomic
+            .as_ref()
+            .is_some_and(|at| at.sync.is_empty() && at.plain.is_none())
+        && full.atomics_inclusive_with(&item.who, a.scope)
 }
 
 /// [`plain_fast`] on a boxed record with a plain write, at most one read
