@@ -128,6 +128,8 @@ fn an_access_whose_bytes_all_race_is_one_report() {
     }
 }
 
+/// An atomic of one byte in a granule of plain accesses of four (the
+/// granule splits).
 #[test]
 fn an_atomic_in_a_granule_of_plain_accesses_is_judged_at_its_byte() {
     for local in [false, true] {
@@ -141,6 +143,7 @@ fn an_atomic_in_a_granule_of_plain_accesses_is_judged_at_its_byte() {
             if me == 1 {
                 engine::atomic(
                     base,
+                    1,
                     local,
                     "atomic_fetch_add",
                     AtomicKind::ReadModifyWrite,
@@ -163,6 +166,44 @@ fn an_atomic_in_a_granule_of_plain_accesses_is_judged_at_its_byte() {
         assert_eq!(
             kinds,
             [(ReportKind::MixedAccess, 3, 2, 1)],
+            "local: {local}: {r:#?}"
+        );
+    }
+}
+
+/// An atomic as wide as the granule is one check, and covers each of its
+/// bytes: a plain read of one of them races with it.
+#[test]
+fn an_atomic_covers_all_its_bytes() {
+    for local in [false, true] {
+        let sp = space(local);
+        let r = run_on(local, |wi, base| {
+            let me = wi.get_local_id(0);
+            if me == 0 {
+                engine::plain_range(base, 4, sp, true, Some(5), at(1));
+            }
+            barrier(wi);
+            if me == 1 {
+                engine::atomic(
+                    base,
+                    4,
+                    local,
+                    "atomic_fetch_add",
+                    AtomicKind::ReadModifyWrite,
+                    MemOrder::Relaxed,
+                    None,
+                    MemScope::WorkGroup,
+                    at(2),
+                    || ((), true),
+                );
+            } else {
+                // Byte 2 alone: work-item 1's atomic wrote it too.
+                engine::plain_range(base + 2, 1, sp, false, None, at(3));
+            }
+        });
+        assert_eq!(
+            summary(&r),
+            [(ReportKind::MixedAccess, 3, 2, 1, 2)],
             "local: {local}: {r:#?}"
         );
     }

@@ -316,7 +316,7 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
 }
 
 /// An access of a group-wide operation (an async copy) in a checked
-/// launch: each byte as a relaxed work-group atomic of the calling
+/// launch: its bytes as one relaxed work-group atomic access of the calling
 /// work-item, so that it races with the unordered plain accesses of others
 /// but not with itself.
 pub(crate) fn note_group_access(
@@ -337,19 +337,18 @@ pub(crate) fn note_group_access(
     } else {
         AtomicKind::Load
     };
-    for k in 0..size as usize {
-        engine::atomic(
-            addr as usize + k,
-            local,
-            "async_work_group_copy",
-            kind,
-            clsync::sync::MemOrder::Relaxed,
-            None,
-            MemScope::WorkGroup,
-            site,
-            || ((), write),
-        );
-    }
+    engine::atomic(
+        addr as usize,
+        size as usize,
+        local,
+        "async_work_group_copy",
+        kind,
+        clsync::sync::MemOrder::Relaxed,
+        None,
+        MemScope::WorkGroup,
+        site,
+        || ((), write),
+    );
 }
 
 /// SPIR-V memory semantics' order bits as a memory order.
@@ -504,6 +503,7 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
     let r = catch_unwind(AssertUnwindSafe(|| {
         engine::atomic(
             addr as usize,
+            bytes as usize,
             local,
             name,
             kind,

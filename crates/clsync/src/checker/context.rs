@@ -215,12 +215,16 @@ pub(crate) fn atomic<R>(
     at: &'static Location<'static>,
     f: impl FnOnce() -> (R, bool),
 ) -> R {
-    atomic_at(addr, local, access, site_of(at), f)
+    // A typed object's shadow has a cell per element: its first byte
+    // names it.
+    atomic_at(addr, 1, local, access, site_of(at), f)
 }
 
-/// [`atomic`] at a given site, for engines (`checker::engine`).
+/// [`atomic`] on `len` bytes at a given site, for engines
+/// (`checker::engine`).
 pub(crate) fn atomic_at<R>(
     addr: usize,
+    len: usize,
     local: bool,
     access: AtomicAccess,
     site: Site,
@@ -230,7 +234,7 @@ pub(crate) fn atomic_at<R>(
     let mut f = Some(f);
     let checked = with_current(|g, i| {
         let f = f.take().expect("called once");
-        g.access(i, addr, space, Kind::Atomic(access), site, f)
+        g.access(i, addr, len, space, Kind::Atomic(access), site, f)
     });
     match checked {
         Some(r) => r,

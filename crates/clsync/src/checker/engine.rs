@@ -168,14 +168,16 @@ pub fn plain_range(
     plain_at(addr, len, space, write, value, site)
 }
 
-/// An atomic operation by the current work-item at `addr`, at `site`: `f`
-/// performs it and returns its result and whether it wrote (a failed
-/// compare-exchange does not). The checker runs `f` with the location's
-/// shadow held, so that the value and the happens-before it carries stay
-/// together; with no checked launch running, `f` just runs.
+/// An atomic operation by the current work-item on the `len` bytes at
+/// `addr` (its object's size), at `site`: `f` performs it and returns its
+/// result and whether it wrote (a failed compare-exchange does not). The
+/// checker runs `f` once, with the location's shadow held, so that the
+/// value and the happens-before it carries stay together; with no checked
+/// launch running, `f` just runs.
 #[allow(clippy::too_many_arguments)]
 pub fn atomic<R>(
     addr: usize,
+    len: usize,
     local: bool,
     op: &'static str,
     kind: AtomicKind,
@@ -197,7 +199,7 @@ pub fn atomic<R>(
         failure,
         scope,
     };
-    atomic_at(addr, local, access, site, f)
+    atomic_at(addr, len, local, access, site, f)
 }
 
 /// A fence by the current work-item (`atomic_work_item_fence`,

@@ -183,13 +183,17 @@ impl GroupCheck {
         }
     }
 
-    /// An access by work-item `i`; `f` performs it (under the location's
-    /// shadow lock, so the value and the clocks it carries stay together)
-    /// and says whether it wrote.
+    /// An atomic access by work-item `i` to the `len` bytes from `addr`;
+    /// `f` performs it (under the shadow's lock of its first cell, so the
+    /// value and the clocks it carries stay together) and says whether it
+    /// wrote. Each cell the bytes span (one, unless a granule is split)
+    /// remembers it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn access<R>(
         &self,
         i: usize,
         addr: usize,
+        len: usize,
         space: Space,
         kind: Kind,
         site: Site,
@@ -197,43 +201,60 @@ impl GroupCheck {
     ) -> R {
         let mut item = self.items[i].borrow_mut();
         let site = intern::site(site);
-        // An atomic is remembered at its first byte (the part is one byte:
-        // called once).
         let mut f = Some(f);
         let mut value = None;
-        self.with_part(addr, addr + 1, space, |a, shadow| {
-            let f = f.take().expect("one byte, one call");
-            let s = space.index();
-            if let (Shadow::Full(full), Kind::Atomic(at)) = (&mut *shadow, kind) {
-                if atomic_fast(&item, full, at) {
-                    let (v, wrote) = f();
-                    if wrote {
-                        let op = AccessOp::Atomic {
-                            op: at.op,
-                            order: at.order,
-                            scope: at.scope,
-                            writes: true,
-                        };
-                        let rec = item.rec(op, s, site);
-                        full.push_atomic_write(rec, |w| item.after(w, s));
-                        full.write = Some(rec);
-                        value = Some(v);
+        let mut wrote = false;
+        let (mut a, end) = (addr, addr + len.max(1));
+        let mut several = false;
+        while a < end {
+            a = self.with_part(a, end, space, |b, shadow| {
+                let Some(f) = f.take() else {
+                    // The operation is done: the other cells record it.
+                    several = true;
+                    shadow.with_full(|full| {
+                        self.on_shadow(&mut item, full, b, space, kind, site, true, || ((), wrote))
+                    });
+                    return;
+                };
+                let s = space.index();
+                if let (Shadow::Full(full), Kind::Atomic(at)) = (&mut *shadow, kind) {
+                    if atomic_fast(&item, full, s, at) {
+                        let (v, w) = f();
+                        wrote = w;
+                        if w {
+                            let op = AccessOp::Atomic {
+                                op: at.op,
+                                order: at.order,
+                                scope: at.scope,
+                                writes: true,
+                            };
+                            let rec = item.rec(op, s, site);
+                            full.push_atomic_write(rec, |p| item.after(p, s));
+                            full.write = Some(rec);
+                            value = Some(v);
+                            return;
+                        }
+                        // It did not write after all: the general path,
+                        // with what it did.
+                        value = Some(shadow.with_full(|full| {
+                            self.on_shadow(&mut item, full, b, space, kind, site, true, || (v, w))
+                        }));
                         return;
                     }
-                    // It did not write after all: the general path, with
-                    // what it did.
-                    value = Some(shadow.with_full(|full| {
-                        self.on_shadow(&mut item, full, a, space, kind, site, false, || (v, wrote))
-                    }));
-                    return;
                 }
-            }
-            value =
-                Some(shadow.with_full(|full| {
-                    self.on_shadow(&mut item, full, a, space, kind, site, false, f)
+                value = Some(shadow.with_full(|full| {
+                    self.on_shadow(&mut item, full, b, space, kind, site, true, || {
+                        let (v, w) = f();
+                        wrote = w;
+                        (v, w)
+                    })
                 }));
-        });
-        value.expect("the part was checked")
+            });
+        }
+        if several || !self.seen.borrow().is_empty() {
+            self.seen.borrow_mut().clear();
+        }
+        value.expect("the first cell performed the operation")
     }
 
     /// Plain accesses by work-item `i` to the `len` bytes from `addr` (one
@@ -697,19 +718,19 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
 }
 
 /// Whether an atomic access `a` by `item` to a location whose record is
-/// `full` is one that only adds itself to the atomic writes, if it writes
-/// (a read-modify-write or a store; a compare-exchange that fails goes the
+/// `full` only adds itself to the atomic writes, if it writes (a
+/// read-modify-write or a store; a compare-exchange that fails goes the
 /// general way with what it did): it releases nothing (no release order,
-/// no release fence before it), and
-/// the location has atomic writes only since its last plain write, no
-/// reads since the last of them, no release for it to acquire, and
-/// atomic writes whose scopes include it and which it includes (their
+/// no release fence before it); the location has only atomic writes since
+/// its last plain write, which happens before this access if there is one,
+/// no reads since the last of them and no release to acquire; and the
+/// atomic writes' scopes include this one's and it includes theirs (their
 /// summary says so). Then [`GroupCheck::on_shadow`] would report nothing,
 /// synchronize nothing, and remember it as the last write and one more
 /// atomic write (a work-group's histogram bins, incremented by its
 /// work-items with relaxed atomics).
 #[inline]
-fn atomic_fast(item: &ItemState, full: &Full, a: AtomicAccess) -> bool {
+fn atomic_fast(item: &ItemState, full: &Full, s: usize, a: AtomicAccess) -> bool {
     a.kind != OpKind::Load
         && !a.order.is_release()
         && item.fence_release.is_none()
@@ -718,7 +739,7 @@ fn atomic_fast(item: &ItemState, full: &Full, a: AtomicAccess) -> bool {
         && full
             .atomic
             .as_ref()
-            .is_some_and(|at| at.sync.is_empty() && at.plain.is_none())
+            .is_some_and(|at| at.sync.is_empty() && at.plain.is_none_or(|p| item.after(&p, s)))
         && full.atomics_inclusive_with(&item.who, a.scope)
 }
 
