@@ -66,6 +66,22 @@ fn barrier(wi: &WorkItem) {
     wi.barrier(GLOBAL | LOCAL);
 }
 
+/// A relaxed work-group `atomic_fetch_add` on the `len` bytes at `addr`.
+fn fetch_add(addr: usize, len: usize, local: bool, site: Site) {
+    engine::atomic(
+        addr,
+        len,
+        local,
+        "atomic_fetch_add",
+        AtomicKind::ReadModifyWrite,
+        MemOrder::Relaxed,
+        None,
+        MemScope::WorkGroup,
+        site,
+        || ((), true),
+    );
+}
+
 #[test]
 fn bytes_of_one_granule_are_checked_apart() {
     for local in [false, true] {
@@ -141,18 +157,7 @@ fn an_atomic_in_a_granule_of_plain_accesses_is_judged_at_its_byte() {
             }
             barrier(wi);
             if me == 1 {
-                engine::atomic(
-                    base,
-                    1,
-                    local,
-                    "atomic_fetch_add",
-                    AtomicKind::ReadModifyWrite,
-                    MemOrder::Relaxed,
-                    None,
-                    MemScope::WorkGroup,
-                    at(2),
-                    || ((), true),
-                );
+                fetch_add(base, 1, local, at(2));
             } else {
                 // Bytes 1..4 are work-item 0's own, ordered by the barrier
                 // anyway: only byte 0 conflicts, with the atomic.
@@ -184,18 +189,7 @@ fn an_atomic_covers_all_its_bytes() {
             }
             barrier(wi);
             if me == 1 {
-                engine::atomic(
-                    base,
-                    4,
-                    local,
-                    "atomic_fetch_add",
-                    AtomicKind::ReadModifyWrite,
-                    MemOrder::Relaxed,
-                    None,
-                    MemScope::WorkGroup,
-                    at(2),
-                    || ((), true),
-                );
+                fetch_add(base, 4, local, at(2));
             } else {
                 // Byte 2 alone: work-item 1's atomic wrote it too.
                 engine::plain_range(base + 2, 1, sp, false, None, at(3));
