@@ -252,6 +252,28 @@ fn plain_read_between_atomics_races_with_the_next_atomic() {
     expect(SRC, &r, &[(MixedAccess, "between")]);
 }
 
+/// Another group's plain read after its own barrier still races with the
+/// first group's atomics, though the last atomic, its own group's, is
+/// ordered before it: a barrier orders its own group only. One worker, so
+/// that the read comes after the atomics.
+#[test]
+fn another_groups_barrier_does_not_order_the_atomics() {
+    let counts = Buffer::<u32>::new(1);
+    let launch = Launch::new("other", NdRange::new([4]).local([2]));
+    let r = clsync::Runtime::with_threads(1)
+        .check(&launch, move |wi| {
+            if wi.get_group_id(0) == 0 || wi.get_local_id(0) == 1 {
+                counts.atomic_inc(0); //~ other.first
+            }
+            wi.barrier(GLOBAL);
+            if wi.get_group_id(0) == 1 && wi.get_local_id(0) == 0 {
+                let _ = counts.get(0); //~ other
+            }
+        })
+        .unwrap();
+    expect(SRC, &r, &[(MixedAccess, "other")]);
+}
+
 #[test]
 fn atomic_init_racing_with_atomic_loads() {
     let a: Buffer<AtomicInt> = Buffer::new(1);
