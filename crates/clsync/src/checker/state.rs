@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::intern;
 use super::item::{AtomicAccess, ItemState, Kind, OpKind};
 use super::objects;
+use super::pool;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
 use super::shadow::{
     join_opt, merge_entries, Full, Reader, Reads, Rec, Shadow, SpaceClocks, SyncEntry, Who,
@@ -711,6 +712,13 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
         // A write ordered after the last write (no reads since, no
         // atomics): no conflict, and it is the last write now.
         Shadow::Written(w) if writes && item.after(w, s) => Shadow::Written(rec),
+        // A read ordered after the write: both are kept (a later write
+        // races with the read unless ordered after it too), in a box.
+        Shadow::Written(w) if item.after(w, s) => Shadow::Full(pool::boxed(Full {
+            write: Some(*w),
+            reads: Reads::One(rec),
+            atomic: None,
+        })),
         _ => return false,
     };
     *shadow = next;
