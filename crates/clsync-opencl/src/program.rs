@@ -169,24 +169,38 @@ impl Program {
     /// ([`crate::cache`]), so a second build of the same source with the
     /// same options skips clang and llvm-spirv ([`Program::build_times`]).
     pub fn build(source: &str, name: &str, options: &str) -> Result<Program, BuildError> {
-        let start = std::time::Instant::now();
-        let t = frontend::compile_source(source, name, options)?;
-        Self::from_translated(t, start.elapsed())
+        Self::build_source(source, name, options, false)
     }
 
     /// Builds OpenCL C source, as [`Program::build`] does, for checked
     /// launches (see [`Program::build_file_checked`]).
     pub fn build_checked(source: &str, name: &str, options: &str) -> Result<Program, BuildError> {
+        Self::build_source(source, name, options, true)
+    }
+
+    /// [`build`](Self::build) or [`build_checked`](Self::build_checked).
+    fn build_source(
+        source: &str,
+        name: &str,
+        options: &str,
+        checked: bool,
+    ) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::compile_source(source, name, options)?;
-        Self::from_translated_for(t, start.elapsed(), true)
+        Self::from_translated(t, start.elapsed(), checked)
     }
 
     /// Builds an OpenCL C file, as [`Program::build`] does.
     pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
+        Self::build_path(path, options, false)
+    }
+
+    /// [`build_file`](Self::build_file) or
+    /// [`build_file_checked`](Self::build_file_checked).
+    fn build_path(path: &Path, options: &str, checked: bool) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::compile_file(path, options)?;
-        Self::from_translated(t, start.elapsed())
+        Self::from_translated(t, start.elapsed(), checked)
     }
 
     /// How long the build took.
@@ -199,7 +213,7 @@ impl Program {
     pub fn link(units: &[frontend::Unit]) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::link(units)?;
-        Self::from_translated(t, start.elapsed())
+        Self::from_translated(t, start.elapsed(), false)
     }
 
     /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
@@ -217,19 +231,10 @@ impl Program {
     /// where `build_file` makes the unchecked one now. What `clsync run
     /// --check` uses: a program's code is generated once, not twice.
     pub fn build_file_checked(path: &Path, options: &str) -> Result<Program, BuildError> {
-        let start = std::time::Instant::now();
-        let t = frontend::compile_file(path, options)?;
-        Self::from_translated_for(t, start.elapsed(), true)
+        Self::build_path(path, options, true)
     }
 
     fn from_translated(
-        t: frontend::Translated,
-        front_end: std::time::Duration,
-    ) -> Result<Program, BuildError> {
-        Self::from_translated_for(t, front_end, false)
-    }
-
-    fn from_translated_for(
         t: frontend::Translated,
         front_end: std::time::Duration,
         checked: bool,

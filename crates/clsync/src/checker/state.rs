@@ -206,12 +206,10 @@ impl GroupCheck {
         let mut value = None;
         let mut wrote = false;
         let (mut a, end) = (addr, addr + len.max(1));
-        let mut several = false;
         while a < end {
             a = self.with_part(a, end, space, |b, shadow| {
                 let Some(f) = f.take() else {
                     // The operation is done: the other cells record it.
-                    several = true;
                     shadow.with_full(|full| {
                         self.on_shadow(&mut item, full, b, space, kind, site, true, || ((), wrote))
                     });
@@ -252,9 +250,8 @@ impl GroupCheck {
                 }));
             });
         }
-        if several || !self.seen.borrow().is_empty() {
-            self.seen.borrow_mut().clear();
-        }
+        // What it reported, across its cells, was one access's.
+        self.seen.borrow_mut().clear();
         value.expect("the first cell performed the operation")
     }
 
@@ -287,44 +284,33 @@ impl GroupCheck {
         let end = addr + len;
         // The common case, lean: the access lies in one cell of the shadow
         // at the front of the group's list.
+        let mut decide = |cell: &mut Shadow| {
+            if !plain_fast(&item, cell, space, rec) {
+                self.plain_general(&mut item, cell, addr, space, kind, site, false);
+            }
+        };
         let done = if space == Space::Local {
             let mut dense = self.local_dense.borrow_mut();
             match dense.first_mut() {
-                Some(d) if d.covers(addr) => {
-                    let spill = |b: usize, s: Shadow| {
-                        self.local.borrow_mut().insert(b, s);
-                    };
-                    match d.cell(addr, end, spill) {
-                        (Found::Cell(cell), next) if next == end => {
-                            if !plain_fast(&item, cell, space, rec) {
-                                self.plain_general(&mut item, cell, addr, space, kind, site, false);
-                            }
-                            true
-                        }
-                        _ => false,
+                Some(d) if d.covers(addr) => match d.cell(addr, end, self.spill(space)) {
+                    (Found::Cell(cell), next) if next == end => {
+                        decide(cell);
+                        true
                     }
-                }
+                    _ => false,
+                },
                 _ => false,
             }
         } else {
             let dense = self.dense.borrow();
             match dense.first() {
-                Some(d) if d.covers(addr) => {
-                    let spill = |b: usize, s: Shadow| {
-                        self.launch.shard(b).insert(b, s);
-                    };
-                    match d.cell(addr, end, spill) {
-                        (Found::Cell(mut cell), next) if next == end => {
-                            if !plain_fast(&item, &mut cell, space, rec) {
-                                self.plain_general(
-                                    &mut item, &mut cell, addr, space, kind, site, false,
-                                );
-                            }
-                            true
-                        }
-                        _ => false,
+                Some(d) if d.covers(addr) => match d.cell(addr, end, self.spill(space)) {
+                    (Found::Cell(mut cell), next) if next == end => {
+                        decide(&mut cell);
+                        true
                     }
-                }
+                    _ => false,
+                },
                 _ => false,
             }
         };
@@ -384,6 +370,18 @@ impl GroupCheck {
         });
     }
 
+    /// Where a split granule of `space` puts its bytes' shadows: the
+    /// group's map (local memory) or the launch's (see `storage::Grain`).
+    fn spill(&self, space: Space) -> impl Fn(usize, Shadow) + '_ {
+        move |b, s| {
+            if space == Space::Local {
+                self.local.borrow_mut().insert(b, s);
+            } else {
+                self.launch.shard(b).insert(b, s);
+            }
+        }
+    }
+
     /// Runs `f` on the shadow of the part of an access from `a` to `end`
     /// that lies in one cell (held for the call), or on each byte's where
     /// that cell is a split granule, with the address of the byte; returns
@@ -406,10 +404,7 @@ impl GroupCheck {
                     .map(|(base, len, stride)| LocalDense::new(base, len, stride, end - a))
             };
             if to_front(&mut dense, a, made) {
-                let spill = |b: usize, s: Shadow| {
-                    self.local.borrow_mut().insert(b, s);
-                };
-                let next = match dense[0].cell(a, end, spill) {
+                let next = match dense[0].cell(a, end, self.spill(space)) {
                     (Found::Cell(cell), next) => {
                         f(a, cell);
                         return next;
@@ -426,11 +421,7 @@ impl GroupCheck {
         } else {
             let mut dense = self.dense.borrow_mut();
             if to_front(&mut dense, a, || self.launch.dense_for(a, end - a)) {
-                let d = &dense[0];
-                let spill = |b: usize, s: Shadow| {
-                    self.launch.shard(b).insert(b, s);
-                };
-                let next = match d.cell(a, end, spill) {
+                let next = match dense[0].cell(a, end, self.spill(space)) {
                     (Found::Cell(mut cell), next) => {
                         f(a, &mut cell);
                         return next;
