@@ -402,7 +402,8 @@ impl Kernel<'_> {
     /// How an unchecked launch of the kernel runs: as work-item loops
     /// (`Ok`), or on the coroutine engine, with the reason (`Err`): a
     /// barrier in a called function or in a sub-group, a collective, an
-    /// async copy. Checked launches always run on coroutines.
+    /// async copy. [`engine_for`](Self::engine_for) says it for either
+    /// build.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -415,10 +416,17 @@ impl Kernel<'_> {
     /// # Ok(()) }
     /// ```
     pub fn engine(&self) -> Result<(), String> {
+        self.engine_for(false)
+    }
+
+    /// How a checked (`true`) or unchecked launch of the kernel runs, as
+    /// [`engine`](Self::engine) says it for unchecked ones (the build it
+    /// asks about is made now if it was not).
+    pub fn engine_for(&self, checked: bool) -> Result<(), String> {
         if self.coroutines {
             return Err("asked for the coroutine engine".into());
         }
-        let c = self.program.build_for(false).map_err(|e| e.to_string())?;
+        let c = self.program.build_for(checked).map_err(|e| e.to_string())?;
         match (
             c.groups.contains_key(&self.info.name),
             c.refusals.get(&self.info.name),

@@ -154,6 +154,9 @@ pub struct ItemCtx {
     /// initialized): a byte is nonzero once something wrote it. Null in
     /// unchecked launches.
     pub shadows: *const *mut u8,
+    /// In a checked work-item loop: each work-item's private memory and
+    /// shadow while the others run (null otherwise).
+    pub privates: *mut crate::exec::loops::Privates,
 }
 
 /// What the runtime calls need besides the context.
@@ -192,17 +195,18 @@ pub enum Runner<'a> {
     /// The coroutine engine: the work-item itself, for barriers and the
     /// runtime calls of checked builds.
     Item(&'a clsync::WorkItem<'a>),
-    /// A work-item loop of its group (an unchecked build's continuation
-    /// function: no barrier, collective or checked access reaches the
-    /// runtime through it).
+    /// A work-item loop of its group (a continuation function: no barrier,
+    /// collective or async copy reaches the runtime through it; a checked
+    /// build's accesses, atomics and fences do, as the work-item the loop
+    /// named last, `Group::name_item`).
     Group(&'a clsync::Group<'a>),
 }
 
 impl<'a> Runner<'a> {
     /// The work-item, for the runtime calls that only the coroutine build
-    /// makes (barriers, collectives, async copies, checked accesses):
+    /// makes (barriers, collectives, async copies, sub-group operations):
     /// `continuation::plan` keeps kernels that make them off work-item
-    /// loops, and checked builds never run there.
+    /// loops.
     pub fn item(&self) -> &'a clsync::WorkItem<'a> {
         match self {
             Runner::Item(wi) => wi,

@@ -106,7 +106,7 @@ impl Setup<'_> {
     /// A checked launch's shadow table for a work-item, in `t`: the
     /// group's local memory from `local`, the work-item's private shadow
     /// block `private` (`private_words` words, as its private block).
-    fn shadows_in(
+    pub(super) fn shadows_in(
         &self,
         t: &mut Vec<*mut u8>,
         local: impl Fn(LocalArg<u8>) -> *mut u8,
@@ -203,6 +203,7 @@ impl Setup<'_> {
             events: Default::default(),
             collectives: Default::default(),
             shadows: std::ptr::null(),
+            privates: std::ptr::null_mut(),
         }
     }
 }
@@ -311,9 +312,7 @@ pub(super) fn run(
         exchanges: Exchanges::default(),
     };
     let result = match build.groups.get(&k.name) {
-        Some(g) if !checked && !coroutines && !coroutines_only() => {
-            loops::run(&setup, g, rt, &launch)
-        }
+        Some(g) if !coroutines && !coroutines_only() => loops::run(&setup, g, rt, &launch),
         _ => on_coroutines(&setup, entry, rt, &launch),
     };
     let diagnostics = setup

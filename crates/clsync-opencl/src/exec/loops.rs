@@ -15,10 +15,10 @@
 use clsync::sync::{BarrierKind, BarrierWait, MemFlags};
 use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime};
 
-use super::ctx::{builtin, Runner};
+use super::ctx::{builtin, ItemCtx, Runner};
 use super::helpers::{fence_flags, scope};
 use super::launch::{raise, Setup};
-use crate::translate::continuation::STOPPED;
+use crate::translate::continuation::{DIVERGED, STOPPED};
 use crate::translate::GroupEntry;
 
 /// Runs the launch as work-item loops.
@@ -54,6 +54,28 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
     let mut reached = vec![0u32; n];
     let host = s.host(Runner::Group(g));
     let mut ctx = s.context(table, nslots, &host);
+    // A checked launch: the shadows of the slots, with one private shadow
+    // block that the work-items use in turn, as they use `private`; each
+    // keeps its own private memory and shadow while the others run (see
+    // `Privates`). (Kept until the group ends: the context points at them.)
+    let words = if s.checked { s.private_words } else { 0 };
+    let mut private_shadow = vec![0u64; words];
+    let mut shadows = Vec::new();
+    let mut privates = None;
+    if s.checked {
+        let p = private_shadow.as_mut_ptr() as *mut u8;
+        s.shadows_in(&mut shadows, |arg| g.local(arg).raw_bytes().0, p);
+        ctx.shadows = shadows.as_ptr();
+        if !entry.private_spans.is_empty() {
+            // SAFETY: both blocks are `words` words, which hold the kernel's
+            // variables (`plan_slots` laid them out in the private block),
+            // alive for the group.
+            privates = Some(unsafe { Privates::new(pbase, p, &entry.private_spans, n) });
+        }
+    }
+    if let Some(p) = privates.as_mut() {
+        ctx.privates = p;
+    }
     super::launch::group_builtins(
         &mut ctx.builtins,
         |d| {
@@ -75,6 +97,7 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
     );
     let args = s.words.as_ptr();
     let mut state = 0u32;
+    let mut reported = false;
     loop {
         // SAFETY: the continuation function was compiled for this
         // program's module with this kernel's flattened arguments (`args`);
@@ -93,6 +116,12 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
                 reached.as_mut_ptr(),
             )
         };
+        // A checked build named each work-item as it ran it; the last one's
+        // private memory goes back to its place.
+        g.name_item(None);
+        if let Some(p) = privates.as_mut() {
+            p.put_back();
+        }
         if r == STOPPED {
             // The work-item that stopped left its ids in the context: its
             // panic is raised as its own.
@@ -101,30 +130,167 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
             unreachable!("a stopped work-item raises");
         }
         if reached.iter().any(|k| *k != r) {
-            diverged(s, entry, g, &reached);
+            // A checked launch that runs on reports it once per group and
+            // runs on, as on coroutines: the group meets (for the checker
+            // and the fences) at the first waiting work-item's barrier, and
+            // each work-item resumes from its own place. Any other stops
+            // here.
+            if !reported {
+                let (site, runs) = divergence(s, entry, &reached);
+                g.report_divergence(site, runs);
+                reported = true;
+            }
+            let Some(&k) = reached.iter().find(|k| **k != 0) else {
+                unreachable!("places that differ are not all 0")
+            };
+            barrier(s, entry, g, k);
+            state = DIVERGED;
+            continue;
         }
         match r {
             0 => return,
             k => {
-                let spec = &entry.barriers[k as usize - 1];
-                let site = s.build.sites[spec.site as usize];
-                let flags = fence_flags(spec.semantics);
-                if let Err(e) = g.barrier_dyn(flags, scope(spec.mem_scope), site) {
-                    // As the coroutine engine does: the first work-item to
-                    // arrive fails with the barrier's error.
-                    g.for_each_in(0..1, |_| panic!("{e}\n\tat {site}"));
-                }
+                barrier(s, entry, g, k);
                 state = k;
             }
         }
     }
 }
 
-/// Stops the group with a barrier divergence: where each work-item is
-/// (`reached`: 0 returned, k at barrier k), in runs of first appearance,
-/// at the first barrier a work-item waits at.
+/// The group's barrier `k`.
+fn barrier(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, k: u32) {
+    let spec = &entry.barriers[k as usize - 1];
+    let site = s.build.sites[spec.site as usize];
+    let flags = fence_flags(spec.semantics);
+    if let Err(e) = g.barrier_dyn(flags, scope(spec.mem_scope), site) {
+        // As the coroutine engine does: the first work-item to arrive fails
+        // with the barrier's error.
+        g.for_each_in(0..1, |_| panic!("{e}\n\tat {site}"));
+    }
+}
+
+/// A checked work-item loop's private memory: the group's one private
+/// block and its shadow, which the compiled code reaches through the slot
+/// and shadow tables (whose loads it hoists out of the loop), and each
+/// work-item's own copy of the parts of both that the kernel keeps in
+/// memory (`GroupEntry::private_spans`) while the others run. A work-item
+/// starts with the block as `Setup::init_private` fills it and its shadow
+/// unwritten, as on coroutines, and keeps every function's variables
+/// across barriers, as its own stack would.
+pub struct Privates {
+    block: *mut u8,
+    shadow: *mut u8,
+    spans: Vec<(usize, usize)>,
+    /// Bytes of one work-item's copy: the spans' bytes, twice.
+    each: usize,
+    /// Per work-item: its spans of the block, then those of the shadow.
+    kept: Vec<u8>,
+    /// The work-item whose memory is in the blocks.
+    running: Option<usize>,
+}
+
+impl Privates {
+    /// Each of `n` work-items starts with what the `spans` of `block` and
+    /// `shadow` hold now.
+    ///
+    /// # Safety
+    ///
+    /// `block` and `shadow` hold every span, apart, alive and used by
+    /// nothing else while this lives (but the compiled code between the
+    /// calls).
+    unsafe fn new(block: *mut u8, shadow: *mut u8, spans: &[(usize, usize)], n: usize) -> Privates {
+        let half: usize = spans.iter().map(|(a, b)| b - a).sum();
+        let mut p = Privates {
+            block,
+            shadow,
+            spans: spans.to_vec(),
+            each: 2 * half,
+            kept: vec![0; 2 * half * n],
+            running: None,
+        };
+        for l in 0..n {
+            p.running = Some(l);
+            p.put_back();
+        }
+        p
+    }
+
+    /// Copies the blocks' spans to work-item `l`'s copy (`save`), or back.
+    fn copy(&mut self, l: usize, save: bool) {
+        let mine = &mut self.kept[self.each * l..self.each * (l + 1)];
+        let mut at = 0;
+        for base in [self.block, self.shadow] {
+            for &(start, end) in &self.spans {
+                let len = end - start;
+                // SAFETY: the blocks hold every span (`new`'s contract),
+                // apart from `kept`, whose part for `l` has the spans'
+                // bytes twice.
+                unsafe {
+                    let b = base.add(start);
+                    let k = mine.as_mut_ptr().add(at);
+                    if save {
+                        std::ptr::copy_nonoverlapping(b, k, len);
+                    } else {
+                        std::ptr::copy_nonoverlapping(k, b, len);
+                    }
+                }
+                at += len;
+            }
+        }
+    }
+
+    /// Work-item `l`'s memory into the blocks, the last one's kept.
+    fn switch_to(&mut self, l: usize) {
+        if self.running == Some(l) || self.each * (l + 1) > self.kept.len() {
+            return;
+        }
+        self.put_back();
+        self.copy(l, false);
+        self.running = Some(l);
+    }
+
+    /// The running work-item's memory back to its place.
+    fn put_back(&mut self) {
+        if let Some(l) = self.running.take() {
+            self.copy(l, true);
+        }
+    }
+}
+
+/// A checked build's work-item loop starts work-item `l`'s interval: the
+/// runtime names it as the one running (the checker's accesses from now
+/// on are its), and its private memory and shadow are put in the group's
+/// blocks.
+///
+/// # Safety
+///
+/// `ctx` is the context of the group whose loop makes the call (as the
+/// compiled code passes it), alive for the call.
+pub(crate) unsafe extern "C" fn clsync_next_item(ctx: *mut ItemCtx, l: u64) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points at the group's `HostSide`, which outlives the
+    // compiled code's calls (see `Setup::context`).
+    let host = unsafe { &*ctx.host };
+    if let Runner::Group(g) = host.runner {
+        g.name_item(Some(l as usize));
+    }
+    // SAFETY: `group` points it at its `Privates`, alive while its loop
+    // runs, and nothing else holds a reference to it during the call.
+    if let Some(p) = unsafe { ctx.privates.as_mut() } {
+        p.switch_to(l as usize);
+    }
+}
+
+/// A divergence's site and places: where each work-item is (`reached`: 0
+/// returned, k at barrier k), in runs of first appearance, and the first
+/// barrier a work-item waits at.
 #[cold]
-fn diverged(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, reached: &[u32]) -> ! {
+fn divergence(
+    s: &Setup<'_>,
+    entry: &GroupEntry,
+    reached: &[u32],
+) -> (clsync::sync::Site, Vec<PlaceRun>) {
     let place = |k: u32| match k {
         0 => Place::Exited,
         k => {
@@ -150,5 +316,5 @@ fn diverged(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, reached: &[u32]) -
     }
     let first = reached.iter().find(|k| **k != 0).copied().unwrap_or(1);
     let site = s.build.sites[entry.barriers[first as usize - 1].site as usize];
-    g.diverged(site, runs)
+    (site, runs)
 }

@@ -2,12 +2,14 @@
 //!
 //! A launch runs on one of two of the runtime's engines (`launch`):
 //!
-//! * **work-item loops** (`loops`), for unchecked launches of kernels whose
-//!   barriers are work-group barriers in their own body: each work-group is
-//!   a [`clsync::Group`] whose barrier intervals are loops over its
+//! * **work-item loops** (`loops`), for kernels whose barriers are
+//!   work-group barriers in their own body, checked or not: each work-group
+//!   is a [`clsync::Group`] whose barrier intervals are loops over its
 //!   work-items, each calling the kernel's continuation function (see
-//!   [`crate::translate::continuation`]), and a barrier is the group's;
-//! * **coroutines**, for every other kernel and every checked launch: each
+//!   [`crate::translate::continuation`]), and a barrier is the group's (a
+//!   checked build names each work-item to the checker as it runs it, and
+//!   keeps its private memory apart: `loops::Privates`);
+//! * **coroutines**, for every other kernel: each
 //!   work-item is a resumable task whose body calls the kernel's compiled
 //!   entry with its own [`ctx::ItemCtx`]; a barrier is a runtime call that
 //!   suspends the task ([`clsync::WorkItem::barrier_dyn_at`]).
@@ -23,7 +25,7 @@ pub mod ctx;
 pub mod helpers;
 pub mod image;
 mod launch;
-mod loops;
+pub(crate) mod loops;
 pub mod math;
 pub mod printf;
 pub mod report;

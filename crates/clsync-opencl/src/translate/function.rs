@@ -286,9 +286,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
-            if self.cont.is_none() {
-                self.promotable = super::promote::promotable(self.m, f);
-            }
+            self.promotable = super::promote::promotable(self.m, f);
         }
         let zero = |o: &Operand| match o {
             Operand::IdRef(w) => matches!(
@@ -410,13 +408,49 @@ impl<'a, 'm> Fx<'a, 'm> {
         }
         if let Some(c) = &self.cont {
             // State 0 starts the kernel, k resumes after barrier k.
-            let (dispatch, state) = (c.dispatch, c.state);
-            let mut sw = Switch::new();
-            for (k, r) in c.resumes.iter().enumerate() {
-                sw.set_entry(k as u128 + 1, *r);
-            }
+            let (dispatch, state, resumes) = (c.dispatch, c.state, c.resumes.clone());
+            let (next, reached, counters) = (c.next, c.reached, c.counters);
+            let switch = |b: &mut FunctionBuilder<'_>, on: Value| {
+                let mut sw = Switch::new();
+                for (k, r) in resumes.iter().enumerate() {
+                    sw.set_entry(k as u128 + 1, *r);
+                }
+                sw.emit(b, on, entry);
+            };
             self.b.switch_to_block(dispatch);
-            sw.emit(&mut self.b, state, entry);
+            match counters {
+                // A checked launch runs on after a barrier divergence, each
+                // work-item from where it stopped: its own place in
+                // `reached`, where one that returned stays returned.
+                Some(k) if self.s.checked => {
+                    let own = self.b.create_block();
+                    let same = self.b.create_block();
+                    let mark = self
+                        .b
+                        .ins()
+                        .iconst(types::I32, continuation::DIVERGED as i64);
+                    let diverged = self.b.ins().icmp(
+                        cranelift_codegen::ir::condcodes::IntCC::Equal,
+                        state,
+                        mark,
+                    );
+                    self.b.ins().brif(diverged, own, &[], same, &[]);
+                    self.b.switch_to_block(same);
+                    switch(&mut self.b, state);
+                    self.b.switch_to_block(own);
+                    let at = self.b.ins().ishl_imm_s(k.l, 2);
+                    let at = self.b.ins().iadd(reached, at);
+                    let place = self.b.ins().load(types::I32, mem(), at, 0);
+                    let resume = self.b.create_block();
+                    let zero = self.b.ins().iconst(types::I32, 0);
+                    self.b
+                        .ins()
+                        .brif(place, resume, &[], next, &[ir::BlockArg::Value(zero)]);
+                    self.b.switch_to_block(resume);
+                    switch(&mut self.b, place);
+                }
+                _ => switch(&mut self.b, state),
+            }
             self.loop_step();
         }
         Ok(())

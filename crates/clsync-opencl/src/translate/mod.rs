@@ -72,6 +72,11 @@ pub struct GroupEntry {
     pub barriers: Vec<BarrierSpec>,
     /// Bytes of a work-item's frame.
     pub frame_bytes: usize,
+    /// Checked builds: the byte ranges of the private block that the
+    /// kernel and what it calls keep in memory (their variables that are
+    /// not promoted to registers), which each work-item keeps while the
+    /// others run (`exec::loops::Privates`). Empty in unchecked builds.
+    pub private_spans: Vec<(usize, usize)>,
 }
 
 /// Where each module-scope and function-scope variable lives.
@@ -101,9 +106,9 @@ pub struct Compiled {
     _jit: JITModule,
     /// Each kernel's entry stub.
     pub entries: HashMap<String, EntryFn>,
-    /// The kernels that run as work-item loops (unchecked builds only).
+    /// The kernels that run as work-item loops.
     pub groups: HashMap<String, GroupEntry>,
-    /// Why each other kernel of an unchecked build runs on coroutines.
+    /// Why each other kernel runs on coroutines.
     pub refusals: HashMap<String, String>,
     /// The work-item built-ins the module reads, a bit per index of
     /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
@@ -463,6 +468,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![],
         ),
         (
+            "clsync_next_item",
+            crate::exec::loops::clsync_next_item as *const u8,
+            vec![I64, I64],
+            vec![],
+        ),
+        (
             "clsync_poll",
             helpers::clsync_poll as *const u8,
             vec![I64],
@@ -561,6 +572,15 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
             .map_err(|e| CompileError::Internal(format!("cranelift setting {k}: {e}")))
     };
     set(&mut flags, "opt_level", "speed")?;
+    // The IR verifier runs in debug builds (the tests'), where it catches a
+    // translator's mistake at its instruction; release builds skip it (a
+    // sixth of a checked build's code generation).
+    let verify = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
+    set(&mut flags, "enable_verifier", verify)?;
     set(&mut flags, "is_pic", "false")?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     let isa = cranelift_native::builder()
@@ -636,13 +656,17 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
     }
     let mut cont_ids = Vec::new();
     let mut refusals = HashMap::new();
-    for e in m.entry_points.iter().filter(|_| !checked) {
+    for e in &m.entry_points {
         let Some(f) = m.function(e.function) else {
             continue;
         };
         match continuation_function(&mut shared, &mut jit, &mut ctx, f, &e.name, call_conv) {
             Ok((id, barriers, frame_bytes)) => {
-                cont_ids.push((e.name.clone(), id, barriers, frame_bytes))
+                let spans = match checked {
+                    true => continuation::private_spans(m, &plan, f),
+                    false => Vec::new(),
+                };
+                cont_ids.push((e.name.clone(), id, barriers, frame_bytes, spans))
             }
             Err(why) => {
                 refusals.insert(e.name.clone(), why);
@@ -661,7 +685,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         entries.insert(name, f);
     }
     let mut groups = HashMap::new();
-    for (name, id, barriers, frame_bytes) in cont_ids {
+    for (name, id, barriers, frame_bytes, private_spans) in cont_ids {
         let p = jit.get_finalized_function(id);
         // SAFETY: generated with `continuation_signature`, exactly
         // `ContinuationFn`'s parameters and result in the platform's C
@@ -673,6 +697,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
                 func,
                 barriers,
                 frame_bytes,
+                private_spans,
             },
         );
     }
@@ -754,7 +779,12 @@ fn continuation_function(
     call_conv: CallConv,
 ) -> Result<(FuncId, Vec<BarrierSpec>, usize), String> {
     let f = continuation::body(shared.m, f);
-    let plan = continuation::plan(shared.m, f)?;
+    let mut plan = continuation::plan(shared.m, f)?;
+    if shared.checked {
+        // What a checked build computes again may report again (an access
+        // chain's static index): it keeps every value in the frame.
+        plan.remat.clear();
+    }
     ctx.func.signature = function::continuation_signature(call_conv);
     let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
     let (barriers, frame_bytes) =

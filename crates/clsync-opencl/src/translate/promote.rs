@@ -14,9 +14,10 @@
 //! reads both. So `int x; if (c) x = 1; out[i] = x;` still reports the
 //! `Uninitialized value` where `c` is false, with no runtime call for `x`.
 //!
-//! Only the coroutine engine runs checked builds, so a variable live
-//! across a barrier stays on the work-item's own stack; work-item loops
-//! (whose frames keep only SPIR-V values and private memory) never see one.
+//! On coroutines a variable live across a barrier stays on the work-item's
+//! own stack; a work-item loop keeps each promoted variable, value and
+//! shadow, in the work-item's frame at every barrier and brings it back
+//! where the work-item resumes (`continuation`).
 
 use std::collections::{HashMap, HashSet};
 

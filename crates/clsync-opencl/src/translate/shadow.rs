@@ -103,6 +103,9 @@ impl Fx<'_, '_> {
     /// The shadow of `id`, one entry per leaf: its own, or a constant's
     /// (poisoned where it is or holds a module-scope `OpUndef`).
     pub(super) fn lanes(&mut self, id: Word) -> Lanes {
+        if let Some(l) = self.cross_lanes(id) {
+            return l;
+        }
         if let Some(l) = self.shadows.get(&id) {
             return l.clone();
         }
@@ -231,6 +234,7 @@ impl Fx<'_, '_> {
             .copied()
             .filter(|id| {
                 self.shadows.contains_key(id)
+                    || self.has_cross_lanes(*id)
                     || (self.m.constants.contains_key(id) && self.holds_undef(*id))
             })
             .collect();

@@ -133,6 +133,20 @@ impl Running {
     }
 }
 
+impl Running {
+    /// Names work-item `index` of `group` as the one running on this
+    /// thread, with no guard: the caller clears the name
+    /// ([`Running::clear`]) before `group` can be dropped.
+    pub(crate) fn name(group: &GroupCheck, index: usize) {
+        CURRENT.with(|c| c.set((group as *const GroupCheck, index)));
+    }
+
+    /// No work-item is running on this thread any more.
+    pub(crate) fn clear() {
+        CURRENT.with(|c| c.set((ptr::null(), 0)));
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set((ptr::null(), 0)));

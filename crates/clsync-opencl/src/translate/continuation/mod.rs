@@ -56,6 +56,11 @@ pub(crate) use plan::{body, plan, Plan};
 /// What a continuation function returns when a work-item stopped.
 pub const STOPPED: u32 = u32::MAX;
 
+/// The state a checked launch passes after a barrier divergence: each
+/// work-item resumes at its own place, the one it left in `reached` (0:
+/// it returned, and stays so).
+pub const DIVERGED: u32 = u32::MAX - 1;
+
 /// One barrier of a continuation build: what the group's loop does
 /// between the intervals it separates.
 #[derive(Clone, Copy, Debug)]
@@ -106,6 +111,17 @@ pub(crate) struct Cont {
     /// The variables of the values live across a barrier, each with its
     /// byte offset in the frame.
     pub vars: HashMap<Word, Vec<(Variable, i32, ClType)>>,
+    /// Checked builds: the shadow variables of those values, a byte per
+    /// leaf (zero where a leaf is known initialized), each with its byte
+    /// offset in the frame (see `translate::shadow`).
+    pub shadow_vars: HashMap<Word, Vec<(Variable, i32)>>,
+    /// Checked builds: the frame's places of the kernel's promoted
+    /// variables (see `translate::promote`), a value and a shadow per leaf.
+    pub promoted_at: HashMap<Word, Vec<(i32, i32)>>,
+    /// Checked builds: the work-item's ids are in the context for its whole
+    /// interval (stored once in the loop's head), so a call need not store
+    /// them again.
+    pub ids_in_ctx: bool,
     pub frame_bytes: i32,
     /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
     pub resumes: Vec<ir::Block>,
@@ -131,11 +147,64 @@ impl Cont {
             ids: HashMap::new(),
             private: None,
             vars: HashMap::new(),
+            shadow_vars: HashMap::new(),
+            promoted_at: HashMap::new(),
+            ids_in_ctx: false,
             frame_bytes: 0,
             resumes: Vec::new(),
             barriers: Vec::new(),
         }
     }
+}
+
+/// The byte ranges of the private block that kernel `f` (its body) and
+/// the functions it calls keep in memory in a checked build: their
+/// function-scope variables that are not promoted to registers
+/// (`promote::promotable` decides it for each function as its translation
+/// does), merged where they touch.
+pub(crate) fn private_spans(
+    m: &clsync_spirv::Module,
+    slots: &super::SlotPlan,
+    f: &Function,
+) -> Vec<(usize, usize)> {
+    let f = body(m, f);
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![f.id];
+    let mut spans = Vec::new();
+    while let Some(id) = todo.pop() {
+        let Some(g) = m.function(id) else { continue };
+        if !seen.insert(id) {
+            continue;
+        }
+        let promoted = super::promote::promotable(m, g);
+        for (inst, _) in g.blocks.iter().flat_map(|b| &b.instructions) {
+            match (inst.class.opcode, inst.result_id, inst.operands.first()) {
+                (Op::FunctionCall, _, Some(clsync_spirv::Operand::IdRef(c))) => todo.push(*c),
+                (Op::Variable, Some(v), _) if !promoted.contains(&v) => {
+                    let Some((_, _, off)) = slots.private.iter().find(|(id, _, _)| *id == v) else {
+                        continue;
+                    };
+                    let size = match inst.result_type.map(|t| m.ty(t)) {
+                        Some(Ok(clsync_spirv::Type::Pointer { pointee, .. })) => {
+                            m.layout(*pointee).map_or(0, |l| l.size)
+                        }
+                        _ => 0,
+                    };
+                    spans.push((*off as usize, (off + size) as usize));
+                }
+                _ => {}
+            }
+        }
+    }
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 impl Fx<'_, '_> {
@@ -182,6 +251,9 @@ impl Fx<'_, '_> {
         c.reached = p[5];
         c.n = n;
         c.sizes = sizes;
+        // A checked build's work-items keep their whole private memory, and
+        // its shadow, in the runtime (`exec::loops::Privates`).
+        let private = private.filter(|_| !self.s.checked);
         c.private = private;
         c.frame_bytes = private.map_or(0, |(_, bytes)| bytes as i32);
         let (head, dispatch, frames) = (c.head, c.dispatch, p[2]);
@@ -202,6 +274,15 @@ impl Fx<'_, '_> {
         let used = self.s.builtins_used;
         let ids = self.item_ids(used);
         self.cont.as_mut().expect("a continuation build").ids = ids;
+        if self.s.checked {
+            // The runtime learns which work-item runs (the checker's
+            // accesses are its), and its private shadow starts unwritten;
+            // the call stores every id in the context, where they stay for
+            // the interval (every checked access passes the context).
+            let ctx = self.ctx;
+            self.helper("clsync_next_item", &[ctx, l]);
+            self.cont.as_mut().expect("a continuation build").ids_in_ctx = true;
+        }
         self.b.ins().jump(dispatch, &[]);
         Ok(())
     }
@@ -303,7 +384,7 @@ impl Fx<'_, '_> {
     /// in the context, for a call that may read them there (a called
     /// function, the fault handler, any runtime call given the context).
     pub(super) fn store_ids(&mut self) {
-        if self.cont.is_none() {
+        if self.cont.as_ref().is_none_or(|c| c.ids_in_ctx) {
             return;
         }
         let all = (0..builtin::COUNT)
@@ -404,9 +485,85 @@ impl Fx<'_, '_> {
                 c.frame_bytes += 8;
             }
             c.vars.insert(id, vars);
+            if self.s.checked {
+                let mut shadows = Vec::new();
+                for _ in v {
+                    shadows.push((self.b.declare_var(types::I8), c.frame_bytes));
+                    c.frame_bytes += 8;
+                }
+                c.shadow_vars.insert(id, shadows);
+            }
         }
         for ((var, _, _), x) in c.vars[&id].iter().zip(v) {
             self.b.def_var(*var, *x);
+        }
+        if let Some(shadows) = c.shadow_vars.get(&id).cloned() {
+            let lanes = self.shadows.get(&id).cloned().unwrap_or_default();
+            for (k, (var, _)) in shadows.into_iter().enumerate() {
+                let s = match lanes.get(k).copied().flatten() {
+                    Some(s) => s,
+                    None => self.b.ins().iconst(types::I8, 0),
+                };
+                self.b.def_var(var, s);
+            }
+        }
+    }
+
+    /// In a checked continuation build, the shadow of `id` if it lives
+    /// across a barrier: its shadow variables' values here.
+    pub(super) fn cross_lanes(&mut self, id: Word) -> Option<super::shadow::Lanes> {
+        let vars = self.cont.as_ref()?.shadow_vars.get(&id)?.clone();
+        Some(
+            vars.into_iter()
+                .map(|(var, _)| Some(self.b.use_var(var)))
+                .collect(),
+        )
+    }
+
+    /// Whether `id` lives across a barrier with a shadow (checked builds).
+    pub(super) fn has_cross_lanes(&self, id: Word) -> bool {
+        self.cont
+            .as_ref()
+            .is_some_and(|c| c.shadow_vars.contains_key(&id))
+    }
+
+    /// Checked builds: stores the kernel's promoted variables, values and
+    /// shadows, in the work-item's frame (`save`), or defines them from it.
+    fn promoted_copy(&mut self, save: bool) {
+        if !self.s.checked {
+            return;
+        }
+        let mut ids: Vec<Word> = self.promoted.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let vars = self.promoted[&id].clone();
+            let c = self.cont.as_mut().expect("a continuation build");
+            let frame = c.frame;
+            let places = c
+                .promoted_at
+                .entry(id)
+                .or_insert_with(|| {
+                    (0..vars.len())
+                        .map(|_| {
+                            c.frame_bytes += 16;
+                            (c.frame_bytes - 16, c.frame_bytes - 8)
+                        })
+                        .collect()
+                })
+                .clone();
+            for ((t, var, sh), (at, sh_at)) in vars.into_iter().zip(places) {
+                if save {
+                    let v = self.b.use_var(var);
+                    self.b.ins().store(mem(), v, frame, at);
+                    let s = self.b.use_var(sh);
+                    self.b.ins().store(mem(), s, frame, sh_at);
+                } else {
+                    let v = self.b.ins().load(t, mem(), frame, at);
+                    self.b.def_var(var, v);
+                    let s = self.b.ins().load(types::I8, mem(), frame, sh_at);
+                    self.b.def_var(sh, s);
+                }
+            }
         }
     }
 
@@ -485,8 +642,19 @@ impl Fx<'_, '_> {
                 self.b.ins().store(mem(), v, frame, off);
                 kept.push((var, off, t));
             }
+            let shadows = self
+                .cont
+                .as_ref()
+                .and_then(|c| c.shadow_vars.get(id))
+                .cloned();
+            for (var, off) in shadows.unwrap_or_default() {
+                let v = self.b.use_var(var);
+                self.b.ins().store(mem(), v, frame, off);
+                kept.push((var, off, types::I8));
+            }
         }
         self.private_copy(true);
+        self.promoted_copy(true);
         let c = self.cont.as_mut().expect("a continuation build");
         c.barriers.push(BarrierSpec {
             mem_scope: memscope as u32,
@@ -499,6 +667,7 @@ impl Fx<'_, '_> {
         self.interval_end(k);
         self.b.switch_to_block(resume);
         self.private_copy(false);
+        self.promoted_copy(false);
         let frame = self.cont.as_ref().expect("a continuation build").frame;
         for (var, off, t) in kept {
             let v = self.b.ins().load(t, mem(), frame, off);

@@ -117,6 +117,29 @@ impl Group<'_> {
         crate::checker::fence(flags.mem_flags(), O::ORDER, S::SCOPE);
     }
 
+    /// `atomic_work_item_fence(flags, order, scope)` with flags, order and
+    /// scope known only at run time, by the work-item named last (see
+    /// [`name_item`](Self::name_item)) or the one `for_each` is running: what
+    /// a compiled OpenCL C kernel's fence does in a work-item loop. Its
+    /// flags and scope are checked as
+    /// [`WorkItem::atomic_work_item_fence_dyn`](crate::WorkItem::atomic_work_item_fence_dyn)
+    /// checks them (an error names `site`).
+    #[track_caller]
+    pub fn atomic_work_item_fence_dyn(
+        &self,
+        flags: u32,
+        order: crate::sync::MemOrder,
+        scope: MemScope,
+        site: Site,
+    ) -> Result<(), SyncError> {
+        let op = "atomic_work_item_fence";
+        let flags = crate::checker::argument(op, validate::fence(flags, scope), site)?;
+        hooks::poll(Location::caller());
+        fence_effect(flags, order, scope);
+        crate::checker::fence(flags, order, scope);
+        Ok(())
+    }
+
     /// A barrier of the group, inlined into the kernel: as a call, a barrier
     /// between two short loops (64 work-items, a few vector instructions
     /// each) cost as much as one of the loops. The checker's part is out of

@@ -123,6 +123,10 @@ pub struct Group<'g> {
     env: &'g GroupEnv<'g>,
     len: usize,
     check: Option<&'g GroupCheck>,
+    /// The kernel's name, for a divergence a checked launch reports.
+    kernel: &'g str,
+    /// Whether a checked launch runs on from a divergence.
+    run_on: bool,
     /// The work-item `for_each` is running, for panic reports.
     current: Cell<Option<usize>>,
     /// What a barrier must do besides its fence, poll and count: nothing
@@ -161,6 +165,46 @@ impl Group<'_> {
     /// included).
     pub fn ids(&self, l: usize) -> ItemIds {
         ItemIds::new(self.env.geometry, self.env.group_id, self.env.local_size, l)
+    }
+
+    /// Names work-item `l` (by local linear id) as the one running, or
+    /// none: for engines whose compiled code runs the loop over the
+    /// work-items itself (`clsync-opencl`'s work-item loops), so that in a
+    /// checked launch the checker's entry points
+    /// ([`checker::engine`](crate::checker::engine)) called from then on
+    /// are work-item `l`'s accesses, as inside [`for_each`](Self::for_each).
+    /// The name holds until another is given, `for_each` runs, or the
+    /// group's code returns. A panic in group-level code while `l` is named
+    /// is reported as `l`'s. An unchecked launch records only the latter.
+    #[inline]
+    pub fn name_item(&self, l: Option<usize>) {
+        self.current.set(l.filter(|l| *l < self.len));
+        if let Some(check) = self.check {
+            match l {
+                Some(l) if l < self.len => Running::name(check, l),
+                _ => Running::clear(),
+            }
+        }
+    }
+
+    /// A barrier divergence, which a checked launch that runs on from one
+    /// ([`Launch::run_on_divergence`](crate::Launch::run_on_divergence))
+    /// reports and runs on from, as the coroutine engine does (and
+    /// Oclgrind): the report is added to the launch's, and the caller lets
+    /// each work-item go on from where it is. In any other launch it is
+    /// [`diverged`](Self::diverged): the group stops.
+    pub fn report_divergence(&self, barrier: crate::sync::Site, places: Vec<PlaceRun>) {
+        let Some(check) = self.check.filter(|_| self.run_on) else {
+            self.diverged(barrier, places)
+        };
+        let d = Disagreement { barrier, places }.into_divergence(
+            self.kernel,
+            self.env.group_id,
+            self.env.geometry.dims,
+        );
+        check
+            .launch
+            .add(crate::checker::Report::from_divergence(&d));
     }
 
     /// Runs `f` once per work-item of the group, in local linear order.
@@ -480,11 +524,18 @@ where
             env: &env,
             len,
             check: check.as_ref(),
+            kernel: &plan.kernel,
+            run_on: plan.run_on_divergence,
             current: Cell::new(None),
             barrier_extra: Cell::new(if check.is_some() { CHECKED } else { 0 }),
             progress: progress.fork(),
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));
+        if check.is_some() {
+            // A work-item `name_item` named is no longer running; the
+            // checker's group it points at is dropped below.
+            Running::clear();
+        }
         let n = group.len;
         progress.join(&group.progress, n);
         let at = group.current.get();
