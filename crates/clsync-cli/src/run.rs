@@ -144,13 +144,9 @@ pub fn main(a: &RunArgs) -> ExitCode {
     } else {
         a.build_options.clone()
     };
-    // The build the run uses is the one made: a checked run compiles the
-    // checked code only.
-    let built = if a.check {
-        Program::build_file_checked(&sim.kernel_file, &options)
-    } else {
-        Program::build_file(&sim.kernel_file, &options)
-    };
+    // The build the run uses is the one made (a checked run compiles the
+    // checked code only), for the one kernel it runs.
+    let built = Program::build_file_for(&sim.kernel_file, &options, &sim.kernel, a.check);
     let program = match built {
         Ok(p) => p,
         Err(BuildError::Compile { log }) => {

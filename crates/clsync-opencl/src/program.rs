@@ -128,6 +128,9 @@ pub struct Program {
     /// (see [`frontend::calls_legacy_atomics`]).
     pub(crate) legacy_atomics: bool,
     times: BuildTimes,
+    /// The one kernel its builds compile, if it was built for one
+    /// ([`Program::build_file_for`]).
+    only: Option<String>,
 }
 
 /// How long a program took to build, and where its front end's work came
@@ -187,7 +190,7 @@ impl Program {
     ) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::compile_source(source, name, options)?;
-        Self::from_translated(t, start.elapsed(), checked)
+        Self::from_translated(t, start.elapsed(), checked, None)
     }
 
     /// Builds an OpenCL C file, as [`Program::build`] does.
@@ -200,7 +203,24 @@ impl Program {
     fn build_path(path: &Path, options: &str, checked: bool) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::compile_file(path, options)?;
-        Self::from_translated(t, start.elapsed(), checked)
+        Self::from_translated(t, start.elapsed(), checked, None)
+    }
+
+    /// Builds an OpenCL C file for launches of one kernel, `kernel`: its
+    /// builds (the checked one now when `checked`, else the unchecked one)
+    /// generate code for that kernel and the functions it calls, not for
+    /// the file's other kernels, whose launches it refuses
+    /// ([`Program::kernel`] names the one it has). What `clsync run` uses:
+    /// a file of many kernels costs the code of the one it runs.
+    pub fn build_file_for(
+        path: &Path,
+        options: &str,
+        kernel: &str,
+        checked: bool,
+    ) -> Result<Program, BuildError> {
+        let start = std::time::Instant::now();
+        let t = frontend::compile_file(path, options)?;
+        Self::from_translated(t, start.elapsed(), checked, Some(kernel))
     }
 
     /// How long the build took.
@@ -213,7 +233,7 @@ impl Program {
     pub fn link(units: &[frontend::Unit]) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::link(units)?;
-        Self::from_translated(t, start.elapsed(), false)
+        Self::from_translated(t, start.elapsed(), false, None)
     }
 
     /// Loads a SPIR-V module (what `clCreateProgramWithIL` takes).
@@ -222,7 +242,7 @@ impl Program {
     /// memory is taken for an OpenCL 1.x atomic (device scope), the
     /// encoding llvm-spirv gives those.
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        Self::new(bytes, &HashMap::new(), String::new(), true, false)
+        Self::new(bytes, &HashMap::new(), String::new(), true, false, None)
     }
 
     /// Builds an OpenCL C file, as [`Program::build_file`] does, for
@@ -238,8 +258,9 @@ impl Program {
         t: frontend::Translated,
         front_end: std::time::Duration,
         checked: bool,
+        only: Option<&str>,
     ) -> Result<Program, BuildError> {
-        let mut p = Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics, checked)?;
+        let mut p = Self::new(&t.spirv, &t.args, t.log, t.legacy_atomics, checked, only)?;
         p.times.front_end = front_end;
         p.times.cached = t.cached;
         Ok(p)
@@ -251,10 +272,12 @@ impl Program {
         log: String,
         legacy_atomics: bool,
         checked: bool,
+        only: Option<&str>,
     ) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let module = Module::from_bytes(bytes)?;
-        let compiled = translate::compile(&module, checked).map_err(BuildError::Translate)?;
+        let compiled =
+            translate::compile_kernels(&module, checked, only).map_err(BuildError::Translate)?;
         let plan = compiled.plan.clone();
         let (unchecked, checked) = if checked {
             (
@@ -284,6 +307,7 @@ impl Program {
             spirv: bytes.to_vec(),
             legacy_atomics,
             times: BuildTimes::default(),
+            only: only.map(str::to_string),
         };
         p.allocate().map_err(BuildError::Translate)?;
         p.times.code = start.elapsed();
@@ -352,13 +376,21 @@ impl Program {
 
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, BuildError> {
+        // A program built for one kernel has no code for the others.
+        let built = |k: &&KernelInfo| self.only.as_deref().is_none_or(|o| o == k.name);
         let info = self
             .kernels
             .iter()
+            .filter(built)
             .find(|k| k.name == name)
             .ok_or_else(|| BuildError::NoKernel {
                 name: name.to_string(),
-                available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+                available: self
+                    .kernels
+                    .iter()
+                    .filter(built)
+                    .map(|k| k.name.clone())
+                    .collect(),
             })?;
         Ok(Kernel {
             program: self,
@@ -376,7 +408,7 @@ impl Program {
             &self.unchecked
         };
         build
-            .get_or_init(|| translate::compile(&self.module, checked))
+            .get_or_init(|| translate::compile_kernels(&self.module, checked, self.only.as_deref()))
             .as_ref()
             .map_err(Clone::clone)
     }

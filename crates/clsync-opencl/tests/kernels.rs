@@ -845,3 +845,43 @@ fn a_linked_list_of_a_recursive_struct() {
     let want: Vec<i32> = (0..16).map(|g| 28 * g).collect();
     assert_eq!(out.to_vec(), want);
 }
+
+#[test]
+fn a_program_built_for_one_kernel_runs_it_and_refuses_the_others() {
+    let dir = std::env::temp_dir().join(format!("clsync-for-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("two.cl");
+    std::fs::write(
+        &file,
+        "int twice(int x) { return 2 * x; }
+         kernel void a(global int* out) {
+             int l = get_local_id(0);
+             out[get_global_id(0)] = twice(l);
+             barrier(CLK_GLOBAL_MEM_FENCE);
+         }
+         kernel void b(global int* out) { out[get_global_id(0)] = -1; }",
+    )
+    .unwrap();
+    for checked in [false, true] {
+        let p = Program::build_file_for(&file, "", "a", checked).unwrap();
+        let out = Buffer::<i32>::new(8);
+        let found = p
+            .kernel("a")
+            .unwrap()
+            .run_with(
+                &Runtime::new(),
+                NdRange::new([8]).local([4]),
+                &[Arg::Buffer(&out)],
+                |l| l,
+                checked,
+            )
+            .unwrap();
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(out.to_vec(), vec![0, 2, 4, 6, 0, 2, 4, 6]);
+        let Err(clsync_opencl::BuildError::NoKernel { name, available }) = p.kernel("b") else {
+            panic!("kernel `b` of a program built for `a`");
+        };
+        assert_eq!((name.as_str(), available), ("b", vec!["a".to_string()]));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

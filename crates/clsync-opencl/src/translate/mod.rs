@@ -34,8 +34,8 @@ mod shadow;
 use std::collections::HashMap;
 
 use clsync::sync::Site;
-use clsync_spirv::spirv::{StorageClass, Word};
-use clsync_spirv::{Module, SourceLine, Type};
+use clsync_spirv::spirv::{Op, StorageClass, Word};
+use clsync_spirv::{Module, Operand, SourceLine, Type};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder as _, Signature, Type as ClType};
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
@@ -552,20 +552,62 @@ pub(crate) struct Shared<'m> {
 /// generator (an assertion of Cranelift's on code the translator got wrong)
 /// is an internal compiler error naming it, not a crash of the program.
 pub fn compile(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_module(m, checked)))
-        .unwrap_or_else(|payload| {
-            let what = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into());
-            Err(CompileError::Internal(format!(
-                "the code generator panicked: {what}"
-            )))
-        })
+    compile_kernels(m, checked, None)
 }
 
-fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
+/// [`compile`], for one kernel when `only` names it: its entry, its
+/// work-item loops and the functions it calls, not the module's other
+/// kernels (`clsync run` launches one; PoCL likewise generates a kernel's
+/// code at its first launch).
+pub fn compile_kernels(
+    m: &Module,
+    checked: bool,
+    only: Option<&str>,
+) -> Result<Compiled, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compile_module(m, checked, only)
+    }))
+    .unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".into());
+        Err(CompileError::Internal(format!(
+            "the code generator panicked: {what}"
+        )))
+    })
+}
+
+/// The functions kernel `name`'s entry point reaches through calls.
+fn reachable(m: &Module, name: &str) -> std::collections::HashSet<Word> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo: Vec<Word> = m
+        .entry_points
+        .iter()
+        .filter(|e| e.name == name)
+        .map(|e| e.function)
+        .collect();
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(f) = m.function(id) else { continue };
+        for (inst, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+            if let (Op::FunctionCall, Some(Operand::IdRef(c))) =
+                (inst.class.opcode, inst.operands.first())
+            {
+                todo.push(*c);
+            }
+        }
+    }
+    seen
+}
+
+fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compiled, CompileError> {
+    let wanted = only.map(|k| reachable(m, k));
+    let compiles = |id: Word| wanted.as_ref().is_none_or(|w| w.contains(&id));
+    let launched = |name: &str| only.is_none_or(|k| k == name);
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
@@ -616,14 +658,14 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
     let mut ctx = jit.make_context();
     let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
     cold_trampolines(&mut shared, &mut jit, &mut ctx, &mut fbc, &hs)?;
-    for f in &m.functions {
+    for f in m.functions.iter().filter(|f| compiles(f.id)) {
         let s = function::signature(m, f, call_conv)?;
         let id = jit
             .declare_function(&format!("f{}", f.id), Linkage::Local, &s)
             .map_err(jerr)?;
         shared.funcs.insert(f.id, id);
     }
-    for f in &m.functions {
+    for f in m.functions.iter().filter(|f| compiles(f.id)) {
         ctx.func.signature = function::signature(m, f, call_conv)?;
         function::translate(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
         let id = shared.funcs[&f.id];
@@ -637,7 +679,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
         jit.clear_context(&mut ctx);
     }
     let mut entry_ids = Vec::new();
-    for e in &m.entry_points {
+    for e in m.entry_points.iter().filter(|e| launched(&e.name)) {
         let f = m
             .function(e.function)
             .ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
@@ -656,7 +698,7 @@ fn compile_module(m: &Module, checked: bool) -> Result<Compiled, CompileError> {
     }
     let mut cont_ids = Vec::new();
     let mut refusals = HashMap::new();
-    for e in &m.entry_points {
+    for e in m.entry_points.iter().filter(|e| launched(&e.name)) {
         let Some(f) = m.function(e.function) else {
             continue;
         };
