@@ -66,8 +66,17 @@ fn both_with(
         loops.0.diagnostics, coroutines.0.diagnostics,
         "the diagnostics"
     );
+    // A launch that stops at a divergence reports the group that failed
+    // first, which depends on the threads' timing: its kind and line only.
     let sorted = |f: &Findings| {
-        let mut r: Vec<String> = f.checker.iter().map(|r| format!("{r:?}")).collect();
+        let mut r: Vec<String> = f
+            .checker
+            .iter()
+            .map(|r| match run_on {
+                true => format!("{r:?}"),
+                false => format!("{:?} {}", r.kind, r.site),
+            })
+            .collect();
         r.sort();
         r
     };

@@ -284,6 +284,36 @@ fn barrier_inside_a_condition() {
 }
 
 #[test]
+fn a_divergence_in_every_group_is_one_report_that_names_the_lowest_group() {
+    // Groups handed out in shuffled orders: the report shown is the first
+    // group's whichever group diverged first, and counts every group.
+    for seed in 0..8 {
+        let launch = Launch::new("div_all", NdRange::new([32]).local([4]))
+            .schedule(clsync::Schedule::Shuffled(seed))
+            .run_on_divergence(true);
+        let r = clsync::Runtime::with_threads(1)
+            .check(&launch, |wi| {
+                if wi.get_local_id(0) != 0 {
+                    wi.barrier(LOCAL);
+                }
+            })
+            .unwrap();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].kind, BarrierDivergence);
+        assert_eq!(
+            (r[0].count, r[0].group),
+            (8, Some([0, 0, 0])),
+            "seed {seed}"
+        );
+        assert!(
+            r[0].detail.starts_with("work-group (0)"),
+            "seed {seed}: {}",
+            r[0]
+        );
+    }
+}
+
+#[test]
 fn loop_trip_count_depends_on_the_work_item() {
     let r = check(
         Launch::new("div_loop", NdRange::new([8]).local([8])),

@@ -201,6 +201,10 @@ pub struct Report {
     pub detail: String,
     /// How many times it happened.
     pub count: u64,
+    /// For a barrier divergence, the work-group it happened in (of a
+    /// deduplicated report, the lowest: which one is shown does not depend
+    /// on the order the groups ran in); absent otherwise.
+    pub group: Option<[usize; 3]>,
 }
 
 impl Report {
@@ -213,13 +217,16 @@ impl Report {
         }
     }
 
-    /// Which occurrence represents a deduplicated report: the lowest ids.
-    fn rank(&self) -> (usize, usize, usize) {
+    /// Which occurrence represents a deduplicated report: the lowest ids
+    /// (a divergence's: its group's, z first).
+    fn rank(&self) -> (usize, usize, usize, [usize; 3]) {
         let id = |a: &Option<Access>| a.as_ref().map_or(0, |a| a.item.global_linear_id);
+        let [x, y, z] = self.group.unwrap_or_default();
         (
             id(&self.second),
             id(&self.first),
             self.memory.as_ref().map_or(0, |m| m.index),
+            [z, y, x],
         )
     }
 
@@ -238,6 +245,7 @@ impl Report {
                 .split_once(": ")
                 .map_or(text.clone(), |(_, rest)| rest.to_string()),
             count: 1,
+            group: Some(d.group_id),
         }
     }
 

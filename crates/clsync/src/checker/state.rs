@@ -145,6 +145,7 @@ impl LaunchCheck {
             site,
             detail,
             count: 1,
+            group: None,
         });
     }
 }
