@@ -65,6 +65,29 @@ fn own_write_read_write_then_another_reads() {
     expect(SRC, &r, &[(DataRace, "wrw")]);
 }
 
+/// An element written before a barrier, then read by one work-item and
+/// written by another in the same interval: the write is ordered after the
+/// first write, but not after the read.
+#[test]
+fn a_read_then_another_work_items_write_after_the_barrier() {
+    let mut launch = Launch::new("rw_after", NdRange::new([3]).local([3]));
+    let tile = launch.local::<u32>(1);
+    let r = check(launch, move |wi| {
+        let t = wi.local(tile);
+        let l = wi.get_local_id(0);
+        if l == 0 {
+            t.set(0, 1);
+        }
+        wi.barrier(LOCAL);
+        if l == 1 {
+            let _ = t.get(0); //~ rwa.first
+        } else if l == 2 {
+            t.set(0, 2); //~ rwa
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "rwa")]);
+}
+
 #[test]
 fn reduction_missing_barrier_in_loop() {
     let input = Buffer::from_slice(&[1u32; 256]);

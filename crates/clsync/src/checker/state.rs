@@ -743,26 +743,36 @@ fn atomic_fast(item: &ItemState, full: &Full, s: usize, a: AtomicAccess) -> bool
         && full.atomics_inclusive_with(&item.who, a.scope)
 }
 
-/// [`plain_fast`] on a boxed record with a plain write, at most one read
-/// since and no atomic history (a local element its owner writes and
-/// reads, interval after interval): an access ordered after the write and
-/// the read conflicts with neither. What [`GroupCheck::on_shadow`] would
-/// do: a write replaces both, a read the read (which it makes redundant).
+/// [`plain_fast`] on a boxed record with a plain write and no atomic
+/// history, by an access ordered after the write: a read conflicts with
+/// neither the write nor the reads (reads do not conflict), and is added to
+/// them as [`GroupCheck::on_shadow`] adds it (a local element that several
+/// work-items of an interval read: a scan's four, a tile's sixteen); a
+/// write ordered after the read too, if there is at most one, replaces
+/// both (a local element its owner writes and reads, interval after
+/// interval). What `on_shadow` would do, without its reports' machinery.
 #[inline(always)]
 fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
-    let ordered = match (&full.write, &full.reads, &full.atomic) {
-        (Some(w), Reads::None, None) => !w.op.is_atomic() && item.after(w, s),
-        (Some(w), Reads::One(r), None) => !w.op.is_atomic() && item.after(w, s) && item.after(r, s),
-        _ => false,
-    };
-    if !ordered {
+    let Some(w) = full.write else { return false };
+    if w.op.is_atomic() || full.atomic.is_some() || !item.after(&w, s) {
         return false;
     }
     if rec.op.writes() {
+        match &full.reads {
+            Reads::None => {}
+            Reads::One(r) if item.after(r, s) => {}
+            _ => return false,
+        }
         full.write = Some(rec);
         full.reads = Reads::None;
     } else {
-        full.reads = Reads::One(rec);
+        let me = rec.who.item;
+        let reader = Reader {
+            wg: item.wg[s],
+            blind: item.blind(s),
+        };
+        full.reads
+            .add(rec, reader, |r| r.who.item == me || item.after(r, s));
     }
     true
 }
