@@ -195,15 +195,21 @@ impl Program {
 
     /// Builds an OpenCL C file, as [`Program::build`] does.
     pub fn build_file(path: &Path, options: &str) -> Result<Program, BuildError> {
-        Self::build_path(path, options, false)
+        Self::build_path(path, options, false, None)
     }
 
-    /// [`build_file`](Self::build_file) or
-    /// [`build_file_checked`](Self::build_file_checked).
-    fn build_path(path: &Path, options: &str, checked: bool) -> Result<Program, BuildError> {
+    /// [`build_file`](Self::build_file),
+    /// [`build_file_checked`](Self::build_file_checked) or
+    /// [`build_file_for`](Self::build_file_for) (`only`).
+    fn build_path(
+        path: &Path,
+        options: &str,
+        checked: bool,
+        only: Option<&str>,
+    ) -> Result<Program, BuildError> {
         let start = std::time::Instant::now();
         let t = frontend::compile_file(path, options)?;
-        Self::from_translated(t, start.elapsed(), checked, None)
+        Self::from_translated(t, start.elapsed(), checked, only)
     }
 
     /// Builds an OpenCL C file for launches of one kernel, `kernel`: its
@@ -218,9 +224,7 @@ impl Program {
         kernel: &str,
         checked: bool,
     ) -> Result<Program, BuildError> {
-        let start = std::time::Instant::now();
-        let t = frontend::compile_file(path, options)?;
-        Self::from_translated(t, start.elapsed(), checked, Some(kernel))
+        Self::build_path(path, options, checked, Some(kernel))
     }
 
     /// How long the build took.
@@ -251,7 +255,7 @@ impl Program {
     /// where `build_file` makes the unchecked one now. What `clsync run
     /// --check` uses: a program's code is generated once, not twice.
     pub fn build_file_checked(path: &Path, options: &str) -> Result<Program, BuildError> {
-        Self::build_path(path, options, true)
+        Self::build_path(path, options, true, None)
     }
 
     fn from_translated(

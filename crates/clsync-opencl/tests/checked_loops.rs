@@ -8,6 +8,7 @@ mod common;
 
 use clsync::checker::ReportKind;
 use clsync::{Buffer, NdRange, Runtime};
+use clsync_opencl::exec::report::Diagnostic;
 use clsync_opencl::{Arg, Findings, Program};
 
 /// Builds `src` as `clsync run --check` does (unoptimized), as OpenCL
@@ -93,6 +94,18 @@ fn both_with(
     loops
 }
 
+/// The one diagnostic of `found`: an `Uninitialized value` at `line`.
+fn one_uninitialized_value(found: &Findings, line: u32, what: &str) -> Diagnostic {
+    let heads = common::headlines_at(found);
+    assert_eq!(heads.len(), 1, "{what}: {found:?}");
+    assert!(
+        heads[0].0.starts_with("Uninitialized value"),
+        "{what}: {heads:?}"
+    );
+    assert_eq!(heads[0].1, line, "{what}");
+    found.diagnostics[0].clone()
+}
+
 #[test]
 fn values_and_variables_live_across_barriers_per_work_item() {
     let p = build(
@@ -174,12 +187,8 @@ fn an_uninitialized_variable_kept_across_a_barrier_is_reported() {
         }",
     );
     let (found, _) = both(&p, NdRange::new([8]).local([8]), &[0; 8], None);
-    let heads = common::headlines_at(&found);
-    assert_eq!(heads.len(), 1, "{found:?}");
-    assert!(heads[0].0.starts_with("Uninitialized value"), "{heads:?}");
-    assert_eq!(heads[0].1, 6);
-    let first = found.diagnostics[0].local;
-    assert_eq!(first, [1, 0, 0], "the first work-item that stored it");
+    let d = one_uninitialized_value(&found, 6, "x");
+    assert_eq!(d.local, [1, 0, 0], "the first work-item that stored it");
 }
 
 #[test]
@@ -198,12 +207,8 @@ fn an_uninitialized_value_kept_across_a_barrier_is_reported() {
     for options in ["", "-cl-opt-disable"] {
         let p = common::build(src, "loops.cl", options);
         let (found, out) = both(&p, NdRange::new([8]).local([8]), &[-1; 8], Some(32));
-        let heads = common::headlines_at(&found);
-        assert_eq!(heads.len(), 1, "{options}: {found:?}");
-        assert!(heads[0].0.starts_with("Uninitialized value"), "{heads:?}");
-        assert_eq!(heads[0].1, 7, "{options}");
-        assert_eq!(found.diagnostics[0].local, [0, 0, 0], "{options}");
-        assert_eq!(found.diagnostics[0].count, 1, "{options}");
+        let d = one_uninitialized_value(&found, 7, options);
+        assert_eq!((d.local, d.count), ([0, 0, 0], 1), "{options}");
         assert_eq!(out[1..], (1..8).collect::<Vec<i32>>(), "{options}");
     }
 }
@@ -224,13 +229,9 @@ fn each_work_item_starts_with_its_own_private_memory_unwritten() {
         }",
     );
     let (found, out) = both(&p, NdRange::new([4]).local([4]), &[0; 4], None);
-    let heads = common::headlines_at(&found);
-    assert_eq!(heads.len(), 1, "{found:?}");
-    assert!(heads[0].0.starts_with("Uninitialized value"), "{heads:?}");
-    assert_eq!(heads[0].1, 7);
+    let d = one_uninitialized_value(&found, 7, "a[1]");
     // Work-items 1 and 3 stored an unwritten value: the first named.
-    assert_eq!(found.diagnostics[0].local, [1, 0, 0]);
-    assert_eq!(found.diagnostics[0].count, 2);
+    assert_eq!((d.local, d.count), ([1, 0, 0], 2));
     // The even work-items' sums are defined: 2 * l.
     assert_eq!((out[0], out[2]), (0, 4));
 }

@@ -581,13 +581,13 @@ pub fn compile_kernels(
 
 /// The functions kernel `name`'s entry point reaches through calls.
 fn reachable(m: &Module, name: &str) -> std::collections::HashSet<Word> {
+    let roots = m.entry_points.iter().filter(|e| e.name == name);
+    reachable_from(m, roots.map(|e| e.function).collect())
+}
+
+/// The functions `roots` are and reach through calls.
+pub(crate) fn reachable_from(m: &Module, mut todo: Vec<Word>) -> std::collections::HashSet<Word> {
     let mut seen = std::collections::HashSet::new();
-    let mut todo: Vec<Word> = m
-        .entry_points
-        .iter()
-        .filter(|e| e.name == name)
-        .map(|e| e.function)
-        .collect();
     while let Some(id) = todo.pop() {
         if !seen.insert(id) {
             continue;

@@ -167,20 +167,13 @@ pub(crate) fn private_spans(
     slots: &super::SlotPlan,
     f: &Function,
 ) -> Vec<(usize, usize)> {
-    let f = body(m, f);
-    let mut seen = std::collections::HashSet::new();
-    let mut todo = vec![f.id];
     let mut spans = Vec::new();
-    while let Some(id) = todo.pop() {
+    for id in super::reachable_from(m, vec![body(m, f).id]) {
         let Some(g) = m.function(id) else { continue };
-        if !seen.insert(id) {
-            continue;
-        }
         let promoted = super::promote::promotable(m, g);
         for (inst, _) in g.blocks.iter().flat_map(|b| &b.instructions) {
-            match (inst.class.opcode, inst.result_id, inst.operands.first()) {
-                (Op::FunctionCall, _, Some(clsync_spirv::Operand::IdRef(c))) => todo.push(*c),
-                (Op::Variable, Some(v), _) if !promoted.contains(&v) => {
+            match (inst.class.opcode, inst.result_id) {
+                (Op::Variable, Some(v)) if !promoted.contains(&v) => {
                     let Some((_, _, off)) = slots.private.iter().find(|(id, _, _)| *id == v) else {
                         continue;
                     };

@@ -112,9 +112,7 @@ impl Group<'_> {
         _order: O,
         _scope: S,
     ) {
-        hooks::poll(Location::caller());
-        fence_effect(flags.mem_flags(), O::ORDER, S::SCOPE);
-        crate::checker::fence(flags.mem_flags(), O::ORDER, S::SCOPE);
+        self.fence(flags.mem_flags(), O::ORDER, S::SCOPE, Location::caller());
     }
 
     /// `atomic_work_item_fence(flags, order, scope)` with flags, order and
@@ -134,10 +132,22 @@ impl Group<'_> {
     ) -> Result<(), SyncError> {
         let op = "atomic_work_item_fence";
         let flags = crate::checker::argument(op, validate::fence(flags, scope), site)?;
-        hooks::poll(Location::caller());
+        self.fence(flags, order, scope, Location::caller());
+        Ok(())
+    }
+
+    /// A fence by the work-item `for_each` runs or the one named last: a
+    /// poll, the fence, the checker's part.
+    fn fence(
+        &self,
+        flags: MemFlags,
+        order: crate::sync::MemOrder,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) {
+        hooks::poll(at);
         fence_effect(flags, order, scope);
         crate::checker::fence(flags, order, scope);
-        Ok(())
     }
 
     /// A barrier of the group, inlined into the kernel: as a call, a barrier
