@@ -92,6 +92,13 @@ pub struct Param {
     /// For pointers: the size of what it points to (the element size a
     /// dump of it uses), else the value's size.
     pub elem_size: usize,
+    /// For pointers: whether the kernel may write through it (false for the
+    /// other parameters). False for a pointer only
+    /// where the compiler proves that every use of the pointer reads (see
+    /// `translate::written`); a checked launch then leaves the reads of a
+    /// buffer bound only to such parameters out of the race checker's
+    /// records, since nothing can race with them.
+    pub written: bool,
 }
 
 /// A kernel's interface.
@@ -568,6 +575,7 @@ fn kernel_info(
         .function(e.function)
         .ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
     let spirv_types = m.kernel_arg_types.get(&e.name);
+    let written = translate::written_params(m, f);
     let mut params = Vec::new();
     for (i, (id, ty)) in f.params.iter().enumerate() {
         let name = args
@@ -622,6 +630,7 @@ fn kernel_info(
             access_qual,
             kind,
             elem_size,
+            written: written.get(i).copied().unwrap_or(true),
         });
     }
     Ok(KernelInfo {

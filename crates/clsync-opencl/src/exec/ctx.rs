@@ -235,6 +235,11 @@ pub struct SlotInfo {
     pub name: String,
     /// How the host allowed kernels to use it.
     pub access: crate::exec::Access,
+    /// No work-item of the launch can write it: a buffer bound only to
+    /// parameters the kernel never writes through (`Param::written`), that
+    /// no other buffer argument overlaps. Its reads cannot race, so a
+    /// checked launch does not record them.
+    pub unwritten: bool,
 }
 
 // Offsets the code generator relies on.

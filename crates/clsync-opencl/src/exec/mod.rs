@@ -251,6 +251,8 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     let mut private_bytes = plan.private_bytes as usize;
     let mut uninitialized = Vec::new();
     let mut images = Vec::new();
+    // The buffer arguments' bytes: (slot, start, end, written through).
+    let mut buffers: Vec<(usize, usize, usize, bool)> = Vec::new();
     for (i, (param, arg)) in k.params.iter().zip(args).enumerate() {
         let which = || format!("argument {i} (`{}`, {})", param.name, param.type_name);
         let slot = table.len();
@@ -260,6 +262,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                 if !b.initialized() {
                     uninitialized.push((slot, len));
                 }
+                buffers.push((slot, base as usize, base as usize + len, param.written));
                 table.push(Slot {
                     base,
                     len: len as u64,
@@ -272,6 +275,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     },
                     name: param.name.clone(),
                     access: b.access(),
+                    unwritten: false,
                 });
                 words.push((slot as u64) << OFFSET_BITS);
             }
@@ -283,6 +287,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     space: "local",
                     name: param.name.clone(),
                     access: Access::ReadWrite,
+                    unwritten: false,
                 });
                 locals.push((slot, *bytes, locals.len()));
                 words.push((slot as u64) << OFFSET_BITS);
@@ -300,6 +305,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     space: "private",
                     name: param.name.clone(),
                     access: Access::ReadWrite,
+                    unwritten: false,
                 });
                 let off = private_bytes.next_multiple_of(16);
                 private_bytes = off + size;
@@ -361,6 +367,20 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     }
     if table.len() as u64 >= 1 << (64 - OFFSET_BITS) {
         return Err(err("too many memory objects".into()));
+    }
+    // A buffer is unwritten when its parameter is never written through and
+    // no written one shares a byte with it (the same buffer twice, or
+    // overlapping sub-buffers); an image made from a buffer may share its
+    // bytes too, and writes by pixel.
+    let image_on_buffer = args
+        .iter()
+        .any(|a| matches!(a, Arg::Image(img) if img.is_from_buffer()));
+    for &(slot, start, end, written) in &buffers {
+        infos[slot].unwritten = !written
+            && !image_on_buffer
+            && !buffers
+                .iter()
+                .any(|&(_, s, e, w)| w && s < end && start < e);
     }
     Ok(Bound {
         words,

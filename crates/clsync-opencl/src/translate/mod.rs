@@ -30,6 +30,7 @@ mod image;
 mod memory;
 mod promote;
 mod shadow;
+mod written;
 
 use std::collections::HashMap;
 
@@ -63,6 +64,7 @@ pub type ContinuationFn = unsafe extern "C" fn(
 
 pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
+pub(crate) use written::written_params;
 
 /// A kernel compiled to run as work-item loops.
 pub struct GroupEntry {
@@ -211,6 +213,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
             space: "null",
             name: "NULL".into(),
             access: Default::default(),
+            unwritten: false,
         }],
         ..Default::default()
     };
@@ -242,6 +245,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
             space,
             name,
             access: Default::default(),
+            unwritten: false,
         });
         p.of.insert(g.id, slot);
         if g.storage == StorageClass::Workgroup {
@@ -290,6 +294,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
                 space: "private",
                 name,
                 access: Default::default(),
+                unwritten: false,
             });
             p.of.insert(id, slot);
             let off = p.private_bytes.next_multiple_of(l.align.max(8));
