@@ -241,6 +241,25 @@ kernel void oob(global int *p) {\n  int i = get_local_id(0);\n  barrier(CLK_GLOB
 }
 
 #[test]
+fn a_fault_in_three_dimensions_names_its_work_item_on_both_engines() {
+    // The loop counts only the ids its code reads: here none but the
+    // linear one, so the runtime makes the fault's ids from it.
+    let src = "kernel void deep(global int *p) {\n  size_t i = get_local_linear_id();\n  barrier(CLK_GLOBAL_MEM_FENCE);\n  if (i == 13) p[1 << 20] = 1;\n}\n";
+    let p = common::build(src, "deep.cl", "-cl-std=CL2.0");
+    let range = NdRange::new([8, 4, 2]).local([4, 2, 2]);
+    let (loops, coroutines) = both_errors(&p, "deep", range.clone(), 64);
+    // Linear 13 of a 4 x 2 x 2 group is (1, 1, 1), in the first group.
+    assert!(loops.contains("deep.cl:4"), "{loops}");
+    assert!(loops.contains("(1, 1, 1)"), "{loops}");
+    assert_eq!(loops, coroutines);
+    // Checked, the report names it too (from the ids in the context).
+    let out = Buffer::<i32>::new(64);
+    let found = common::run(&p, "deep", range, &[Arg::Buffer(&out)], true);
+    let globals: Vec<[usize; 3]> = found.diagnostics.iter().map(|d| d.global).collect();
+    assert_eq!(globals, vec![[1, 1, 1]], "{found:?}");
+}
+
+#[test]
 fn kernels_that_need_coroutines_say_why_and_run() {
     let src = r#"
         __attribute__((noinline)) void sync(local int *t) { barrier(CLK_LOCAL_MEM_FENCE); }

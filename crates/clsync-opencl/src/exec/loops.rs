@@ -106,16 +106,7 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
         // `n` frames of `stride` bytes and `reached` `n` words, and `state`
         // is 0 or the barrier every work-item stopped at; the code checks
         // every access against the slots and never unwinds.
-        let r = unsafe {
-            (entry.func)(
-                &mut ctx,
-                args,
-                fbase,
-                state,
-                stride as u64,
-                reached.as_mut_ptr(),
-            )
-        };
+        let r = unsafe { (entry.func)(&mut ctx, args, fbase, state, reached.as_mut_ptr()) };
         // A checked build named each work-item as it ran it; the last one's
         // private memory goes back to its place.
         g.name_item(None);
@@ -269,6 +260,7 @@ impl Privates {
 pub(crate) unsafe extern "C" fn clsync_next_item(ctx: *mut ItemCtx, l: u64) {
     // SAFETY: our contract.
     let ctx = unsafe { &mut *ctx };
+    item_ids(&mut ctx.builtins, l);
     // SAFETY: `host` points at the group's `HostSide`, which outlives the
     // compiled code's calls (see `Setup::context`).
     let host = unsafe { &*ctx.host };
@@ -317,4 +309,52 @@ fn divergence(
     let first = reached.iter().find(|k| **k != 0).copied().unwrap_or(1);
     let site = s.build.sites[entry.barriers[first as usize - 1].site as usize];
     (site, runs)
+}
+
+/// Stores the ids of the group's work-item `l` (its local linear id) in
+/// the context: what a work-item loop's calls and fault path read there
+/// (`translate::continuation` counts only the ids its code reads).
+///
+/// # Safety
+///
+/// As [`clsync_next_item`]'s.
+pub(crate) unsafe extern "C" fn clsync_item_ids(ctx: *mut ItemCtx, l: u64) {
+    // SAFETY: our contract.
+    let ctx = unsafe { &mut *ctx };
+    item_ids(&mut ctx.builtins, l);
+}
+
+/// The per-work-item built-ins of the work-item with local linear id `l`,
+/// from the group's built-ins in `b` (its id, sizes and offsets), as the
+/// compiled loop's head computes them.
+pub(crate) fn item_ids(b: &mut [u64; builtin::COUNT], l: u64) {
+    use builtin::*;
+    let (sx, sy) = (b[LOCAL_SIZE].max(1), b[LOCAL_SIZE + 1].max(1));
+    // A row's work-items, and every one of a one-dimensional group, divide
+    // nothing.
+    let local = if l < sx {
+        [l, 0, 0]
+    } else {
+        let rest = l / sx;
+        [l % sx, rest % sy, rest / sy]
+    };
+    for (d, id) in local.into_iter().enumerate() {
+        b[LOCAL_ID + d] = id;
+        b[GLOBAL_ID + d] = b[GROUP_ID + d]
+            .wrapping_mul(b[ENQUEUED_LOCAL_SIZE + d])
+            .wrapping_add(b[GLOBAL_OFFSET + d])
+            .wrapping_add(id);
+    }
+    // (gz - oz) * GSy * GSx + (gy - oy) * GSx + (gx - ox).
+    b[GLOBAL_LINEAR_ID] = (0..3).rev().fold(0u64, |lin, d| {
+        lin.wrapping_mul(b[GLOBAL_SIZE + d])
+            .wrapping_add(b[GLOBAL_ID + d].wrapping_sub(b[GLOBAL_OFFSET + d]))
+    });
+    b[LOCAL_LINEAR_ID] = l;
+    let sg = b[MAX_SUB_GROUP_SIZE].max(1);
+    let n = sx * sy * b[LOCAL_SIZE + 2].max(1);
+    let start = l / sg * sg;
+    b[SUB_GROUP_ID] = l / sg;
+    b[SUB_GROUP_LOCAL_ID] = l - start;
+    b[SUB_GROUP_SIZE] = sg.min(n.saturating_sub(start));
 }

@@ -150,18 +150,11 @@ pub(crate) fn translate(
 }
 
 /// The signature of a continuation function: context, arguments, frames,
-/// state, the frames' stride, where each work-item stopped; the place the
-/// group reached (see [`continuation`]).
+/// state, where each work-item stopped; the place the group reached (see
+/// [`continuation`]).
 pub(crate) fn continuation_signature(cc: CallConv) -> Signature {
     let mut s = Signature::new(cc);
-    let params = [
-        types::I64,
-        types::I64,
-        types::I64,
-        types::I32,
-        types::I64,
-        types::I64,
-    ];
+    let params = [types::I64, types::I64, types::I64, types::I32, types::I64];
     for t in params {
         s.params.push(AbiParam::new(t));
     }
@@ -233,6 +226,9 @@ fn translate_as(
     }
     fx.body(f)
         .map_err(|e| e.in_function(&f.name, fx.m, fx.line, fx.op))?;
+    if fx.cont.is_some() {
+        fx.settle_stride();
+    }
     fx.b.seal_all_blocks();
     let cfg = fx.jit.target_config();
     fx.b.finalize(cfg);
@@ -509,14 +505,20 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// Calls a helper of a cold path through its trampoline (see
     /// `translate::cold_trampolines`): its result, if it has one, is read
     /// back from the context.
-    fn cold_helper(
+    fn cold_helper(&mut self, cold: (&'static str, FuncId, bool), args: &[Value]) -> Vec<Value> {
+        if args.contains(&self.ctx) {
+            self.store_ids();
+        }
+        self.cold_call(cold, args)
+    }
+
+    /// [`cold_helper`](Self::cold_helper) without storing the work-item's
+    /// ids first (the call that stores them).
+    pub(super) fn cold_call(
         &mut self,
         (name, id, returns): (&'static str, FuncId, bool),
         args: &[Value],
     ) -> Vec<Value> {
-        if args.contains(&self.ctx) {
-            self.store_ids();
-        }
         let r = match self.refs.get(name) {
             Some(r) => *r,
             None => {

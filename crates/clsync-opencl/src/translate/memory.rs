@@ -143,11 +143,19 @@ impl Fx<'_, '_> {
         self.s.builtins_used |= ((1u64 << n) - 1) << first;
         let ts = self.result_types(inst)?;
         let mut out = Vec::new();
+        // In a work-item loop, the components of the vector nothing reads
+        // (`continuation::plan::ids_read`) are never made.
+        let unread = |c: &crate::translate::continuation::Cont, k: usize| {
+            let read = inst.result_id.and_then(|r| c.plan.components.get(&r));
+            n > 1 && read.is_some_and(|m| m & (1 << k) == 0)
+        };
         for (k, t) in ts.iter().enumerate().take(n) {
             // A work-item loop's own ids are values of its head.
             let id = self.cont.as_ref().and_then(|c| c.ids.get(&(first + k)));
             let v = if let Some(v) = id {
                 *v
+            } else if self.cont.as_ref().is_some_and(|c| unread(c, k)) {
+                self.b.ins().iconst(types::I64, 0)
             } else if self.cont.is_some() && builtin::per_item(first + k) {
                 return Err(CompileError::Internal(format!(
                     "built-in {b:?} read by a work-item loop that does not count it"

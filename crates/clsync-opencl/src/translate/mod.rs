@@ -51,16 +51,11 @@ use crate::CompileError;
 pub type EntryFn = unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64);
 
 /// A continuation function's type (see [`continuation`]): context,
-/// arguments, frames, state, the frames' stride in bytes, where each
-/// work-item stopped; where the group stopped.
-pub type ContinuationFn = unsafe extern "C" fn(
-    *mut crate::exec::ctx::ItemCtx,
-    *const u64,
-    *mut u8,
-    u32,
-    u64,
-    *mut u32,
-) -> u32;
+/// arguments, frames (each `GroupEntry::frame_bytes` rounded up to words,
+/// the stride the code has as a constant), state, where each work-item
+/// stopped; where the group stopped.
+pub type ContinuationFn =
+    unsafe extern "C" fn(*mut crate::exec::ctx::ItemCtx, *const u64, *mut u8, u32, *mut u32) -> u32;
 
 pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
@@ -479,6 +474,12 @@ fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> 
             vec![],
         ),
         (
+            "clsync_item_ids",
+            crate::exec::loops::clsync_item_ids as *const u8,
+            vec![I64, I64],
+            vec![],
+        ),
+        (
             "clsync_poll",
             helpers::clsync_poll as *const u8,
             vec![I64],
@@ -764,9 +765,10 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
 /// The helpers that compiled code calls only on its cold paths, each with
 /// its trampoline's name: an invalid access (`clsync_fault`) and a raised
 /// cancellation gate (`clsync_poll`).
-const COLD_HELPERS: [(&str, &str); 2] = [
+const COLD_HELPERS: [(&str, &str); 3] = [
     ("clsync_fault", "cold_clsync_fault"),
     ("clsync_poll", "cold_clsync_poll"),
+    ("clsync_item_ids", "cold_clsync_item_ids"),
 ];
 
 /// Defines, for each of [`COLD_HELPERS`], a trampoline in the

@@ -4,11 +4,10 @@
 //! interval instead of one coroutine per work-item (PoCL's work-item loops,
 //! Karrenberg and Hack's continuations).
 //!
-//! The function is `fn(ctx, args, frames, state, stride, reached) -> u32`:
+//! The function is `fn(ctx, args, frames, state, reached) -> u32`:
 //! `state` 0 starts the kernel, `k` resumes it after its `k`-th barrier.
 //! For each work-item in local linear order it computes the work-item's
-//! ids (by counting, from the group's), stores them in the context (for
-//! called functions and the fault handler), runs the work-item until it
+//! ids (by counting, from the group's), runs the work-item until it
 //! reaches a barrier or returns, and records where it stopped in
 //! `reached[l]` (0 returned, `k` at barrier `k`). It returns the last
 //! work-item's place (the caller compares the others' with it: a
@@ -16,7 +15,13 @@
 //! stopped (a fault, a cancelled launch; its ids are then in the context).
 //! The ids a work-item's code reads are made in the loop's head from its
 //! counters, the others only where a call given the context may read
-//! them.
+//! them (called functions, the fault handler), which stores them there.
+//!
+//! The loop carries as few values as it can, so that they stay in
+//! registers: the local linear id, the local x id, the y and z ids only
+//! where the code reads an id that needs them (a call or the fault path
+//! divides the linear id instead), and the work-item's frame pointer,
+//! which steps by the frame's size, a constant of the code.
 //!
 //! The values that live across a barrier are stored in the work-item's
 //! frame (`stride` bytes at `frames + l * stride`) before the next
@@ -74,11 +79,13 @@ pub struct BarrierSpec {
 }
 
 /// The work-item loop's counters, the parameters of its head block: the
-/// local linear id and the local id per dimension.
+/// local linear id, the local id per dimension where the loop counts it
+/// (x always; y and z where the code reads an id made of them), and the
+/// work-item's frame.
 #[derive(Clone, Copy)]
 pub(crate) struct Counters {
     pub l: Value,
-    pub local: [Value; 3],
+    pub local: [Option<Value>; 3],
 }
 
 /// A continuation build's state (see the module docs).
@@ -95,7 +102,9 @@ pub(crate) struct Cont {
     /// The loop's head.
     pub head: ir::Block,
     pub counters: Option<Counters>,
-    /// The frames' stride, `reached`, the group's size and local sizes.
+    /// The frames' stride (a constant, made once the frame's size is
+    /// known: `settle_stride`), `reached`, the group's size and local
+    /// sizes.
     pub stride: Value,
     pub reached: Value,
     pub n: Value,
@@ -238,10 +247,13 @@ impl Fx<'_, '_> {
         let sizes: [Value; 3] = std::array::from_fn(|d| self.group_value(builtin::LOCAL_SIZE + d));
         let n = self.b.ins().imul(sizes[0], sizes[1]);
         let n = self.b.ins().imul(n, sizes[2]);
+        // Made a constant by `settle_stride` once every variable of the
+        // frame has its place.
+        let stride = self.b.ins().iconst(types::I64, 0);
         let c = self.cont.as_mut().expect("a continuation build");
         c.state = p[3];
-        c.stride = p[4];
-        c.reached = p[5];
+        c.stride = stride;
+        c.reached = p[4];
         c.n = n;
         c.sizes = sizes;
         // A checked build's work-items keep their whole private memory, and
@@ -250,21 +262,33 @@ impl Fx<'_, '_> {
         c.private = private;
         c.frame_bytes = private.map_or(0, |(_, bytes)| bytes as i32);
         let (head, dispatch, frames) = (c.head, c.dispatch, p[2]);
+        let used = c.plan.ids_read;
+        let reads = |ids: &[usize]| ids.iter().any(|i| used & (1 << i) != 0);
+        let linear = builtin::GLOBAL_LINEAR_ID;
+        let z = reads(&[builtin::LOCAL_ID + 2, builtin::GLOBAL_ID + 2, linear]);
+        let y = z || reads(&[builtin::LOCAL_ID + 1, builtin::GLOBAL_ID + 1, linear]);
+        let carried = [true, y, z];
         let zero = self.b.ins().iconst(types::I64, 0);
-        self.b
-            .ins()
-            .jump(head, &[zero, zero, zero, zero].map(ir::BlockArg::Value));
+        let mut args = vec![ir::BlockArg::Value(zero)];
+        args.extend(
+            carried
+                .iter()
+                .filter(|c| **c)
+                .map(|_| ir::BlockArg::Value(zero)),
+        );
+        args.push(ir::BlockArg::Value(frames));
+        self.b.ins().jump(head, &args);
 
         // The head: the work-item's ids and frame.
         self.b.switch_to_block(head);
         let l = self.b.append_block_param(head, types::I64);
-        let local: [Value; 3] =
-            std::array::from_fn(|_| self.b.append_block_param(head, types::I64));
+        let local: [Option<Value>; 3] = std::array::from_fn(|d| {
+            carried[d].then(|| self.b.append_block_param(head, types::I64))
+        });
+        let frame = self.b.append_block_param(head, types::I64);
         let c = self.cont.as_mut().expect("a continuation build");
-        let off = self.b.ins().imul(l, c.stride);
-        c.frame = self.b.ins().iadd(frames, off);
+        c.frame = frame;
         c.counters = Some(Counters { l, local });
-        let used = self.s.builtins_used;
         let ids = self.item_ids(used);
         self.cont.as_mut().expect("a continuation build").ids = ids;
         if self.s.checked {
@@ -272,9 +296,9 @@ impl Fx<'_, '_> {
             // accesses are its), and its private shadow starts unwritten;
             // the call stores every id in the context, where they stay for
             // the interval (every checked access passes the context).
+            self.cont.as_mut().expect("a continuation build").ids_in_ctx = true;
             let ctx = self.ctx;
             self.helper("clsync_next_item", &[ctx, l]);
-            self.cont.as_mut().expect("a continuation build").ids_in_ctx = true;
         }
         self.b.ins().jump(dispatch, &[]);
         Ok(())
@@ -301,9 +325,18 @@ impl Fx<'_, '_> {
         let wanted = |i: usize| mask & (1 << i) != 0;
         let mut ids = HashMap::new();
         let mut global = [None; 3];
-        for (d, (g, local)) in global.iter_mut().zip(k.local).enumerate() {
-            let lin = wanted(builtin::GLOBAL_LINEAR_ID);
+        let lin = wanted(builtin::GLOBAL_LINEAR_ID);
+        let mut local = k.local;
+        for (d, id) in local.iter_mut().enumerate() {
+            if id.is_none()
+                && (lin || wanted(builtin::GLOBAL_ID + d) || wanted(builtin::LOCAL_ID + d))
+            {
+                *id = Some(self.uncounted_local_id(k.l, d));
+            }
+        }
+        for (d, (g, local)) in global.iter_mut().zip(local).enumerate() {
             if wanted(builtin::GLOBAL_ID + d) || lin {
+                let local = local.expect("made above");
                 let v = match made.get(&(builtin::GLOBAL_ID + d)) {
                     Some(v) => *v,
                     None => {
@@ -321,7 +354,7 @@ impl Fx<'_, '_> {
                 }
             }
             if wanted(builtin::LOCAL_ID + d) {
-                ids.insert(builtin::LOCAL_ID + d, local);
+                ids.insert(builtin::LOCAL_ID + d, local.expect("made above"));
             }
         }
         if wanted(builtin::LOCAL_LINEAR_ID) {
@@ -375,23 +408,19 @@ impl Fx<'_, '_> {
 
     /// In a continuation build, stores every id of the current work-item
     /// in the context, for a call that may read them there (a called
-    /// function, the fault handler, any runtime call given the context).
+    /// function, the fault handler, any runtime call given the context):
+    /// the runtime makes them from the local linear id
+    /// (`exec::loops::clsync_item_ids`, through a trampoline that keeps
+    /// every register), so that the loop keeps none of the values they are
+    /// made of.
     pub(super) fn store_ids(&mut self) {
-        if self.cont.as_ref().is_none_or(|c| c.ids_in_ctx) {
+        let Some(c) = self.cont.as_ref().filter(|c| !c.ids_in_ctx) else {
             return;
-        }
-        let all = (0..builtin::COUNT)
-            .filter(|i| builtin::per_item(*i))
-            .fold(0u64, |m, i| m | 1 << i);
-        let ids = self.item_ids(all);
+        };
+        let Some(k) = c.counters else { return };
+        let cold = self.s.cold["clsync_item_ids"];
         let ctx = self.ctx;
-        let mut ids: Vec<_> = ids.into_iter().collect();
-        ids.sort_unstable_by_key(|(i, _)| *i);
-        for (i, v) in ids {
-            self.b
-                .ins()
-                .store(mem(), v, ctx, CTX_BUILTINS + 8 * i as i32);
-        }
+        self.cold_call(cold, &[ctx, k.l]);
     }
 
     /// The kernel body's own private variables: the slot of the first and
@@ -568,12 +597,27 @@ impl Fx<'_, '_> {
         self.b.ins().jump(next, &[ir::BlockArg::Value(r)]);
     }
 
+    /// The local id of dimension `d` (y or z), which the loop does not
+    /// count, from the linear id `l`: `(l / sx) % sy` or `l / (sx * sy)`.
+    /// Made where a call or the fault path needs it, not in the loop.
+    fn uncounted_local_id(&mut self, l: Value, d: usize) -> Value {
+        let sizes = self.cont.as_ref().expect("a continuation build").sizes;
+        if d == 1 {
+            let row = self.b.ins().udiv(l, sizes[0]);
+            self.b.ins().urem(row, sizes[1])
+        } else {
+            let plane = self.b.ins().imul(sizes[0], sizes[1]);
+            self.b.ins().udiv(l, plane)
+        }
+    }
+
     /// The loop's step, once every block is translated: records where the
     /// work-item stopped and runs the next one, or returns that place once
     /// the last one ran (the caller compares the places in `reached`).
     pub(super) fn loop_step(&mut self) {
         let c = self.cont.as_ref().expect("a continuation build");
         let (next, head, n, sizes, reached) = (c.next, c.head, c.n, c.sizes, c.reached);
+        let (frame, stride) = (c.frame, c.stride);
         let Some(Counters { l, local }) = c.counters else {
             return;
         };
@@ -583,12 +627,20 @@ impl Fx<'_, '_> {
         let at = self.b.ins().iadd(reached, at);
         self.b.ins().store(mem(), r, at, 0);
         let l1 = self.b.ins().iadd_imm_s(l, 1);
-        let x = self.b.ins().iadd_imm_s(local[0], 1);
+        let frame1 = self.b.ins().iadd(frame, stride);
+        let x = local[0].expect("x is always counted");
+        let x = self.b.ins().iadd_imm_s(x, 1);
         // Along a row only x counts; y and z at the row's end.
         let in_row = self.b.ins().icmp(IntCC::NotEqual, x, sizes[0]);
         let wrap = self.b.create_block();
-        let args = [l1, x, local[1], local[2]].map(ir::BlockArg::Value);
-        self.b.ins().brif(in_row, head, &args, wrap, &[]);
+        let args = |x: Value, yz: [Option<Value>; 2]| {
+            let mut a = vec![ir::BlockArg::Value(l1), ir::BlockArg::Value(x)];
+            a.extend(yz.into_iter().flatten().map(ir::BlockArg::Value));
+            a.push(ir::BlockArg::Value(frame1));
+            a
+        };
+        let same = args(x, [local[1], local[2]]);
+        self.b.ins().brif(in_row, head, &same, wrap, &[]);
 
         self.b.switch_to_block(wrap);
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, l1, n);
@@ -601,13 +653,32 @@ impl Fx<'_, '_> {
 
         self.b.switch_to_block(row);
         let zero = self.b.ins().iconst(types::I64, 0);
-        let y = self.b.ins().iadd_imm_s(local[1], 1);
-        let wrap_y = self.b.ins().icmp(IntCC::Equal, y, sizes[1]);
-        let y = self.b.ins().select(wrap_y, zero, y);
-        let carry = self.b.ins().uextend(types::I64, wrap_y);
-        let z = self.b.ins().iadd(local[2], carry);
-        let args = [l1, zero, y, z].map(ir::BlockArg::Value);
-        self.b.ins().jump(head, &args);
+        let yz = match (local[1], local[2]) {
+            (Some(y), z) => {
+                let y = self.b.ins().iadd_imm_s(y, 1);
+                let wrap_y = self.b.ins().icmp(IntCC::Equal, y, sizes[1]);
+                let y = self.b.ins().select(wrap_y, zero, y);
+                let z = z.map(|z| {
+                    let carry = self.b.ins().uextend(types::I64, wrap_y);
+                    self.b.ins().iadd(z, carry)
+                });
+                [Some(y), z]
+            }
+            (None, _) => [None, None],
+        };
+        let next_row = args(zero, yz);
+        self.b.ins().jump(head, &next_row);
+    }
+
+    /// Makes the frames' stride the constant it is: the frame's bytes, in
+    /// whole words, once every value kept across a barrier has its place
+    /// (the runtime lays the frames out so, `exec::loops`).
+    pub(super) fn settle_stride(&mut self) {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let bytes = (c.frame_bytes as u64).next_multiple_of(8) as i64;
+        if let Some(inst) = self.b.func.dfg.value_def(c.stride).inst() {
+            self.b.func.replace(inst).iconst(types::I64, bytes);
+        }
     }
 
     /// A work-group barrier of a continuation build: the values live after

@@ -20,6 +20,13 @@ pub(crate) struct Plan {
     /// Values computed again where a work-item resumes rather than kept in
     /// its frame (see [`rematerialized`]), with their instructions.
     pub remat: HashMap<Word, Instruction>,
+    /// The work-item built-ins the kernel's body reads, a bit per index of
+    /// the context's built-ins (see [`ids_read`]): what the loop's head
+    /// makes.
+    pub ids_read: u64,
+    /// Each load of a built-in vector in the body, with the components
+    /// anything reads (a bit each): the others are never made.
+    pub components: HashMap<Word, u8>,
 }
 
 /// Why a kernel runs on coroutines instead (for tests and `CLSYNC_DEBUG`).
@@ -81,7 +88,79 @@ pub(crate) fn plan(m: &Module, f: &Function) -> Result<Plan, Refusal> {
         live.retain(|id| !free.contains(id));
     }
     plan.remat = rematerialized(m, f, &free);
+    (plan.ids_read, plan.components) = ids_read(m, f);
     Ok(plan)
+}
+
+/// The work-item built-ins body `f` reads (its callees read theirs from
+/// the context), a bit per index of the context's built-ins, and for each
+/// load of a built-in vector the components that anything reads: a load's
+/// components are read where a `OpCompositeExtract` with a constant index
+/// takes them, and all of them where anything else uses the vector. (The
+/// SPIR-V built-ins are vectors of three: `get_global_id(0)` is a load of
+/// all three and an extract of the first.)
+pub(crate) fn ids_read(m: &Module, f: &Function) -> (u64, HashMap<Word, u8>) {
+    use crate::exec::ctx::builtin::*;
+    use clsync_spirv::spirv::{BuiltIn, Decoration};
+    let first = |ptr: &Word| {
+        let b = m
+            .decorations
+            .get(ptr)
+            .and_then(|d| d.get(Decoration::BuiltIn))
+            .and_then(|d| d.first().cloned());
+        match b {
+            Some(Operand::BuiltIn(b)) => Some(match b {
+                BuiltIn::GlobalInvocationId => (GLOBAL_ID, 3),
+                BuiltIn::LocalInvocationId => (LOCAL_ID, 3),
+                BuiltIn::GlobalLinearId => (GLOBAL_LINEAR_ID, 1),
+                BuiltIn::LocalInvocationIndex => (LOCAL_LINEAR_ID, 1),
+                BuiltIn::SubgroupId => (SUB_GROUP_ID, 1),
+                BuiltIn::SubgroupLocalInvocationId => (SUB_GROUP_LOCAL_ID, 1),
+                BuiltIn::SubgroupSize => (SUB_GROUP_SIZE, 1),
+                _ => return None,
+            }),
+            _ => None,
+        }
+    };
+    let insts = || {
+        f.blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .map(|(i, _)| i)
+    };
+    let mut loads: HashMap<Word, (usize, usize)> = HashMap::new();
+    for inst in insts() {
+        if let (Op::Load, Some(r), Some(Operand::IdRef(p))) =
+            (inst.class.opcode, inst.result_id, inst.operands.first())
+        {
+            if let Some(b) = first(p) {
+                loads.insert(r, b);
+            }
+        }
+    }
+    let mut components: HashMap<Word, u8> = loads.keys().map(|r| (*r, 0)).collect();
+    for inst in insts() {
+        for (k, o) in inst.operands.iter().enumerate() {
+            let Operand::IdRef(w) = o else { continue };
+            let Some(c) = components.get_mut(w) else {
+                continue;
+            };
+            *c |= match (inst.class.opcode, k, inst.operands.get(1)) {
+                (Op::CompositeExtract, 0, Some(Operand::LiteralBit32(i))) if *i < 3 => 1 << i,
+                _ => 0b111,
+            };
+        }
+    }
+    let mut read = 0u64;
+    for (r, (first, n)) in &loads {
+        let mask = if *n == 1 { 1 } else { components[r] };
+        for k in 0..*n {
+            if mask & (1 << k) != 0 {
+                read |= 1 << (first + k);
+            }
+        }
+    }
+    (read, components)
 }
 
 /// The values of `f` cheap enough to compute again where a work-item
