@@ -42,7 +42,7 @@
 
 use std::collections::HashMap;
 
-use clsync_spirv::spirv::{Op, Word};
+use clsync_spirv::spirv::Word;
 use clsync_spirv::{Function, Instruction};
 use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
 use cranelift_frontend::Variable;
@@ -50,11 +50,14 @@ use cranelift_frontend::Variable;
 use cranelift_codegen::ir::condcodes::IntCC;
 
 use super::function::{fixed, mem, Fx};
-use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_NSLOTS, CTX_SLOTS};
+use crate::exec::ctx::{builtin, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
+mod frame;
+mod ids;
 mod plan;
 
+pub(crate) use frame::private_spans;
 use plan::remat_order;
 pub(crate) use plan::{body, plan, Plan};
 
@@ -166,49 +169,6 @@ impl Cont {
     }
 }
 
-/// The byte ranges of the private block that kernel `f` (its body) and
-/// the functions it calls keep in memory in a checked build: their
-/// function-scope variables that are not promoted to registers
-/// (`promote::promotable` decides it for each function as its translation
-/// does), merged where they touch.
-pub(crate) fn private_spans(
-    m: &clsync_spirv::Module,
-    slots: &super::SlotPlan,
-    f: &Function,
-) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    for id in super::reachable_from(m, vec![body(m, f).id]) {
-        let Some(g) = m.function(id) else { continue };
-        let promoted = super::promote::promotable(m, g);
-        for (inst, _) in g.blocks.iter().flat_map(|b| &b.instructions) {
-            match (inst.class.opcode, inst.result_id) {
-                (Op::Variable, Some(v)) if !promoted.contains(&v) => {
-                    let Some((_, _, off)) = slots.private.iter().find(|(id, _, _)| *id == v) else {
-                        continue;
-                    };
-                    let size = match inst.result_type.map(|t| m.ty(t)) {
-                        Some(Ok(clsync_spirv::Type::Pointer { pointee, .. })) => {
-                            m.layout(*pointee).map_or(0, |l| l.size)
-                        }
-                        _ => 0,
-                    };
-                    spans.push((*off as usize, (off + size) as usize));
-                }
-                _ => {}
-            }
-        }
-    }
-    spans.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::new();
-    for (start, end) in spans {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    merged
-}
-
 impl Fx<'_, '_> {
     /// A continuation function's first block: the context, the kernel's
     /// arguments read from their words (as the entry stub reads them), the
@@ -304,311 +264,12 @@ impl Fx<'_, '_> {
         Ok(())
     }
 
-    /// A built-in that every work-item of the group shares, from the
-    /// context (a load Cranelift hoists out of the work-item loop).
-    fn group_value(&mut self, i: usize) -> Value {
-        let ctx = self.ctx;
-        self.b
-            .ins()
-            .load(types::I64, fixed(), ctx, CTX_BUILTINS + 8 * i as i32)
-    }
-
-    /// The current work-item's ids whose bits are set in `mask` (by index
-    /// of the context's built-ins), computed here from the loop's counters
-    /// and the group's constants, or taken from the head where it made
-    /// them.
-    fn item_ids(&mut self, mask: u64) -> HashMap<usize, Value> {
-        let c = self.cont.as_ref().expect("a continuation build");
-        let (Some(k), made, n) = (c.counters, c.ids.clone(), c.n) else {
-            return HashMap::new();
-        };
-        let wanted = |i: usize| mask & (1 << i) != 0;
-        let mut ids = HashMap::new();
-        let mut global = [None; 3];
-        let lin = wanted(builtin::GLOBAL_LINEAR_ID);
-        let mut local = k.local;
-        for (d, id) in local.iter_mut().enumerate() {
-            if id.is_none()
-                && (lin || wanted(builtin::GLOBAL_ID + d) || wanted(builtin::LOCAL_ID + d))
-            {
-                *id = Some(self.uncounted_local_id(k.l, d));
-            }
-        }
-        for (d, (g, local)) in global.iter_mut().zip(local).enumerate() {
-            if wanted(builtin::GLOBAL_ID + d) || lin {
-                let local = local.expect("made above");
-                let v = match made.get(&(builtin::GLOBAL_ID + d)) {
-                    Some(v) => *v,
-                    None => {
-                        let gid = self.group_value(builtin::GROUP_ID + d);
-                        let size = self.group_value(builtin::ENQUEUED_LOCAL_SIZE + d);
-                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
-                        let base = self.b.ins().imul(gid, size);
-                        let base = self.b.ins().iadd(base, off);
-                        self.b.ins().iadd(base, local)
-                    }
-                };
-                *g = Some(v);
-                if wanted(builtin::GLOBAL_ID + d) {
-                    ids.insert(builtin::GLOBAL_ID + d, v);
-                }
-            }
-            if wanted(builtin::LOCAL_ID + d) {
-                ids.insert(builtin::LOCAL_ID + d, local.expect("made above"));
-            }
-        }
-        if wanted(builtin::LOCAL_LINEAR_ID) {
-            ids.insert(builtin::LOCAL_LINEAR_ID, k.l);
-        }
-        if wanted(builtin::GLOBAL_LINEAR_ID) {
-            let v = match made.get(&builtin::GLOBAL_LINEAR_ID) {
-                Some(v) => *v,
-                None => {
-                    // (gz - oz) * GSy * GSx + (gy - oy) * GSx + (gx - ox).
-                    let mut lin = self.b.ins().iconst(types::I64, 0);
-                    for (d, g) in global.iter().enumerate().rev() {
-                        let size = self.group_value(builtin::GLOBAL_SIZE + d);
-                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
-                        let g = g.expect("made above");
-                        let rel = self.b.ins().isub(g, off);
-                        lin = self.b.ins().imul(lin, size);
-                        lin = self.b.ins().iadd(lin, rel);
-                    }
-                    lin
-                }
-            };
-            ids.insert(builtin::GLOBAL_LINEAR_ID, v);
-        }
-        let sub_group = [
-            builtin::SUB_GROUP_ID,
-            builtin::SUB_GROUP_LOCAL_ID,
-            builtin::SUB_GROUP_SIZE,
-        ];
-        if sub_group.iter().any(|i| wanted(*i)) {
-            if made.contains_key(&builtin::SUB_GROUP_ID) {
-                for i in sub_group {
-                    ids.insert(i, made[&i]);
-                }
-            } else {
-                let sg = self.group_value(builtin::MAX_SUB_GROUP_SIZE);
-                let one = self.b.ins().iconst(types::I64, 1);
-                let sg = self.b.ins().umax(sg, one);
-                let id = self.b.ins().udiv(k.l, sg);
-                let start = self.b.ins().imul(id, sg);
-                let lid = self.b.ins().isub(k.l, start);
-                let left = self.b.ins().isub(n, start);
-                let size = self.b.ins().umin(sg, left);
-                ids.insert(builtin::SUB_GROUP_ID, id);
-                ids.insert(builtin::SUB_GROUP_LOCAL_ID, lid);
-                ids.insert(builtin::SUB_GROUP_SIZE, size);
-            }
-        }
-        ids
-    }
-
-    /// In a continuation build, stores every id of the current work-item
-    /// in the context, for a call that may read them there (a called
-    /// function, the fault handler, any runtime call given the context):
-    /// the runtime makes them from the local linear id
-    /// (`exec::loops::clsync_item_ids`, through a trampoline that keeps
-    /// every register), so that the loop keeps none of the values they are
-    /// made of.
-    pub(super) fn store_ids(&mut self) {
-        let Some(c) = self.cont.as_ref().filter(|c| !c.ids_in_ctx) else {
-            return;
-        };
-        let Some(k) = c.counters else { return };
-        let cold = self.s.cold["clsync_item_ids"];
-        let ctx = self.ctx;
-        self.cold_call(cold, &[ctx, k.l]);
-    }
-
-    /// The kernel body's own private variables: the slot of the first and
-    /// the bytes they span (`plan_slots` lays a function's variables out
-    /// one after another), if it has any and any barrier.
-    fn kernel_private(&self, f: &Function) -> Result<Option<(u64, u64)>, CompileError> {
-        let c = self.cont.as_ref().expect("a continuation build");
-        if c.plan.live.is_empty() {
-            return Ok(None);
-        }
-        let mut span: Option<(u64, u64, u64)> = None; // slot, start, end
-        let variables = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .filter(|(i, _)| i.class.opcode == Op::Variable);
-        for (i, _) in variables {
-            let id = i.result_id.unwrap_or(0);
-            let Some((_, slot, off)) = self.s.plan.private.iter().find(|(v, _, _)| *v == id) else {
-                continue;
-            };
-            let size = match self.m.ty(i.result_type.unwrap_or(0))? {
-                clsync_spirv::Type::Pointer { pointee, .. } => self.m.layout(*pointee)?.size,
-                _ => 0,
-            };
-            span = Some(match span {
-                None => (*slot, *off, off + size),
-                Some((_, start, end)) if *off < start => (*slot, *off, end.max(off + size)),
-                Some((s, start, end)) => (s, start, end.max(off + size)),
-            });
-        }
-        // Whole words: the variables start at multiples of 8 and the
-        // private block is whole words.
-        Ok(span.map(|(slot, start, end)| (slot, (end - start).next_multiple_of(8))))
-    }
-
-    /// Copies the kernel's private variables to (`save`) or from the
-    /// work-item's frame.
-    fn private_copy(&mut self, save: bool) {
-        let c = self.cont.as_ref().expect("a continuation build");
-        let (Some((slot, bytes)), frame) = (c.private, c.frame) else {
-            return;
-        };
-        let fixed = fixed();
-        let entry = self.b.ins().iadd_imm_s(self.slots, (slot * 16) as i64);
-        let block = self.b.ins().load(types::I64, fixed, entry, 0);
-        let (dst, src) = if save { (frame, block) } else { (block, frame) };
-        let cfg = cranelift_module::Module::target_config(&*self.jit);
-        self.b
-            .emit_small_memory_copy(cfg, dst, src, bytes, 8, 8, true, mem());
-    }
-
-    /// In a continuation build, makes the block's phis that live across a
-    /// barrier variables (defined by their block parameters here).
-    pub(super) fn phi_vars(&mut self, label: Word) {
-        if self.cont.is_none() {
-            return;
-        }
-        let ids: Vec<Word> = self
-            .phis
-            .get(&label)
-            .map(|p| p.iter().map(|(id, _, _)| *id).collect())
-            .unwrap_or_default();
-        for id in ids {
-            if let Some(v) = self.vals.get(&id).cloned() {
-                self.define_var(id, &v);
-            }
-        }
-    }
-
-    /// In a continuation build, if `id` lives across a barrier: its
-    /// variables (made on its first definition, each with a place in the
-    /// frame) are defined as `v` here.
-    pub(super) fn define_var(&mut self, id: Word, v: &[Value]) {
-        let Some(c) = self.cont.as_mut() else { return };
-        if !c.plan.cross.contains(&id) {
-            return;
-        }
-        if !c.vars.contains_key(&id) {
-            let mut vars = Vec::new();
-            for x in v {
-                let t = self.b.func.dfg.value_type(*x);
-                vars.push((self.b.declare_var(t), c.frame_bytes, t));
-                c.frame_bytes += 8;
-            }
-            c.vars.insert(id, vars);
-            if self.s.checked {
-                let mut shadows = Vec::new();
-                for _ in v {
-                    shadows.push((self.b.declare_var(types::I8), c.frame_bytes));
-                    c.frame_bytes += 8;
-                }
-                c.shadow_vars.insert(id, shadows);
-            }
-        }
-        for ((var, _, _), x) in c.vars[&id].iter().zip(v) {
-            self.b.def_var(*var, *x);
-        }
-        if let Some(shadows) = c.shadow_vars.get(&id).cloned() {
-            let lanes = self.shadows.get(&id).cloned().unwrap_or_default();
-            for (k, (var, _)) in shadows.into_iter().enumerate() {
-                let s = match lanes.get(k).copied().flatten() {
-                    Some(s) => s,
-                    None => self.b.ins().iconst(types::I8, 0),
-                };
-                self.b.def_var(var, s);
-            }
-        }
-    }
-
-    /// In a checked continuation build, the shadow of `id` if it lives
-    /// across a barrier: its shadow variables' values here.
-    pub(super) fn cross_lanes(&mut self, id: Word) -> Option<super::shadow::Lanes> {
-        let vars = self.cont.as_ref()?.shadow_vars.get(&id)?.clone();
-        Some(
-            vars.into_iter()
-                .map(|(var, _)| Some(self.b.use_var(var)))
-                .collect(),
-        )
-    }
-
-    /// Whether `id` lives across a barrier with a shadow (checked builds).
-    pub(super) fn has_cross_lanes(&self, id: Word) -> bool {
-        self.cont
-            .as_ref()
-            .is_some_and(|c| c.shadow_vars.contains_key(&id))
-    }
-
-    /// Checked builds: stores the kernel's promoted variables, values and
-    /// shadows, in the work-item's frame (`save`), or defines them from it.
-    fn promoted_copy(&mut self, save: bool) {
-        if !self.s.checked {
-            return;
-        }
-        let mut ids: Vec<Word> = self.promoted.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
-            let vars = self.promoted[&id].clone();
-            let c = self.cont.as_mut().expect("a continuation build");
-            let frame = c.frame;
-            let places = c
-                .promoted_at
-                .entry(id)
-                .or_insert_with(|| {
-                    (0..vars.len())
-                        .map(|_| {
-                            c.frame_bytes += 16;
-                            (c.frame_bytes - 16, c.frame_bytes - 8)
-                        })
-                        .collect()
-                })
-                .clone();
-            for ((t, var, sh), (at, sh_at)) in vars.into_iter().zip(places) {
-                if save {
-                    let v = self.b.use_var(var);
-                    self.b.ins().store(mem(), v, frame, at);
-                    let s = self.b.use_var(sh);
-                    self.b.ins().store(mem(), s, frame, sh_at);
-                } else {
-                    let v = self.b.ins().load(t, mem(), frame, at);
-                    self.b.def_var(var, v);
-                    let s = self.b.ins().load(types::I8, mem(), frame, sh_at);
-                    self.b.def_var(sh, s);
-                }
-            }
-        }
-    }
-
     /// The work-item is done with this interval: it reached barrier `k`, or
     /// returned (0). Goes on with the next work-item.
     pub(super) fn interval_end(&mut self, k: u32) {
         let next = self.cont.as_ref().expect("a continuation build").next;
         let r = self.b.ins().iconst(types::I32, k as i64);
         self.b.ins().jump(next, &[ir::BlockArg::Value(r)]);
-    }
-
-    /// The local id of dimension `d` (y or z), which the loop does not
-    /// count, from the linear id `l`: `(l / sx) % sy` or `l / (sx * sy)`.
-    /// Made where a call or the fault path needs it, not in the loop.
-    fn uncounted_local_id(&mut self, l: Value, d: usize) -> Value {
-        let sizes = self.cont.as_ref().expect("a continuation build").sizes;
-        if d == 1 {
-            let row = self.b.ins().udiv(l, sizes[0]);
-            self.b.ins().urem(row, sizes[1])
-        } else {
-            let plane = self.b.ins().imul(sizes[0], sizes[1]);
-            self.b.ins().udiv(l, plane)
-        }
     }
 
     /// The loop's step, once every block is translated: records where the
