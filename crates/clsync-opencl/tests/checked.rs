@@ -630,3 +630,38 @@ fn a_program_built_for_checking_runs_both_ways_and_fails_at_the_build() {
     let e = Program::build_checked(bad, "bad.cl", "-cl-std=CL2.0").unwrap_err();
     assert!(e.to_string().contains("capability Pipes"), "{e}");
 }
+
+#[test]
+fn an_index_below_the_pointer_it_started_from_is_checked_too() {
+    // `q` starts two elements in: q[-1] is p[1], q[-3] is before `p`, and
+    // q[d] with a huge d is far past it; each index reaches the access
+    // through the same root.
+    let p = common::build(
+        "kernel void k(global int *p, long d) {\n  global int *q = p + 2;\n  q[d] = 7;\n}\n",
+        "below.cl",
+        "",
+    );
+    let run = |d: i64| {
+        let buf = Buffer::<i32>::new(4);
+        let r = p.kernel("k").unwrap().run(
+            &Runtime::new(),
+            NdRange::new([1]),
+            &[Arg::Buffer(&buf), Arg::of(&[d])],
+        );
+        (r, buf.to_vec())
+    };
+    let (r, v) = run(-1);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(v, vec![0, 7, 0, 0]);
+    for d in [-3, -2 - (1 << 40), 2, 1 << 45] {
+        let (r, v) = run(d);
+        let text = r.expect_err("out of bounds").to_string();
+        // Before `p` the pointer's tag borrows: no object, an invalid
+        // pointer; past it, an access outside `p`.
+        let named = text.contains("Invalid write of size 4")
+            || text.contains("Invalid memory store of size 4");
+        assert!(named, "{d}: {text}");
+        assert!(text.contains("below.cl:3"), "{d}: {text}");
+        assert_eq!(v, vec![0; 4], "{d}");
+    }
+}

@@ -42,7 +42,19 @@ impl Fx<'_, '_> {
         storage: StorageClass,
     ) -> Value {
         let slot = self.b.ins().ushr_imm_s(slot_of, OFFSET_BITS as i64);
-        let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
+        // With the root known, the offset is the root's and the distance to
+        // it: `(root + x) - root` is `x` to Cranelift's rules, so an
+        // indexed access computes no tagged pointer at all (the fault path
+        // makes one if it runs). A distance below the root wraps to an
+        // offset past any object.
+        let rooted = slot_of != ptr;
+        let off = if rooted {
+            let base = self.b.ins().band_imm_s(slot_of, OFFSET_MASK as i64);
+            let d = self.b.ins().isub(ptr, slot_of);
+            self.b.ins().iadd(base, d)
+        } else {
+            self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64)
+        };
         let fault = self.b.create_block();
         self.b.set_cold_block(fault);
         // A slot past the table reads its sentinel, the null object after
@@ -55,8 +67,22 @@ impl Fx<'_, '_> {
         let fixed = super::function::fixed();
         let base = self.b.ins().load(types::I64, fixed, entry, 0);
         let len = self.b.ins().load(types::I64, fixed, entry, 8);
-        let end = self.b.ins().iadd_imm_s(off, size as i64);
-        let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let ok = if rooted {
+            // In bounds: `off < len + 1 - size`, a limit the loop hoists
+            // with the slot's loads (zero where the object is smaller than
+            // the access), which no wrapped offset passes.
+            let fits = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, size as i64);
+            let limit = self.b.ins().iadd_imm_s(len, 1 - size as i64);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let limit = self.b.ins().select(fits, limit, zero);
+            self.b.ins().icmp(IntCC::UnsignedLessThan, off, limit)
+        } else {
+            let end = self.b.ins().iadd_imm_s(off, size as i64);
+            self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len)
+        };
         let good = self.b.create_block();
         let addr = self.b.append_block_param(good, types::I64);
         let native = self.b.ins().iadd(base, off);
