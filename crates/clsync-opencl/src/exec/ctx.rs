@@ -109,6 +109,8 @@ pub const SCRATCH_BYTES: usize = 256;
 
 /// Byte offset of [`ItemCtx::answer`].
 pub const CTX_ANSWER: i32 = CTX_SCRATCH + SCRATCH_BYTES as i32;
+/// Byte offset of [`ItemCtx::quiet`].
+pub const CTX_QUIET: i32 = CTX_ANSWER + 8;
 
 /// Why compiled code stopped early.
 #[derive(Debug)]
@@ -142,6 +144,12 @@ pub struct ItemCtx {
     /// The result of a helper called through a cold path's trampoline,
     /// which returns nothing in registers.
     pub answer: u64,
+    /// In a checked launch, a byte per slot and one for the sentinel
+    /// after them: 1 where an in-bounds read needs no runtime call, since
+    /// nothing in the launch writes the object, the host wrote all of it
+    /// and it may be read (see `Setup::quiet`); compiled code skips the
+    /// call there. Null in unchecked launches.
+    pub quiet: *const u8,
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,
     /// Why it stopped.
@@ -250,5 +258,6 @@ const _: () = {
     assert!(std::mem::offset_of!(ItemCtx, builtins) == CTX_BUILTINS as usize);
     assert!(std::mem::offset_of!(ItemCtx, scratch) == CTX_SCRATCH as usize);
     assert!(std::mem::offset_of!(ItemCtx, answer) == CTX_ANSWER as usize);
+    assert!(std::mem::offset_of!(ItemCtx, quiet) == CTX_QUIET as usize);
     assert!(std::mem::size_of::<Slot>() == 16);
 };

@@ -58,6 +58,13 @@ pub(super) struct Setup<'a> {
     /// starts zeroed, so unwritten).
     local_shadows: Vec<(usize, LocalArg<u8>)>,
     workgroup_shadow: Option<LocalArg<u8>>,
+    /// Checked launches: the slots whose in-bounds reads compiled code
+    /// need not report (`ItemCtx::quiet`), a byte per slot and one for the
+    /// sentinel: buffers that nothing in the launch writes
+    /// (`SlotInfo::unwritten`), that the host wrote (no shadow) and that
+    /// may be read. The race checker leaves such reads out anyway, and
+    /// there is nothing uninitialized for them to read.
+    quiet: Vec<u8>,
     reports: Mutex<Reports>,
     copies: Copies,
     exchanges: Exchanges,
@@ -198,6 +205,11 @@ impl Setup<'_> {
             builtins: [0; builtin::COUNT],
             scratch: [0; ctx::SCRATCH_BYTES / 8],
             answer: 0,
+            quiet: if self.quiet.is_empty() {
+                std::ptr::null()
+            } else {
+                self.quiet.as_ptr()
+            },
             host: (host as *const HostSide<'_>).cast(),
             stop: None,
             events: Default::default(),
@@ -277,6 +289,17 @@ pub(super) fn run(
             .iter()
             .map(|(slot, off, bytes)| (*slot, *off, bytes.len() as u64)),
     );
+    let quiet = if checked {
+        let mut q = vec![0u8; bound.table.len() + 1];
+        for (slot, info) in bound.infos.iter().enumerate() {
+            let shadowed = global_shadows.iter().any(|(s, _)| *s == slot);
+            let readable = info.access != crate::exec::Access::WriteOnly;
+            q[slot] = u8::from(info.unwritten && !shadowed && readable);
+        }
+        q
+    } else {
+        Vec::new()
+    };
     let setup = Setup {
         p,
         k,
@@ -307,6 +330,7 @@ pub(super) fn run(
         global_shadows,
         local_shadows,
         workgroup_shadow,
+        quiet,
         reports: Mutex::default(),
         copies: Copies::default(),
         exchanges: Exchanges::default(),

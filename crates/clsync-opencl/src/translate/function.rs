@@ -95,6 +95,9 @@ pub(crate) struct Fx<'a, 'm> {
     /// The shadow of the value the next `def` defines, where the
     /// instruction computed it (a load).
     pub pending: Option<super::shadow::Lanes>,
+    /// The last access's bounds check (`address_in`): true when it was in
+    /// bounds, in the block that performs it.
+    pub in_bounds: Option<Value>,
     /// Pointers made by casting another (`OpBitcast` and the generic
     /// casts), or that point at its first byte (an access chain of zero
     /// indices): that pointer.
@@ -210,6 +213,7 @@ fn translate_as(
         at: 0,
         shadows: HashMap::new(),
         pending: None,
+        in_bounds: None,
         casts: HashMap::new(),
         lvalue_loads: Default::default(),
         promotable: Default::default(),

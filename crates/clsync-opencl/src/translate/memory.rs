@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::cl_type;
 use super::function::{mem, Fx};
-use crate::exec::ctx::{builtin, CTX_BUILTINS, OFFSET_BITS, OFFSET_MASK};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_QUIET, OFFSET_BITS, OFFSET_MASK};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -83,6 +83,7 @@ impl Fx<'_, '_> {
             let end = self.b.ins().iadd_imm_s(off, size as i64);
             self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len)
         };
+        self.in_bounds = Some(ok);
         let good = self.b.create_block();
         let addr = self.b.append_block_param(good, types::I64);
         let native = self.b.ins().iadd(base, off);
@@ -399,8 +400,41 @@ impl Fx<'_, '_> {
             Some(x) => self.b.ins().uextend(types::I32, x),
             None => self.b.ins().iconst(types::I32, 0),
         };
-        let r = self.helper("clsync_check_access", &[ctx, p, a, n, w, site, sh, bits])[0];
-        (!write).then(|| self.b.ins().ireduce(types::I8, r))
+        let args = [ctx, p, a, n, w, site, sh, bits];
+        let in_bounds = self.in_bounds;
+        let (Some(ok), false) = (in_bounds, write) else {
+            let r = self.helper("clsync_check_access", &args)[0];
+            return (!write).then(|| self.b.ins().ireduce(types::I8, r));
+        };
+        // An in-bounds read of an object that the launch marks quiet (no
+        // writer, all written by the host, readable) has nothing to
+        // report and reads nothing uninitialized: no call.
+        let table = self
+            .b
+            .ins()
+            .load(types::I64, super::function::fixed(), ctx, CTX_QUIET);
+        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
+        let slot = self.b.ins().umin(slot, self.nslots);
+        let at = self.b.ins().iadd(table, slot);
+        let quiet = self
+            .b
+            .ins()
+            .uload8(types::I32, super::function::fixed(), at, 0);
+        let ok = self.b.ins().uextend(types::I32, ok);
+        let quiet = self.b.ins().band(quiet, ok);
+        let call = self.b.create_block();
+        let join = self.b.create_block();
+        let read = self.b.append_block_param(join, types::I8);
+        let clean = self.b.ins().iconst(types::I8, 0);
+        self.b
+            .ins()
+            .brif(quiet, join, &[BlockArg::Value(clean)], call, &[]);
+        self.b.switch_to_block(call);
+        let r = self.helper("clsync_check_access", &args)[0];
+        let r = self.b.ins().ireduce(types::I8, r);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        Some(read)
     }
 
     /// Loads a value of type `ty` at `ptr`, whose slot is `slot_of`'s
