@@ -552,7 +552,6 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
         Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
     )
     .then(|| order(fail_semantics));
-    let site = site_at(ctx_ref, site);
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx_ref.host };
     let legacy = host.legacy_atomics && scope_id == 2 && semantics & 0x1e == 0;
@@ -560,8 +559,14 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
     // memory: the device, for global memory (see
     // `frontend::calls_legacy_atomics`).
     let scope_id = if legacy && !local { 1 } else { scope_id };
+    // The launch interned its sites once; a site it did not is interned
+    // here.
+    let id = match host.site_ids.get(site as usize) {
+        Some(&id) => id,
+        None => engine::SiteId::new(site_at(ctx_ref, site)),
+    };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        engine::atomic(
+        engine::atomic_at_id(
             addr as usize,
             bytes as usize,
             local,
@@ -570,7 +575,7 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
             order(semantics),
             fail,
             scope(scope_id),
-            site,
+            id,
             perform,
         )
     }));

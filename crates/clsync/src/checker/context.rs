@@ -231,7 +231,7 @@ pub(crate) fn atomic<R>(
 ) -> R {
     // A typed object's shadow has a cell per element: its first byte
     // names it.
-    atomic_at(addr, 1, local, access, site_of(at), f)
+    atomic_at(addr, 1, local, access, site_id_of(at), f)
 }
 
 /// [`atomic`] on `len` bytes at a given site, for engines
@@ -241,7 +241,7 @@ pub(crate) fn atomic_at<R>(
     len: usize,
     local: bool,
     access: AtomicAccess,
-    site: Site,
+    site: std::num::NonZeroU32,
     f: impl FnOnce() -> (R, bool),
 ) -> R {
     let space = if local { Space::Local } else { Space::Global };

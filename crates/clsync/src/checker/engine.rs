@@ -187,6 +187,26 @@ pub fn atomic<R>(
     site: Site,
     f: impl FnOnce() -> (R, bool),
 ) -> R {
+    let site = SiteId::new(site);
+    atomic_at_id(addr, len, local, op, kind, order, failure, scope, site, f)
+}
+
+/// [`atomic`] at a site interned once ([`SiteId`]), as
+/// [`plain_range_at`] is [`plain_range`]: what an engine that runs the same
+/// program's atomics many times calls.
+#[allow(clippy::too_many_arguments)]
+pub fn atomic_at_id<R>(
+    addr: usize,
+    len: usize,
+    local: bool,
+    op: &'static str,
+    kind: AtomicKind,
+    order: MemOrder,
+    failure: Option<MemOrder>,
+    scope: MemScope,
+    site: SiteId,
+    f: impl FnOnce() -> (R, bool),
+) -> R {
     let kind = match kind {
         AtomicKind::Load => OpKind::Load,
         AtomicKind::Store => OpKind::Store,
@@ -199,7 +219,7 @@ pub fn atomic<R>(
         failure,
         scope,
     };
-    atomic_at(addr, len, local, access, site, f)
+    atomic_at(addr, len, local, access, site.0, f)
 }
 
 /// A fence by the current work-item (`atomic_work_item_fence`,

@@ -5,7 +5,7 @@
 //! once in a global table. A per-thread direct-mapped cache makes the common
 //! lookup a compare, without touching the table's lock.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::panic::Location;
@@ -96,33 +96,38 @@ pub(crate) fn site_of(id: NonZeroU32) -> Site {
 }
 
 /// The id of an operation name (at most 2^16 of them).
+#[inline]
 pub(crate) fn name(name: &'static str) -> u16 {
     let key = name.as_ptr() as usize;
     let slot = (key >> 3) % NAME_CACHE;
-    NAME_CACHE_SLOTS.with(|c| {
-        let mut c = c.borrow_mut();
-        if let Some((k, len, id)) = c[slot] {
-            if k == key && len == name.len() {
-                return id;
-            }
+    // A string's address is never 0: an empty slot matches nothing.
+    let hit = NAME_CACHE_SLOTS.with(|c| match c[slot].get() {
+        (k, len, id) if k == key && len == name.len() => Some(id),
+        _ => None,
+    });
+    hit.unwrap_or_else(|| name_missed(name, slot))
+}
+
+#[cold]
+#[inline(never)]
+fn name_missed(name: &'static str, slot: usize) -> u16 {
+    let id = with_table(|t| match t.names.iter().position(|n| *n == name) {
+        Some(i) => i as u16,
+        None => {
+            t.names.push(name);
+            (t.names.len() - 1) as u16
         }
-        let id = with_table(|t| match t.names.iter().position(|n| *n == name) {
-            Some(i) => i as u16,
-            None => {
-                t.names.push(name);
-                (t.names.len() - 1) as u16
-            }
-        });
-        c[slot] = Some((key, name.len(), id));
-        id
-    })
+    });
+    let key = name.as_ptr() as usize;
+    NAME_CACHE_SLOTS.with(|c| c[slot].set((key, name.len(), id)));
+    id
 }
 
 const NAME_CACHE: usize = 64;
 
 thread_local! {
-    static NAME_CACHE_SLOTS: RefCell<[Option<(usize, usize, u16)>; NAME_CACHE]> =
-        const { RefCell::new([None; NAME_CACHE]) };
+    static NAME_CACHE_SLOTS: [Cell<(usize, usize, u16)>; NAME_CACHE] =
+        const { [const { Cell::new((0, 0, 0)) }; NAME_CACHE] };
 }
 
 /// The operation name with id `id`.

@@ -198,11 +198,10 @@ impl GroupCheck {
         len: usize,
         space: Space,
         kind: Kind,
-        site: Site,
+        site: NonZeroU32,
         f: impl FnOnce() -> (R, bool),
     ) -> R {
         let mut item = self.items[i].borrow_mut();
-        let site = intern::site(site);
         let mut f = Some(f);
         let mut value = None;
         let mut wrote = false;
