@@ -370,9 +370,14 @@ impl Sim {
             let b = elem
                 .parse(v, o.hex)
                 .ok_or_else(|| (None, format!("fill={v} is not a {elem:?}")))?;
-            for c in bytes.chunks_mut(es) {
-                let n = c.len();
-                c.copy_from_slice(&b[..n]);
+            // The first element, then the bytes made so far, doubling.
+            let first = es.min(size);
+            bytes[..first].copy_from_slice(&b[..first]);
+            let mut done = first;
+            while done > 0 && done < size {
+                let n = done.min(size - done);
+                bytes.copy_within(..n, done);
+                done += n;
             }
         } else if let Some((a, s, e)) = &o.range {
             let parse = |t: &str| {
@@ -404,14 +409,13 @@ impl Sim {
                 if (s > 0.0 && v > e) || (s < 0.0 && v < e) {
                     break;
                 }
-                let t = if matches!(elem, Elem::F32 | Elem::F64) {
-                    v.to_string()
-                } else {
-                    (v as i64).to_string()
-                };
-                let b = elem
-                    .parse(&t, false)
-                    .ok_or_else(|| (None, format!("range value {t} is not a {elem:?}")))?;
+                let b = elem.number_bytes(v).ok_or_else(|| {
+                    let t = match elem {
+                        Elem::F32 | Elem::F64 => v.to_string(),
+                        _ => (v as i64).to_string(),
+                    };
+                    (None, format!("range value {t} is not a {elem:?}"))
+                })?;
                 let n = c.len();
                 c.copy_from_slice(&b[..n]);
                 v += s;
@@ -565,5 +569,22 @@ mod tests {
         assert_eq!(e.line, 5);
         let e = Sim::parse("k.cl\nk\n", Path::new("t.sim")).unwrap_err();
         assert!(e.message.contains("global size"), "{e}");
+    }
+
+    /// A fill repeats its element over the whole buffer, the last one cut
+    /// short where the size is not a multiple of it.
+    #[test]
+    fn a_fill_repeats_its_element_to_the_last_byte() {
+        for size in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 1000, 1023] {
+            let text = format!("k.cl\nk\n1 1 1\n1 1 1\n<size={size} int fill=0x01020304 hex>\n");
+            let sim = Sim::parse(&text, Path::new("t.sim")).unwrap();
+            let mut pos = 0;
+            let o = Options::parse(&format!("<size={size} int fill=0x01020304 hex>")).unwrap();
+            let bytes = sim
+                .data(&o, Elem::I32, size, &mut pos, Path::new("."))
+                .unwrap();
+            let want: Vec<u8> = (0..size).map(|i| [4u8, 3, 2, 1][i % 4]).collect();
+            assert_eq!(bytes, want, "{size}");
+        }
     }
 }

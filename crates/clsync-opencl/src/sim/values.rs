@@ -84,24 +84,39 @@ impl Elem {
             Some(if neg { -v } else { v })
         };
         let n = self.size();
-        Some(match self {
-            Elem::F32 => (text.parse::<f64>().ok()? as f32).to_le_bytes().to_vec(),
-            Elem::F64 => text.parse::<f64>().ok()?.to_le_bytes().to_vec(),
-            _ => {
-                let v = int(text)?;
-                let (lo, hi) = match self {
-                    Elem::I8 => (i8::MIN as i128, u8::MAX as i128),
-                    Elem::U8 => (i8::MIN as i128, u8::MAX as i128),
-                    Elem::I16 | Elem::U16 => (i16::MIN as i128, u16::MAX as i128),
-                    Elem::I32 | Elem::U32 => (i32::MIN as i128, u32::MAX as i128),
-                    _ => (i64::MIN as i128, u64::MAX as i128),
-                };
-                if v < lo || v > hi {
-                    return None;
-                }
-                (v as u64).to_le_bytes()[..n].to_vec()
+        let bytes = match self {
+            Elem::F32 | Elem::F64 => self.number_bytes(text.parse::<f64>().ok()?)?,
+            _ => self.int_bytes(int(text)?)?,
+        };
+        Some(bytes[..n].to_vec())
+    }
+
+    /// The element of value `v`, as [`parse`](Self::parse) reads the
+    /// number's decimal text (an integer element takes `v` truncated), in
+    /// the first `size()` of eight bytes: what a `range=` makes, without
+    /// the text.
+    pub(super) fn number_bytes(self, v: f64) -> Option<[u8; 8]> {
+        match self {
+            Elem::F32 => {
+                let mut w = [0u8; 8];
+                w[..4].copy_from_slice(&(v as f32).to_le_bytes());
+                Some(w)
             }
-        })
+            Elem::F64 => Some(v.to_le_bytes()),
+            _ => self.int_bytes(v as i64 as i128),
+        }
+    }
+
+    /// An integer element's bytes, if `v` fits its type (signed or not).
+    fn int_bytes(self, v: i128) -> Option<[u8; 8]> {
+        let (lo, hi) = match self {
+            Elem::I8 => (i8::MIN as i128, u8::MAX as i128),
+            Elem::U8 => (i8::MIN as i128, u8::MAX as i128),
+            Elem::I16 | Elem::U16 => (i16::MIN as i128, u16::MAX as i128),
+            Elem::I32 | Elem::U32 => (i32::MIN as i128, u32::MAX as i128),
+            _ => (i64::MIN as i128, u64::MAX as i128),
+        };
+        (lo..=hi).contains(&v).then(|| (v as u64).to_le_bytes())
     }
 
     /// Formats element `b` (its little-endian bytes) as `oclgrind-kernel`
@@ -201,5 +216,53 @@ mod tests {
         );
         assert_eq!(Elem::from_name("uint4*"), Some(Elem::U32));
         assert_eq!(Elem::from_name("unsigned char*"), Some(Elem::U8));
+    }
+
+    /// A `range=` value is the element its decimal text would parse to
+    /// (the way ranges were made before they skipped the text).
+    #[test]
+    fn numbers_make_the_elements_their_text_parses_to() {
+        let elems = [
+            Elem::I8,
+            Elem::U8,
+            Elem::I16,
+            Elem::U16,
+            Elem::I32,
+            Elem::U32,
+            Elem::I64,
+            Elem::U64,
+            Elem::F32,
+            Elem::F64,
+        ];
+        let values = [
+            0.0,
+            1.0,
+            -1.0,
+            2.5,
+            -2.5,
+            127.0,
+            128.0,
+            255.0,
+            256.0,
+            -129.0,
+            65535.0,
+            1e9,
+            4294967295.0,
+            4294967296.0,
+            -2147483649.0,
+            1.0 / 3.0,
+            1e300,
+        ];
+        for e in elems {
+            for v in values {
+                let text = match e {
+                    Elem::F32 | Elem::F64 => v.to_string(),
+                    _ => (v as i64).to_string(),
+                };
+                let want = e.parse(&text, false);
+                let got = e.number_bytes(v).map(|b| b[..e.size()].to_vec());
+                assert_eq!(got, want, "{e:?} {v}");
+            }
+        }
     }
 }
