@@ -23,9 +23,17 @@ fn checked_space(ctx: &ItemCtx, ptr: u64) -> Option<bool> {
     if slot == 0 || slot as u64 >= ctx.nslots {
         return None;
     }
-    match host.slot_names.get(slot)?.space {
-        "local" => Some(true),
-        "global" => Some(false),
+    space_of(host.slot_names.get(slot)?)
+}
+
+/// [`checked_space`] of a slot's info: its space told by its name's first
+/// byte (`local`, `global`, and `constant`, `private`, `null` for the
+/// others), which every access asks.
+#[inline]
+fn space_of(info: &super::ctx::SlotInfo) -> Option<bool> {
+    match info.space.as_bytes().first() {
+        Some(b'l') => Some(true),
+        Some(b'g') => Some(false),
         _ => None,
     }
 }
@@ -280,32 +288,33 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
     // SAFETY: as in `site_text`.
     let host = unsafe { &*ctx.host };
     let slot = (ptr >> OFFSET_BITS) as usize;
-    let misuse = match host.slot_names.get(slot).map(|i| i.access) {
-        Some(crate::exec::Access::ReadOnly) if write => Some("Invalid write to read-only buffer"),
-        Some(crate::exec::Access::WriteOnly) if !write && !lvalue => {
+    if slot == 0 || slot as u64 >= ctx.nslots {
+        return;
+    }
+    let Some(info) = host.slot_names.get(slot) else {
+        return;
+    };
+    let misuse = match info.access {
+        crate::exec::Access::ReadOnly if write => Some("Invalid write to read-only buffer"),
+        crate::exec::Access::WriteOnly if !write && !lvalue => {
             Some("Invalid read from write-only buffer")
         }
         _ => None,
     };
     if let Some(headline) = misuse {
-        let details = format!(
-            "{} `{}`, byte {}",
-            host.slot_names[slot].space,
-            host.slot_names[slot].name,
-            ptr & OFFSET_MASK
-        );
+        let details = format!("{} `{}`, byte {}", info.space, info.name, ptr & OFFSET_MASK);
         super::report::add(ctx, headline.to_string(), details, Some(site_at(ctx, site)));
     }
     // Nothing in the launch writes it (`translate::written`): its reads
     // race with nothing. (A write there would be the analysis's error: the
     // tests' debug builds stop on it; a release build records it.)
-    if let Some(info) = host.slot_names.get(slot).filter(|i| i.unwritten) {
+    if info.unwritten {
         debug_assert!(!write, "a write to `{}`, found unwritten", info.name);
         if !write {
             return;
         }
     }
-    let Some(local) = checked_space(ctx, ptr) else {
+    let Some(local) = space_of(info) else {
         return;
     };
     let space = if local {
