@@ -516,37 +516,48 @@ pub struct Dump {
 
 /// The marked buffers' contents, in argument order.
 pub fn dump_values(k: &KernelInfo, args: &[SimArg]) -> Vec<Dump> {
-    let mut out = Vec::new();
-    for (p, a) in k.params.iter().zip(args) {
-        let SimArg::Buffer {
+    dumped(k, args)
+        .map(|(name, elem, hex, bytes)| Dump {
+            name: name.to_string(),
+            bytes: bytes.len(),
+            values: bytes
+                .chunks(elem.size())
+                .filter(|c| c.len() == elem.size())
+                .map(|c| elem.format(c, hex))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Each marked buffer: its argument's name, its element, whether in hex,
+/// and its bytes.
+fn dumped<'a>(
+    k: &'a KernelInfo,
+    args: &'a [SimArg],
+) -> impl Iterator<Item = (&'a str, Elem, bool, Vec<u8>)> + 'a {
+    k.params.iter().zip(args).filter_map(|(p, a)| match a {
+        SimArg::Buffer {
             buffer,
             dump: Some((elem, hex)),
-        } = a
-        else {
-            continue;
-        };
-        let bytes = buffer.to_bytes();
-        let values = bytes
-            .chunks(elem.size())
-            .filter(|c| c.len() == elem.size())
-            .map(|c| elem.format(c, *hex))
-            .collect();
-        out.push(Dump {
-            name: p.name.clone(),
-            bytes: bytes.len(),
-            values,
-        });
-    }
-    out
+        } => Some((p.name.as_str(), *elem, *hex, buffer.to_bytes())),
+        _ => None,
+    })
 }
 
 /// The dumps of the marked buffers, in `oclgrind-kernel`'s format.
 pub fn dumps(k: &KernelInfo, args: &[SimArg]) -> String {
     let mut out = String::new();
-    for d in dump_values(k, args) {
-        let _ = writeln!(out, "\nArgument '{}': {} bytes", d.name, d.bytes);
-        for (i, v) in d.values.iter().enumerate() {
-            let _ = writeln!(out, "  {}[{i}] = {v}", d.name);
+    for (name, elem, hex, bytes) in dumped(k, args) {
+        let _ = writeln!(out, "\nArgument '{name}': {} bytes", bytes.len());
+        let whole = bytes.chunks(elem.size()).filter(|c| c.len() == elem.size());
+        for (i, c) in whole.enumerate() {
+            out.push_str("  ");
+            out.push_str(name);
+            out.push('[');
+            values::push_decimal(&mut out, i as u64);
+            out.push_str("] = ");
+            elem.format_into(c, hex, &mut out);
+            out.push('\n');
         }
     }
     out

@@ -1,6 +1,8 @@
 //! The values of a `.sim` file: element types, parsing and formatting as
 //! `oclgrind-kernel` does.
 
+use std::fmt::Write as _;
+
 /// The scalar type of a buffer's elements, for parsing and dumping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
@@ -122,25 +124,56 @@ impl Elem {
     /// Formats element `b` (its little-endian bytes) as `oclgrind-kernel`
     /// dumps it.
     pub fn format(self, b: &[u8], hex: bool) -> String {
+        let mut s = String::new();
+        self.format_into(b, hex, &mut s);
+        s
+    }
+
+    /// [`format`](Self::format), appended to `out` (a dump of a million
+    /// elements formats each without an allocation).
+    pub fn format_into(self, b: &[u8], hex: bool, out: &mut String) {
         let mut w = [0u8; 8];
         w[..b.len()].copy_from_slice(b);
         let u = u64::from_le_bytes(w);
         if hex && !matches!(self, Elem::F32 | Elem::F64) {
-            return format!("0x{:0width$x}", u, width = 2 * self.size());
+            let _ = write!(out, "0x{:0width$x}", u, width = 2 * self.size());
+            return;
         }
+        let signed = |v: i64, out: &mut String| {
+            if v < 0 {
+                out.push('-');
+            }
+            push_decimal(out, v.unsigned_abs());
+        };
         match self {
-            Elem::I8 => (u as u8 as i8).to_string(),
-            Elem::U8 => (u as u8).to_string(),
-            Elem::I16 => (u as u16 as i16).to_string(),
-            Elem::U16 => (u as u16).to_string(),
-            Elem::I32 => (u as u32 as i32).to_string(),
-            Elem::U32 => (u as u32).to_string(),
-            Elem::I64 => (u as i64).to_string(),
-            Elem::U64 => u.to_string(),
-            Elem::F32 => general(f32::from_bits(u as u32) as f64),
-            Elem::F64 => general(f64::from_bits(u)),
+            Elem::I8 => signed(u as u8 as i8 as i64, out),
+            Elem::U8 => push_decimal(out, u as u8 as u64),
+            Elem::I16 => signed(u as u16 as i16 as i64, out),
+            Elem::U16 => push_decimal(out, u as u16 as u64),
+            Elem::I32 => signed(u as u32 as i32 as i64, out),
+            Elem::U32 => push_decimal(out, u as u32 as u64),
+            Elem::I64 => signed(u as i64, out),
+            Elem::U64 => push_decimal(out, u),
+            Elem::F32 => out.push_str(&general(f32::from_bits(u as u32) as f64)),
+            Elem::F64 => out.push_str(&general(f64::from_bits(u))),
         }
     }
+}
+
+/// Appends `v` in decimal.
+pub(super) fn push_decimal(out: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // The bytes are ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 /// C++ streams' default float format: `%g` with six significant digits.
@@ -216,6 +249,34 @@ mod tests {
         );
         assert_eq!(Elem::from_name("uint4*"), Some(Elem::U32));
         assert_eq!(Elem::from_name("unsigned char*"), Some(Elem::U8));
+    }
+
+    /// Integers are dumped as Rust (and C++) print them, extremes too.
+    #[test]
+    fn integers_format_as_their_decimal_text() {
+        for v in [
+            0i64,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            1234567890123,
+        ] {
+            let b = v.to_le_bytes();
+            assert_eq!(Elem::I64.format(&b, false), v.to_string());
+            assert_eq!(Elem::U64.format(&b, false), (v as u64).to_string());
+            assert_eq!(Elem::I32.format(&b[..4], false), (v as i32).to_string());
+            assert_eq!(Elem::U32.format(&b[..4], false), (v as u32).to_string());
+            assert_eq!(Elem::I16.format(&b[..2], false), (v as i16).to_string());
+            assert_eq!(Elem::U8.format(&b[..1], false), (v as u8).to_string());
+            assert_eq!(Elem::I8.format(&b[..1], false), (v as i8).to_string());
+        }
+        assert_eq!(Elem::U16.format(&[0x34, 0x12], true), "0x1234");
     }
 
     /// A `range=` value is the element its decimal text would parse to
