@@ -106,7 +106,11 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
         // `n` frames of `stride` bytes and `reached` `n` words, and `state`
         // is 0 or the barrier every work-item stopped at; the code checks
         // every access against the slots and never unwinds.
-        let r = unsafe { (entry.func)(&mut ctx, args, fbase, state, reached.as_mut_ptr()) };
+        // A function for the state where the build has one (see
+        // `GroupEntry::by_state`), else the one for every state.
+        let func = entry.by_state.get(state as usize).copied();
+        let func = func.unwrap_or(entry.func);
+        let r = unsafe { func(&mut ctx, args, fbase, state, reached.as_mut_ptr()) };
         // A checked build named each work-item as it ran it; the last one's
         // private memory goes back to its place.
         g.name_item(None);

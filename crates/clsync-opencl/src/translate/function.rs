@@ -409,6 +409,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         if let Some(c) = &self.cont {
             // State 0 starts the kernel, k resumes after barrier k.
             let (dispatch, state, resumes) = (c.dispatch, c.state, c.resumes.clone());
+            let only = c.plan.only_state;
             let (next, reached, counters) = (c.next, c.reached, c.counters);
             let switch = |b: &mut FunctionBuilder<'_>, on: Value| {
                 let mut sw = Switch::new();
@@ -449,7 +450,17 @@ impl<'a, 'm> Fx<'a, 'm> {
                     self.b.switch_to_block(resume);
                     switch(&mut self.b, place);
                 }
-                _ => switch(&mut self.b, state),
+                // A function for one state goes there, the others' code
+                // unreachable (and left out by Cranelift).
+                _ => match only.map(|k| k as usize) {
+                    Some(0) => {
+                        self.b.ins().jump(entry, &[]);
+                    }
+                    Some(k) if k <= resumes.len() => {
+                        self.b.ins().jump(resumes[k - 1], &[]);
+                    }
+                    _ => switch(&mut self.b, state),
+                },
             }
             self.loop_step();
         }

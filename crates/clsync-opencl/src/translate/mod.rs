@@ -61,10 +61,19 @@ pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
 pub(crate) use written::written_params;
 
+/// The most barriers of a kernel whose unchecked build also has a
+/// continuation function per state (each is a compilation of the kernel).
+const MAX_SPECIALIZED_BARRIERS: usize = 8;
+
 /// A kernel compiled to run as work-item loops.
 pub struct GroupEntry {
     /// Its continuation function.
     pub func: ContinuationFn,
+    /// Unchecked builds of kernels of few barriers: a function for each
+    /// state (index 0 starts the kernel, `k` resumes after barrier `k`),
+    /// whose loop carries only what that state's code uses; empty
+    /// otherwise.
+    pub by_state: Vec<ContinuationFn>,
     /// Its barriers, by number minus one.
     pub barriers: Vec<BarrierSpec>,
     /// Bytes of a work-item's frame.
@@ -708,19 +717,50 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         let Some(f) = m.function(e.function) else {
             continue;
         };
-        match continuation_function(&mut shared, &mut jit, &mut ctx, f, &e.name, call_conv) {
+        let general =
+            continuation_function(&mut shared, &mut jit, &mut ctx, f, &e.name, call_conv, None);
+        jit.clear_context(&mut ctx);
+        match general {
             Ok((id, barriers, frame_bytes)) => {
                 let spans = match checked {
                     true => continuation::private_spans(m, &plan, f),
                     false => Vec::new(),
                 };
-                cont_ids.push((e.name.clone(), id, barriers, frame_bytes, spans))
+                // An unchecked kernel of few barriers also gets a function
+                // per state. Each was translated from the same plan in the
+                // same order, so it lays the frame out alike (checked).
+                let mut by_state = Vec::new();
+                if !checked && barriers.len() <= MAX_SPECIALIZED_BARRIERS {
+                    for k in 0..=barriers.len() as u32 {
+                        let one = continuation_function(
+                            &mut shared,
+                            &mut jit,
+                            &mut ctx,
+                            f,
+                            &e.name,
+                            call_conv,
+                            Some(k),
+                        );
+                        jit.clear_context(&mut ctx);
+                        match one {
+                            Ok((id, b, bytes))
+                                if b.len() == barriers.len() && bytes == frame_bytes =>
+                            {
+                                by_state.push(id)
+                            }
+                            _ => {
+                                by_state.clear();
+                                break;
+                            }
+                        }
+                    }
+                }
+                cont_ids.push((e.name.clone(), id, by_state, barriers, frame_bytes, spans))
             }
             Err(why) => {
                 refusals.insert(e.name.clone(), why);
             }
         }
-        jit.clear_context(&mut ctx);
     }
     jit.finalize_definitions().map_err(jerr)?;
     let mut entries = HashMap::new();
@@ -733,16 +773,19 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         entries.insert(name, f);
     }
     let mut groups = HashMap::new();
-    for (name, id, barriers, frame_bytes, private_spans) in cont_ids {
+    let function = |id: FuncId| {
         let p = jit.get_finalized_function(id);
         // SAFETY: generated with `continuation_signature`, exactly
         // `ContinuationFn`'s parameters and result in the platform's C
         // calling convention.
-        let func = unsafe { std::mem::transmute::<*const u8, ContinuationFn>(p) };
+        unsafe { std::mem::transmute::<*const u8, ContinuationFn>(p) }
+    };
+    for (name, id, by_state, barriers, frame_bytes, private_spans) in cont_ids {
         groups.insert(
             name,
             GroupEntry {
-                func,
+                func: function(id),
+                by_state: by_state.into_iter().map(function).collect(),
                 barriers,
                 frame_bytes,
                 private_spans,
@@ -826,9 +869,11 @@ fn continuation_function(
     f: &clsync_spirv::Function,
     name: &str,
     call_conv: CallConv,
+    only_state: Option<u32>,
 ) -> Result<(FuncId, Vec<BarrierSpec>, usize), String> {
     let f = continuation::body(shared.m, f);
     let mut plan = continuation::plan(shared.m, f)?;
+    plan.only_state = only_state;
     if shared.checked {
         // What a checked build computes again may report again (an access
         // chain's static index): it keeps every value in the frame.
@@ -839,14 +884,14 @@ fn continuation_function(
     let (barriers, frame_bytes) =
         function::translate_continuation(shared, jit, &mut ctx.func, &mut fbc, f, plan)
             .map_err(|e| e.to_string())?;
+    let symbol = match only_state {
+        Some(k) => format!("continuation_{name}_state{k}"),
+        None => format!("continuation_{name}"),
+    };
     let id = jit
-        .declare_function(
-            &format!("continuation_{name}"),
-            Linkage::Local,
-            &ctx.func.signature,
-        )
+        .declare_function(&symbol, Linkage::Local, &ctx.func.signature)
         .map_err(|e| format!("{e:?}"))?;
-    dump(&format!("continuation_{name}"), ctx);
+    dump(&symbol, ctx);
     jit.define_function(id, ctx)
         .map_err(|e| format!("code generation: {e:?}"))?;
     dump_code(ctx);

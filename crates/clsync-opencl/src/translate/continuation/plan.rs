@@ -27,6 +27,10 @@ pub(crate) struct Plan {
     /// Each load of a built-in vector in the body, with the components
     /// anything reads (a bit each): the others are never made.
     pub components: HashMap<Word, u8>,
+    /// A function for one state only (see `translate::continuation`):
+    /// its loop goes straight to that state's code, and the code only the
+    /// other states reach is left out.
+    pub only_state: Option<u32>,
 }
 
 /// Why a kernel runs on coroutines instead (for tests and `CLSYNC_DEBUG`).
