@@ -89,6 +89,40 @@ fn a_read_then_another_work_items_write_after_the_barrier() {
 }
 
 #[test]
+fn a_write_after_several_reads_races_with_the_unordered_one() {
+    // Work-items 0, 1 and 2 read the element after a barrier; work-item 3
+    // (run after them) writes it in the same interval: a race with each
+    // read (one report per pair of sites). After another barrier a write
+    // is ordered after every read: clean.
+    for (barrier_before_write, want) in [(false, 1usize), (true, 0)] {
+        let mut launch = Launch::new("many_reads", NdRange::new([4]).local([4]));
+        let tile = launch.local::<u32>(1);
+        let r = check(launch, move |wi| {
+            let t = wi.local(tile);
+            let l = wi.get_local_id(0);
+            if l == 0 {
+                t.set(0, 1);
+            }
+            wi.barrier(LOCAL);
+            if l != 3 {
+                let _ = t.get(0); //~ mr.first
+            }
+            if barrier_before_write {
+                wi.barrier(LOCAL);
+            }
+            if l == 3 {
+                t.set(0, 2); //~ mr
+            }
+        });
+        let races = r.iter().filter(|x| x.kind == DataRace).count();
+        assert_eq!(races, want, "{r:?}");
+        if want == 1 {
+            expect(SRC, &r, &[(DataRace, "mr")]);
+        }
+    }
+}
+
+#[test]
 fn reduction_missing_barrier_in_loop() {
     let input = Buffer::from_slice(&[1u32; 256]);
     let out = Buffer::<u32>::new(4);

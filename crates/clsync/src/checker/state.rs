@@ -747,9 +747,10 @@ fn atomic_fast(item: &ItemState, full: &Full, s: usize, a: AtomicAccess) -> bool
 /// neither the write nor the reads (reads do not conflict), and is added to
 /// them as [`GroupCheck::on_shadow`] adds it (a local element that several
 /// work-items of an interval read: a scan's four, a tile's sixteen); a
-/// write ordered after the read too, if there is at most one, replaces
-/// both (a local element its owner writes and reads, interval after
-/// interval). What `on_shadow` would do, without its reports' machinery.
+/// write ordered after every read too replaces them all (a local element
+/// its owner writes and reads interval after interval, or that others read
+/// in the interval before). What `on_shadow` would do, without its
+/// reports' machinery.
 #[inline(always)]
 fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
     let Some(w) = full.write else { return false };
@@ -757,13 +758,14 @@ fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
         return false;
     }
     if rec.op.writes() {
-        match &full.reads {
-            Reads::None => {}
-            Reads::One(r) if item.after(r, s) => {}
-            _ => return false,
+        // Ordered after every read since the write too (a scan's element
+        // that four work-items read in the interval before): no conflict,
+        // and it is the last write now.
+        if !full.reads.as_slice().iter().all(|r| item.after(r, s)) {
+            return false;
         }
         full.write = Some(rec);
-        full.reads = Reads::None;
+        full.reads.clear();
     } else {
         let me = rec.who.item;
         let reader = Reader {
