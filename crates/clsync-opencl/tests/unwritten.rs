@@ -90,6 +90,17 @@ fn a_pointer_that_escapes_or_is_made_from_an_integer_may_be_written() {
     );
 }
 
+#[test]
+fn a_pointer_written_through_a_variable_whose_address_escapes_is_written() {
+    // `p` holds `a`; `set` is given `p`'s address and writes through what
+    // it holds: `a` is written though no store in `k` names it.
+    let src = "void set(global int *private *pp) { (*pp)[0] = 1; }\nkernel void k(global const int *b, global int *a) {\n  global int *p = a;\n  set(&p);\n}\n";
+    assert_eq!(
+        written(src, "-cl-opt-disable"),
+        named(&[("b", false), ("a", true)])
+    );
+}
+
 /// `k` reads `in` ahead and writes `out`: a race when they are one buffer.
 const AHEAD: &str = "kernel void k(global const int *in, global int *out) {\n  int i = get_global_id(0);\n  out[i] = in[(i + 1) % get_global_size(0)] + 1;\n}\n";
 

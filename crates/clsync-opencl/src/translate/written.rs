@@ -13,9 +13,10 @@
 //! The proof follows every pointer made from a parameter through the
 //! functions the kernel reaches: access chains, casts, copies, phis and
 //! selects make a pointer with the roots of their operands; a private
-//! variable that is stored a pointer and loaded directly gives the loaded
-//! pointer the stored ones' roots (clang's unoptimized code keeps every
-//! parameter in such a variable); a call gives each callee parameter its
+//! variable whose address is only ever the pointer of its own loads and
+//! stores gives a pointer loaded from it the stored ones' roots (clang's
+//! unoptimized code keeps every parameter in such a variable; a pointer
+//! stored to any other variable escapes); a call gives each callee parameter its
 //! argument's roots and the call's result the roots the callee returns. A
 //! root is *written* where a pointer of it is a store's target, an
 //! atomic's, a copy's destination or an argument of an extended
@@ -79,6 +80,27 @@ pub(crate) fn written_params(m: &Module, f: &Function) -> Vec<bool> {
             }
             if inst.class.opcode == Op::ConvertUToPtr {
                 return all();
+            }
+        }
+    }
+    // A variable whose address goes anywhere but the pointer of a load or
+    // store of it (a call, an access chain, a store of the address) may be
+    // read and written through another pointer, which the analysis does
+    // not follow: what it holds is not tracked, and a pointer stored to it
+    // escapes.
+    for g in &bodies {
+        for (inst, _) in g.blocks.iter().flat_map(|b| &b.instructions) {
+            let op = inst.class.opcode;
+            for (k, o) in inst.operands.iter().enumerate() {
+                let Operand::IdRef(w) = o else { continue };
+                let direct = k == 0
+                    && matches!(
+                        op,
+                        Op::Load | Op::Store | Op::LifetimeStart | Op::LifetimeStop
+                    );
+                if !direct {
+                    a.variables.remove(w);
+                }
             }
         }
     }
