@@ -2,7 +2,7 @@
 //! variables, copies, async copies and the work-item built-ins (atomics are
 //! in `atomics`).
 
-use clsync_spirv::spirv::{BuiltIn, Decoration, MemoryAccess, Op, StorageClass, Word};
+use clsync_spirv::spirv::{BuiltIn, MemoryAccess, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
@@ -133,11 +133,7 @@ impl Fx<'_, '_> {
     }
 
     fn builtin_of(&self, id: Word) -> Option<BuiltIn> {
-        let d = self.m.decorations.get(&id)?.get(Decoration::BuiltIn)?;
-        match d.first() {
-            Some(Operand::BuiltIn(b)) => Some(*b),
-            _ => None,
-        }
+        super::builtin_of(self.m, id)
     }
 
     /// A load of a work-item built-in variable.

@@ -600,6 +600,18 @@ fn reachable(m: &Module, name: &str) -> std::collections::HashSet<Word> {
     reachable_from(m, roots.map(|e| e.function).collect())
 }
 
+/// The built-in variable `id` is, if it is one (its `BuiltIn` decoration).
+pub(crate) fn builtin_of(m: &Module, id: Word) -> Option<clsync_spirv::spirv::BuiltIn> {
+    let d = m
+        .decorations
+        .get(&id)?
+        .get(clsync_spirv::spirv::Decoration::BuiltIn)?;
+    match d.first() {
+        Some(Operand::BuiltIn(b)) => Some(*b),
+        _ => None,
+    }
+}
+
 /// The functions `roots` are and reach through calls.
 pub(crate) fn reachable_from(m: &Module, mut todo: Vec<Word>) -> std::collections::HashSet<Word> {
     let mut seen = std::collections::HashSet::new();

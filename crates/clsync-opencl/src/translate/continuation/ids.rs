@@ -19,70 +19,50 @@ impl Fx<'_, '_> {
             .load(types::I64, fixed(), ctx, CTX_BUILTINS + 8 * i as i32)
     }
 
-    /// The current work-item's ids whose bits are set in `mask` (by index
-    /// of the context's built-ins), computed here from the loop's counters
-    /// and the group's constants, or taken from the head where it made
-    /// them.
-    pub(super) fn item_ids(&mut self, mask: u64) -> HashMap<usize, Value> {
+    /// The loop head's ids of the current work-item whose bits are set in
+    /// `mask` (by index of the context's built-ins), from the loop's
+    /// counters and the group's constants. The loop counts every dimension
+    /// `mask` needs (`prologue` decides from the same mask).
+    pub(super) fn head_ids(&mut self, mask: u64) -> HashMap<usize, Value> {
         let c = self.cont.as_ref().expect("a continuation build");
-        let (Some(k), made, n) = (c.counters, c.ids.clone(), c.n) else {
+        let (Some(k), n) = (c.counters, c.n) else {
             return HashMap::new();
         };
         let wanted = |i: usize| mask & (1 << i) != 0;
+        let counted = |d: usize| k.local[d].expect("the loop counts what its code reads");
         let mut ids = HashMap::new();
         let mut global = [None; 3];
         let lin = wanted(builtin::GLOBAL_LINEAR_ID);
-        let mut local = k.local;
-        for (d, id) in local.iter_mut().enumerate() {
-            if id.is_none()
-                && (lin || wanted(builtin::GLOBAL_ID + d) || wanted(builtin::LOCAL_ID + d))
-            {
-                *id = Some(self.uncounted_local_id(k.l, d));
-            }
-        }
-        for (d, (g, local)) in global.iter_mut().zip(local).enumerate() {
+        for (d, g) in global.iter_mut().enumerate() {
             if wanted(builtin::GLOBAL_ID + d) || lin {
-                let local = local.expect("made above");
-                let v = match made.get(&(builtin::GLOBAL_ID + d)) {
-                    Some(v) => *v,
-                    None => {
-                        let gid = self.group_value(builtin::GROUP_ID + d);
-                        let size = self.group_value(builtin::ENQUEUED_LOCAL_SIZE + d);
-                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
-                        let base = self.b.ins().imul(gid, size);
-                        let base = self.b.ins().iadd(base, off);
-                        self.b.ins().iadd(base, local)
-                    }
-                };
+                let gid = self.group_value(builtin::GROUP_ID + d);
+                let size = self.group_value(builtin::ENQUEUED_LOCAL_SIZE + d);
+                let off = self.group_value(builtin::GLOBAL_OFFSET + d);
+                let base = self.b.ins().imul(gid, size);
+                let base = self.b.ins().iadd(base, off);
+                let v = self.b.ins().iadd(base, counted(d));
                 *g = Some(v);
                 if wanted(builtin::GLOBAL_ID + d) {
                     ids.insert(builtin::GLOBAL_ID + d, v);
                 }
             }
             if wanted(builtin::LOCAL_ID + d) {
-                ids.insert(builtin::LOCAL_ID + d, local.expect("made above"));
+                ids.insert(builtin::LOCAL_ID + d, counted(d));
             }
         }
         if wanted(builtin::LOCAL_LINEAR_ID) {
             ids.insert(builtin::LOCAL_LINEAR_ID, k.l);
         }
-        if wanted(builtin::GLOBAL_LINEAR_ID) {
-            let v = match made.get(&builtin::GLOBAL_LINEAR_ID) {
-                Some(v) => *v,
-                None => {
-                    // (gz - oz) * GSy * GSx + (gy - oy) * GSx + (gx - ox).
-                    let mut lin = self.b.ins().iconst(types::I64, 0);
-                    for (d, g) in global.iter().enumerate().rev() {
-                        let size = self.group_value(builtin::GLOBAL_SIZE + d);
-                        let off = self.group_value(builtin::GLOBAL_OFFSET + d);
-                        let g = g.expect("made above");
-                        let rel = self.b.ins().isub(g, off);
-                        lin = self.b.ins().imul(lin, size);
-                        lin = self.b.ins().iadd(lin, rel);
-                    }
-                    lin
-                }
-            };
+        if lin {
+            // (gz - oz) * GSy * GSx + (gy - oy) * GSx + (gx - ox).
+            let mut v = self.b.ins().iconst(types::I64, 0);
+            for (d, g) in global.iter().enumerate().rev() {
+                let size = self.group_value(builtin::GLOBAL_SIZE + d);
+                let off = self.group_value(builtin::GLOBAL_OFFSET + d);
+                let rel = self.b.ins().isub(g.expect("made above"), off);
+                v = self.b.ins().imul(v, size);
+                v = self.b.ins().iadd(v, rel);
+            }
             ids.insert(builtin::GLOBAL_LINEAR_ID, v);
         }
         let sub_group = [
@@ -91,23 +71,17 @@ impl Fx<'_, '_> {
             builtin::SUB_GROUP_SIZE,
         ];
         if sub_group.iter().any(|i| wanted(*i)) {
-            if made.contains_key(&builtin::SUB_GROUP_ID) {
-                for i in sub_group {
-                    ids.insert(i, made[&i]);
-                }
-            } else {
-                let sg = self.group_value(builtin::MAX_SUB_GROUP_SIZE);
-                let one = self.b.ins().iconst(types::I64, 1);
-                let sg = self.b.ins().umax(sg, one);
-                let id = self.b.ins().udiv(k.l, sg);
-                let start = self.b.ins().imul(id, sg);
-                let lid = self.b.ins().isub(k.l, start);
-                let left = self.b.ins().isub(n, start);
-                let size = self.b.ins().umin(sg, left);
-                ids.insert(builtin::SUB_GROUP_ID, id);
-                ids.insert(builtin::SUB_GROUP_LOCAL_ID, lid);
-                ids.insert(builtin::SUB_GROUP_SIZE, size);
-            }
+            let sg = self.group_value(builtin::MAX_SUB_GROUP_SIZE);
+            let one = self.b.ins().iconst(types::I64, 1);
+            let sg = self.b.ins().umax(sg, one);
+            let id = self.b.ins().udiv(k.l, sg);
+            let start = self.b.ins().imul(id, sg);
+            let lid = self.b.ins().isub(k.l, start);
+            let left = self.b.ins().isub(n, start);
+            let size = self.b.ins().umin(sg, left);
+            ids.insert(builtin::SUB_GROUP_ID, id);
+            ids.insert(builtin::SUB_GROUP_LOCAL_ID, lid);
+            ids.insert(builtin::SUB_GROUP_SIZE, size);
         }
         ids
     }
@@ -127,19 +101,5 @@ impl Fx<'_, '_> {
         let cold = self.s.cold["clsync_item_ids"];
         let ctx = self.ctx;
         self.cold_call(cold, &[ctx, k.l]);
-    }
-
-    /// The local id of dimension `d` (y or z), which the loop does not
-    /// count, from the linear id `l`: `(l / sx) % sy` or `l / (sx * sy)`.
-    /// Made where a call or the fault path needs it, not in the loop.
-    pub(super) fn uncounted_local_id(&mut self, l: Value, d: usize) -> Value {
-        let sizes = self.cont.as_ref().expect("a continuation build").sizes;
-        if d == 1 {
-            let row = self.b.ins().udiv(l, sizes[0]);
-            self.b.ins().urem(row, sizes[1])
-        } else {
-            let plane = self.b.ins().imul(sizes[0], sizes[1]);
-            self.b.ins().udiv(l, plane)
-        }
     }
 }

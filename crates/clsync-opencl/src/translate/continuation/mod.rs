@@ -249,7 +249,7 @@ impl Fx<'_, '_> {
         let c = self.cont.as_mut().expect("a continuation build");
         c.frame = frame;
         c.counters = Some(Counters { l, local });
-        let ids = self.item_ids(used);
+        let ids = self.head_ids(used);
         self.cont.as_mut().expect("a continuation build").ids = ids;
         if self.s.checked {
             // The runtime learns which work-item runs (the checker's

@@ -105,26 +105,18 @@ pub(crate) fn plan(m: &Module, f: &Function) -> Result<Plan, Refusal> {
 /// all three and an extract of the first.)
 pub(crate) fn ids_read(m: &Module, f: &Function) -> (u64, HashMap<Word, u8>) {
     use crate::exec::ctx::builtin::*;
-    use clsync_spirv::spirv::{BuiltIn, Decoration};
+    use clsync_spirv::spirv::BuiltIn;
     let first = |ptr: &Word| {
-        let b = m
-            .decorations
-            .get(ptr)
-            .and_then(|d| d.get(Decoration::BuiltIn))
-            .and_then(|d| d.first().cloned());
-        match b {
-            Some(Operand::BuiltIn(b)) => Some(match b {
-                BuiltIn::GlobalInvocationId => (GLOBAL_ID, 3),
-                BuiltIn::LocalInvocationId => (LOCAL_ID, 3),
-                BuiltIn::GlobalLinearId => (GLOBAL_LINEAR_ID, 1),
-                BuiltIn::LocalInvocationIndex => (LOCAL_LINEAR_ID, 1),
-                BuiltIn::SubgroupId => (SUB_GROUP_ID, 1),
-                BuiltIn::SubgroupLocalInvocationId => (SUB_GROUP_LOCAL_ID, 1),
-                BuiltIn::SubgroupSize => (SUB_GROUP_SIZE, 1),
-                _ => return None,
-            }),
-            _ => None,
-        }
+        Some(match crate::translate::builtin_of(m, *ptr)? {
+            BuiltIn::GlobalInvocationId => (GLOBAL_ID, 3),
+            BuiltIn::LocalInvocationId => (LOCAL_ID, 3),
+            BuiltIn::GlobalLinearId => (GLOBAL_LINEAR_ID, 1),
+            BuiltIn::LocalInvocationIndex => (LOCAL_LINEAR_ID, 1),
+            BuiltIn::SubgroupId => (SUB_GROUP_ID, 1),
+            BuiltIn::SubgroupLocalInvocationId => (SUB_GROUP_LOCAL_ID, 1),
+            BuiltIn::SubgroupSize => (SUB_GROUP_SIZE, 1),
+            _ => return None,
+        })
     };
     let insts = || {
         f.blocks
@@ -269,25 +261,20 @@ pub(super) fn remat_order<'p>(plan: &'p Plan, live: &[Word]) -> Vec<&'p Instruct
 }
 
 /// The values of `f` that a continuation build translates to values of
-/// the work-item loop's head (see `Fx::item_ids`): loads of the work-item's
+/// the work-item loop's head (see `Fx::head_ids`): loads of the work-item's
 /// 64-bit ids (`get_global_id`, `get_local_id` and the linear ones on a
 /// 64-bit device), and components extracted from them.
 fn head_values(m: &Module, f: &Function) -> HashSet<Word> {
-    use clsync_spirv::spirv::{BuiltIn, Decoration};
+    use clsync_spirv::spirv::BuiltIn;
     let per_item = |ptr: &Word| {
-        let b = m
-            .decorations
-            .get(ptr)
-            .and_then(|d| d.get(Decoration::BuiltIn))
-            .and_then(|d| d.first().cloned());
         matches!(
-            b,
-            Some(Operand::BuiltIn(
+            crate::translate::builtin_of(m, *ptr),
+            Some(
                 BuiltIn::GlobalInvocationId
                     | BuiltIn::LocalInvocationId
                     | BuiltIn::GlobalLinearId
                     | BuiltIn::LocalInvocationIndex
-            ))
+            )
         )
     };
     let all_64 = |ty: Option<Word>| {
