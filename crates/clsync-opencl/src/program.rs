@@ -158,9 +158,9 @@ pub struct BuildTimes {
 pub struct Kernel<'p> {
     program: &'p Program,
     info: &'p KernelInfo,
-    /// Whether its launches run on the coroutine engine whatever the
-    /// kernel's shape.
-    coroutines: bool,
+    /// What its launches may run on (the coroutine engine whatever the
+    /// kernel's shape; work-item loops without lane batches).
+    engine: exec::Engine,
 }
 
 impl std::fmt::Debug for Program {
@@ -406,7 +406,7 @@ impl Program {
         Ok(Kernel {
             program: self,
             info,
-            coroutines: false,
+            engine: exec::Engine::default(),
         })
     }
 
@@ -466,7 +466,7 @@ impl Kernel<'_> {
     /// [`engine`](Self::engine) says it for unchecked ones (the build it
     /// asks about is made now if it was not).
     pub fn engine_for(&self, checked: bool) -> Result<(), String> {
-        if self.coroutines {
+        if self.engine.coroutines {
             return Err("asked for the coroutine engine".into());
         }
         let c = self.program.build_for(checked).map_err(|e| e.to_string())?;
@@ -485,9 +485,54 @@ impl Kernel<'_> {
     /// `CLSYNC_ENGINE=coroutines` does for every kernel).
     pub fn on_coroutines(self) -> Self {
         Kernel {
-            coroutines: true,
+            engine: exec::Engine {
+                coroutines: true,
+                ..self.engine
+            },
             ..self
         }
+    }
+
+    /// The kernel, to run its work-item loops one work-item per iteration
+    /// even where it has lane batches (see [`lanes`](Self::lanes)): to
+    /// compare the two on one kernel.
+    pub fn without_lanes(self) -> Self {
+        Kernel {
+            engine: exec::Engine {
+                no_lanes: true,
+                ..self.engine
+            },
+            ..self
+        }
+    }
+
+    /// For each state of the kernel's unchecked work-item loops (0: its
+    /// start, `k`: after its `k`-th barrier), whether it has a function of
+    /// lane batches, which runs four work-items of a row per iteration, or
+    /// why not (a branch that diverges, a call). Empty where the kernel
+    /// runs on coroutines or has too many barriers for functions per
+    /// state.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let p = clsync_opencl::Program::build(
+    ///     "kernel void k(global int* a) { a[get_global_id(0)] *= 2; }",
+    ///     "k.cl",
+    ///     "",
+    /// )?;
+    /// assert_eq!(p.kernel("k")?.lanes(), vec![Ok(())]);
+    /// # Ok(()) }
+    /// ```
+    pub fn lanes(&self) -> Vec<Result<(), String>> {
+        let Ok(c) = self.program.build_for(false) else {
+            return Vec::new();
+        };
+        c.groups.get(&self.info.name).map_or(Vec::new(), |g| {
+            g.batched
+                .iter()
+                .map(|r| r.as_ref().map(|_| ()).map_err(Clone::clone))
+                .collect()
+        })
     }
 
     /// Runs the kernel over `range` with `args` on `rt`. An invalid
@@ -537,7 +582,7 @@ impl Kernel<'_> {
             launch.checked(checked),
             args,
             checked,
-            self.coroutines,
+            self.engine,
         )
     }
 }

@@ -17,6 +17,12 @@ use super::{aligned, loops, Bound, Findings, RunError, SendPtr, ALIGN};
 use crate::program::{ArgKind, KernelInfo, Program};
 use crate::translate::{Compiled, EntryFn};
 
+/// Whether `CLSYNC_LANES=0` asks for work-item loops of one work-item
+/// per iteration, without lane batches (to compare the two).
+fn lanes_off() -> bool {
+    std::env::var("CLSYNC_LANES").is_ok_and(|v| v == "0")
+}
+
 /// Whether `CLSYNC_ENGINE=coroutines` asks for the coroutine engine for
 /// every kernel (to compare the engines on one kernel).
 fn coroutines_only() -> bool {
@@ -246,7 +252,7 @@ pub(super) fn run(
     mut launch: Launch,
     bound: Bound,
     checked: bool,
-    coroutines: bool,
+    engine: super::Engine,
 ) -> Result<Findings, RunError> {
     // Local memory as bytes: a checked launch keeps its shadow per
     // element, and a byte is the one element size that never puts two
@@ -336,7 +342,9 @@ pub(super) fn run(
         exchanges: Exchanges::default(),
     };
     let result = match build.groups.get(&k.name) {
-        Some(g) if !coroutines && !coroutines_only() => loops::run(&setup, g, rt, &launch),
+        Some(g) if !engine.coroutines && !coroutines_only() => {
+            loops::run(&setup, g, rt, &launch, !engine.no_lanes && !lanes_off())
+        }
         _ => on_coroutines(&setup, entry, rt, &launch),
     };
     let diagnostics = setup

@@ -18,7 +18,7 @@ use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime
 use super::ctx::{builtin, ItemCtx, Runner};
 use super::helpers::{fence_flags, scope};
 use super::launch::{raise, Setup};
-use crate::translate::continuation::{DIVERGED, STOPPED};
+use crate::translate::continuation::{DIVERGED, LANES, STOPPED};
 use crate::translate::GroupEntry;
 
 /// Runs the launch as work-item loops.
@@ -27,13 +27,16 @@ pub(super) fn run(
     entry: &GroupEntry,
     rt: &Runtime,
     launch: &Launch,
+    lanes: bool,
 ) -> Result<LaunchSummary, LaunchError> {
-    rt.launch_groups(launch, |g| group(s, entry, g))
+    rt.launch_groups(launch, |g| group(s, entry, g, lanes))
 }
 
 /// One work-group.
-fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
+fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     let n = g.len();
+    // Lane batches run where a batch stays in its row.
+    let lanes = lanes && g.get_local_size(0).is_multiple_of(LANES);
     let mut slots = s.group_slots(|arg| g.local(arg).raw_bytes().0);
     let nslots = slots.len() - 1;
     let table = slots.as_mut_ptr();
@@ -108,7 +111,13 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>) {
         // every access against the slots and never unwinds.
         // A function for the state where the build has one (see
         // `GroupEntry::by_state`), else the one for every state.
-        let func = entry.by_state.get(state as usize).copied();
+        // And its function of lane batches, where it has one and the
+        // group's rows allow.
+        let batched = entry.batched.get(state as usize).filter(|_| lanes);
+        let func = match batched {
+            Some(Ok(f)) => Some(*f),
+            _ => entry.by_state.get(state as usize).copied(),
+        };
         let func = func.unwrap_or(entry.func);
         let r = unsafe { func(&mut ctx, args, fbase, state, reached.as_mut_ptr()) };
         // A checked build named each work-item as it ran it; the last one's

@@ -405,8 +405,18 @@ pub(crate) fn run(
     launch: Launch,
     args: &[Arg<'_>],
     checked: bool,
-    coroutines: bool,
+    engine: Engine,
 ) -> Result<Findings, RunError> {
     let bound = bind(p, k, args)?;
-    launch::run(p, build, k, entry, rt, launch, bound, checked, coroutines)
+    launch::run(p, build, k, entry, rt, launch, bound, checked, engine)
+}
+
+/// What a launch may run on, beyond what its kernel's shape allows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Engine {
+    /// The coroutine engine, whatever the kernel's shape.
+    pub coroutines: bool,
+    /// Work-item loops of one work-item per iteration only: no lane
+    /// batches (`translate::continuation::batch`).
+    pub no_lanes: bool,
 }

@@ -221,7 +221,14 @@ impl Fx<'_, '_> {
                         self.current
                     ))
                 })?;
-            out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
+            // A varying phi of a batched build takes each lane's value.
+            if self.varying_lane(id).is_some() {
+                for vs in self.per_lane(|fx, _| fx.get(*v))? {
+                    out.extend(vs.into_iter().map(BlockArg::Value));
+                }
+            } else {
+                out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
+            }
         }
         if self.s.checked {
             for (id, _, pairs) in self.phis.get(&to).cloned().unwrap_or_default() {

@@ -328,12 +328,21 @@ impl<'a, 'm> Fx<'a, 'm> {
                         pairs.push((*v, *p));
                     }
                 }
-                let mut params = Vec::new();
-                for t in flat_types(self.m, ty)? {
-                    params.push(self.b.append_block_param(cb, t));
-                }
                 let id = inst.result_id.unwrap_or(0);
-                self.vals.insert(id, params);
+                // A varying phi of a batched build has each lane's values.
+                let lanes = self.varying_lane(id).map_or(1, |_| continuation::LANES);
+                for j in 0..lanes {
+                    let mut params = Vec::new();
+                    for t in flat_types(self.m, ty)? {
+                        params.push(self.b.append_block_param(cb, t));
+                    }
+                    match lanes {
+                        1 => {
+                            self.vals.insert(id, params);
+                        }
+                        _ => self.set_lane_value(id, j, params),
+                    }
+                }
                 self.types_of.insert(id, ty);
                 phis.push((id, ty, pairs));
             }
@@ -384,7 +393,7 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.line = *line;
                 self.op = inst.class.opcode;
                 self.at = at;
-                self.instruction(inst)?;
+                self.batch_instruction(inst)?;
             }
         }
         if let Some(bail) = self.bail {
@@ -607,6 +616,14 @@ impl<'a, 'm> Fx<'a, 'm> {
 
     /// The flattened value of `id` as kept.
     fn get_stored(&mut self, id: Word) -> Result<Vec<Value>, CompileError> {
+        if let Some(j) = self.varying_lane(id) {
+            if let Some(v) = self.value_in_lane(id, j) {
+                return Ok(v);
+            }
+            return Err(CompileError::Invalid(format!(
+                "%{id} is used before it is defined"
+            )));
+        }
         if let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(&id)) {
             let vars: Vec<Variable> = vars.iter().map(|(v, _, _)| *v).collect();
             return Ok(vars.into_iter().map(|v| self.b.use_var(v)).collect());
@@ -764,7 +781,12 @@ impl<'a, 'm> Fx<'a, 'm> {
             }
         }
         self.define_var(id, &v);
-        self.vals.insert(id, v);
+        match self.varying_lane(id) {
+            Some(j) => self.set_lane_value(id, j, v),
+            None => {
+                self.vals.insert(id, v);
+            }
+        }
     }
 
     pub(super) fn instruction(&mut self, inst: &Instruction) -> Result<(), CompileError> {

@@ -30,6 +30,7 @@ mod image;
 mod memory;
 mod promote;
 mod shadow;
+mod uniform;
 mod written;
 
 use std::collections::HashMap;
@@ -74,6 +75,11 @@ pub struct GroupEntry {
     /// whose loop carries only what that state's code uses; empty
     /// otherwise.
     pub by_state: Vec<ContinuationFn>,
+    /// Beside `by_state`: for each state, its function of lane batches
+    /// (see [`continuation::batch`](continuation)), which a group whose
+    /// local size along x is a multiple of [`continuation::LANES`] runs,
+    /// or why the state has none.
+    pub batched: Vec<Result<ContinuationFn, String>>,
     /// Its barriers, by number minus one.
     pub barriers: Vec<BarrierSpec>,
     /// Bytes of a work-item's frame.
@@ -729,8 +735,16 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         let Some(f) = m.function(e.function) else {
             continue;
         };
-        let general =
-            continuation_function(&mut shared, &mut jit, &mut ctx, f, &e.name, call_conv, None);
+        let general = continuation_function(
+            &mut shared,
+            &mut jit,
+            &mut ctx,
+            f,
+            &e.name,
+            call_conv,
+            None,
+            false,
+        );
         jit.clear_context(&mut ctx);
         match general {
             Ok((id, barriers, frame_bytes)) => {
@@ -738,36 +752,47 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
                     true => continuation::private_spans(m, &plan, f),
                     false => Vec::new(),
                 };
+                // A function for state `k` alone, one work-item or lane
+                // batches per iteration. Each was translated from the same
+                // plan in the same order, so it lays the frame out alike
+                // (checked).
+                let mut one = |k: u32, lanes: bool| {
+                    let r = continuation_function(
+                        &mut shared,
+                        &mut jit,
+                        &mut ctx,
+                        f,
+                        &e.name,
+                        call_conv,
+                        Some(k),
+                        lanes,
+                    );
+                    jit.clear_context(&mut ctx);
+                    match r {
+                        Ok((id, b, bytes)) if b.len() == barriers.len() && bytes == frame_bytes => {
+                            Ok(id)
+                        }
+                        Ok(_) => Err("its frame is laid out otherwise".to_string()),
+                        Err(why) => Err(why),
+                    }
+                };
                 // An unchecked kernel of few barriers also gets a function
-                // per state. Each was translated from the same plan in the
-                // same order, so it lays the frame out alike (checked).
+                // per state, and, where it has them, one of lane batches.
                 let mut by_state = Vec::new();
                 if !checked && barriers.len() <= MAX_SPECIALIZED_BARRIERS {
                     for k in 0..=barriers.len() as u32 {
-                        let one = continuation_function(
-                            &mut shared,
-                            &mut jit,
-                            &mut ctx,
-                            f,
-                            &e.name,
-                            call_conv,
-                            Some(k),
-                        );
-                        jit.clear_context(&mut ctx);
-                        match one {
-                            Ok((id, b, bytes))
-                                if b.len() == barriers.len() && bytes == frame_bytes =>
-                            {
-                                by_state.push(id)
-                            }
-                            _ => {
+                        match one(k, false) {
+                            Ok(id) => by_state.push(id),
+                            Err(_) => {
                                 by_state.clear();
                                 break;
                             }
                         }
                     }
                 }
-                cont_ids.push((e.name.clone(), id, by_state, barriers, frame_bytes, spans))
+                let batched: Vec<_> = (0..by_state.len() as u32).map(|k| one(k, true)).collect();
+                let parts = (by_state, batched, barriers, frame_bytes, spans);
+                cont_ids.push((e.name.clone(), id, parts))
             }
             Err(why) => {
                 refusals.insert(e.name.clone(), why);
@@ -792,12 +817,13 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         // calling convention.
         unsafe { std::mem::transmute::<*const u8, ContinuationFn>(p) }
     };
-    for (name, id, by_state, barriers, frame_bytes, private_spans) in cont_ids {
+    for (name, id, (by_state, batched, barriers, frame_bytes, private_spans)) in cont_ids {
         groups.insert(
             name,
             GroupEntry {
                 func: function(id),
                 by_state: by_state.into_iter().map(function).collect(),
+                batched: batched.into_iter().map(|r| r.map(function)).collect(),
                 barriers,
                 frame_bytes,
                 private_spans,
@@ -874,6 +900,7 @@ fn cold_trampolines(
 /// coroutines: its shape ([`continuation::plan`]), or an error of the
 /// translation or of Cranelift's verifier, which leave the coroutine build
 /// as it was.
+#[allow(clippy::too_many_arguments)]
 fn continuation_function(
     shared: &mut Shared<'_>,
     jit: &mut JITModule,
@@ -882,10 +909,17 @@ fn continuation_function(
     name: &str,
     call_conv: CallConv,
     only_state: Option<u32>,
+    lanes: bool,
 ) -> Result<(FuncId, Vec<BarrierSpec>, usize), String> {
     let f = continuation::body(shared.m, f);
     let mut plan = continuation::plan(shared.m, f)?;
     plan.only_state = only_state;
+    if let (true, Some(k)) = (lanes, only_state) {
+        let u = uniform::analyze(shared.m, f);
+        let order = cfg::reverse_postorder(f);
+        continuation::batchable(shared.m, f, &order, &u, k)?;
+        plan.lanes = Some(u);
+    }
     if shared.checked {
         // What a checked build computes again may report again (an access
         // chain's static index): it keeps every value in the frame.
@@ -897,6 +931,7 @@ fn continuation_function(
         function::translate_continuation(shared, jit, &mut ctx.func, &mut fbc, f, plan)
             .map_err(|e| e.to_string())?;
     let symbol = match only_state {
+        Some(k) if lanes => format!("continuation_{name}_state{k}_lanes"),
         Some(k) => format!("continuation_{name}_state{k}"),
         None => format!("continuation_{name}"),
     };

@@ -4,7 +4,7 @@
 
 use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::Function;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Type as ClType, Value};
 
 use super::body;
 use crate::translate::function::{fixed, mem, Fx};
@@ -116,7 +116,14 @@ impl Fx<'_, '_> {
             .map(|p| p.iter().map(|(id, _, _)| *id).collect())
             .unwrap_or_default();
         for id in ids {
-            if let Some(v) = self.vals.get(&id).cloned() {
+            if self.varying_lane(id).is_some() {
+                let _ = self.per_lane(|fx, j| {
+                    if let Some(v) = fx.value_in_lane(id, j) {
+                        fx.define_var(id, &v);
+                    }
+                    Ok(())
+                });
+            } else if let Some(v) = self.vals.get(&id).cloned() {
                 self.define_var(id, &v);
             }
         }
@@ -128,6 +135,23 @@ impl Fx<'_, '_> {
     pub(in crate::translate) fn define_var(&mut self, id: Word, v: &[Value]) {
         let Some(c) = self.cont.as_mut() else { return };
         if !c.plan.cross.contains(&id) {
+            return;
+        }
+        // A varying value's lanes after the first have variables of their
+        // own, at the first lane's places in their frames.
+        let lane = c.batch.as_ref().filter(|b| b.u.varies(id));
+        if let Some(j) = lane.and_then(|b| b.lane).filter(|j| *j > 0) {
+            let types: Vec<ClType> = match c.vars.get(&id) {
+                Some(vars) => vars.iter().map(|(_, _, t)| *t).collect(),
+                None => return,
+            };
+            let b = c.batch.as_mut().expect("a batched build");
+            let vars = b.vars[j]
+                .entry(id)
+                .or_insert_with(|| types.iter().map(|t| self.b.declare_var(*t)).collect());
+            for (var, x) in vars.iter().zip(v) {
+                self.b.def_var(*var, *x);
+            }
             return;
         }
         if !c.vars.contains_key(&id) {

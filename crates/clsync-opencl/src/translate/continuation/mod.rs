@@ -53,9 +53,13 @@ use super::function::{fixed, mem, Fx};
 use crate::exec::ctx::{builtin, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
+mod batch;
 mod frame;
 mod ids;
 mod plan;
+
+pub(crate) use batch::batchable;
+pub use batch::LANES;
 
 pub(crate) use frame::private_spans;
 use plan::remat_order;
@@ -138,13 +142,17 @@ pub(crate) struct Cont {
     /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
     pub resumes: Vec<ir::Block>,
     pub barriers: Vec<BarrierSpec>,
+    /// A batched build's lanes (see [`batch`]).
+    pub batch: Option<batch::Batch>,
 }
 
 impl Cont {
     /// A fresh state for `plan`, with the blocks the loop needs.
-    pub fn new(b: &mut cranelift_frontend::FunctionBuilder<'_>, plan: Plan) -> Cont {
+    pub fn new(b: &mut cranelift_frontend::FunctionBuilder<'_>, mut plan: Plan) -> Cont {
         let zero = Value::from_u32(0);
+        let batch = plan.lanes.take().map(batch::Batch::new);
         Cont {
+            batch,
             plan,
             frame: zero,
             state: zero,
@@ -251,6 +259,9 @@ impl Fx<'_, '_> {
         c.counters = Some(Counters { l, local });
         let ids = self.head_ids(used);
         self.cont.as_mut().expect("a continuation build").ids = ids;
+        if self.batched() {
+            self.batch_head();
+        }
         if self.s.checked {
             // The runtime learns which work-item runs (the checker's
             // accesses are its), and its private shadow starts unwritten;
@@ -286,11 +297,19 @@ impl Fx<'_, '_> {
         let r = self.b.append_block_param(next, types::I32);
         let at = self.b.ins().ishl_imm_s(l, 2);
         let at = self.b.ins().iadd(reached, at);
-        self.b.ins().store(mem(), r, at, 0);
-        let l1 = self.b.ins().iadd_imm_s(l, 1);
+        // A batch's work-items all stopped at one place.
+        let step = if self.batched() { LANES } else { 1 };
+        for j in 0..step {
+            self.b.ins().store(mem(), r, at, 4 * j as i32);
+        }
+        let l1 = self.b.ins().iadd_imm_s(l, step as i64);
+        let stride = match step {
+            1 => stride,
+            _ => self.b.ins().imul_imm_s(stride, step as i64),
+        };
         let frame1 = self.b.ins().iadd(frame, stride);
         let x = local[0].expect("x is always counted");
-        let x = self.b.ins().iadd_imm_s(x, 1);
+        let x = self.b.ins().iadd_imm_s(x, step as i64);
         // Along a row only x counts; y and z at the row's end.
         let in_row = self.b.ins().icmp(IntCC::NotEqual, x, sizes[0]);
         let wrap = self.b.create_block();
@@ -340,6 +359,19 @@ impl Fx<'_, '_> {
         if let Some(inst) = self.b.func.dfg.value_def(c.stride).inst() {
             self.b.func.replace(inst).iconst(types::I64, bytes);
         }
+        let lanes = c
+            .batch
+            .as_ref()
+            .map(|b| b.strides.clone())
+            .unwrap_or_default();
+        for (j, s) in lanes.into_iter().enumerate().skip(1) {
+            if let Some(inst) = self.b.func.dfg.value_def(s).inst() {
+                self.b
+                    .func
+                    .replace(inst)
+                    .iconst(types::I64, bytes * j as i64);
+            }
+        }
     }
 
     /// A work-group barrier of a continuation build: the values live after
@@ -354,28 +386,41 @@ impl Fx<'_, '_> {
         let c = self.cont.as_ref().expect("a continuation build");
         let live = c.plan.live.get(&key).cloned().unwrap_or_default();
         let again: Vec<Instruction> = remat_order(&c.plan, &live).into_iter().cloned().collect();
+        let frames = self.lane_frames();
         let mut kept = Vec::new();
         for id in live.iter().filter(|id| !c.plan.remat.contains_key(id)) {
-            let Some(vars) = self.cont.as_ref().and_then(|c| c.vars.get(id)).cloned() else {
+            let Some(lanes) = self.kept_vars(*id) else {
                 return Err(CompileError::Unsupported(format!(
                     "%{id} lives across a barrier but has no value there"
                 )));
             };
-            let frame = self.cont.as_ref().expect("a continuation build").frame;
-            for (var, off, t) in vars {
-                let v = self.b.use_var(var);
-                self.b.ins().store(mem(), v, frame, off);
-                kept.push((var, off, t));
+            for (lane, vars) in lanes {
+                for (var, off, t) in vars {
+                    let v = self.b.use_var(var);
+                    // A uniform value goes to every lane's frame.
+                    match lane {
+                        Some(j) => {
+                            self.b.ins().store(mem(), v, frames[j], off);
+                        }
+                        None => {
+                            for f in &frames {
+                                self.b.ins().store(mem(), v, *f, off);
+                            }
+                        }
+                    }
+                    kept.push((var, off, t, lane));
+                }
             }
             let shadows = self
                 .cont
                 .as_ref()
                 .and_then(|c| c.shadow_vars.get(id))
                 .cloned();
+            let frame = frames[0];
             for (var, off) in shadows.unwrap_or_default() {
                 let v = self.b.use_var(var);
                 self.b.ins().store(mem(), v, frame, off);
-                kept.push((var, off, types::I8));
+                kept.push((var, off, types::I8, None));
             }
         }
         self.private_copy(true);
@@ -393,29 +438,20 @@ impl Fx<'_, '_> {
         self.b.switch_to_block(resume);
         self.private_copy(false);
         self.promoted_copy(false);
-        let frame = self.cont.as_ref().expect("a continuation build").frame;
-        for (var, off, t) in kept {
-            let v = self.b.ins().load(t, mem(), frame, off);
+        for (var, off, t, lane) in kept {
+            let v = self.b.ins().load(t, mem(), frames[lane.unwrap_or(0)], off);
             self.b.def_var(var, v);
         }
         // The rematerialized values, computed again from what the resume
         // block has: a value live across the barrier is defined here as its
         // variable; the values only they read are put back as they were
         // (their definitions here do not dominate the code after).
-        let saved: Vec<(Word, Option<Vec<Value>>)> = again
-            .iter()
-            .filter_map(|i| i.result_id)
-            .map(|id| (id, self.vals.get(&id).cloned()))
-            .collect();
+        let ids: Vec<Word> = again.iter().filter_map(|i| i.result_id).collect();
+        let saved = self.save_values(&ids);
         for inst in &again {
-            self.instruction(inst)?;
+            self.batch_instruction(inst)?;
         }
-        for (id, v) in saved {
-            match v {
-                Some(v) => self.vals.insert(id, v),
-                None => self.vals.remove(&id),
-            };
-        }
+        self.restore_values(saved);
         Ok(())
     }
 }

@@ -1,0 +1,379 @@
+//! Lane batches: a state's work-item loop that runs [`LANES`] consecutive
+//! work-items of a row per iteration, each instruction once for the batch
+//! where its value is uniform (see `translate::uniform`) and once per
+//! work-item, in order, where it varies. The loop's bookkeeping (the
+//! counters, the state's dispatch, the frame's step) and the uniform work
+//! (a loop counter, an address every work-item reads, the bounds it is
+//! checked against) are paid once per batch instead of once per work-item.
+//!
+//! A state runs so when every branch its interval can reach is uniform,
+//! so that the batch's work-items take the same path. Its interval may
+//! then make no call (a called function may print, whose order the
+//! work-items' interleaving would change) and use no `printf`, and the
+//! kernel keeps no private variable in memory (the work-items of a batch
+//! would share the one block). A launch uses the batched function of a
+//! state for a group whose local size along x is a multiple of
+//! [`LANES`] (so a batch never leaves its row, and the y and z ids are
+//! the batch's); other groups, and states that do not qualify, run the
+//! work-item loop of one work-item per iteration.
+//!
+//! The work-items of a batch interleave: the second one's instruction runs
+//! before the first one's next. OpenCL C orders nothing between the
+//! work-items of an interval but atomics and fences, which still run in
+//! each work-item's program order; two of them touching one location
+//! unordered is a data race, whose outcome is undefined either way.
+//!
+//! Values of the batch's work-items live as Cranelift values per lane.
+//! Those kept across a barrier go to each work-item's own frame at the
+//! same offsets as in the one-work-item functions, so that a group can
+//! switch between the two at any barrier; a uniform one is stored to
+//! every frame and loaded from the first.
+
+use std::collections::{HashMap, HashSet};
+
+use clsync_spirv::spirv::{Op, OpenclStd100Op as X, Word};
+use clsync_spirv::{Function, Instruction, Module, Operand};
+use cranelift_codegen::ir::{InstBuilder, Type as ClType, Value};
+use cranelift_frontend::Variable;
+
+use super::Counters;
+use crate::exec::ctx::builtin;
+use crate::translate::function::Fx;
+use crate::translate::uniform::Uniformity;
+pub use crate::translate::uniform::LANES;
+use crate::CompileError;
+
+/// A batched build's state (see the module docs).
+pub(crate) struct Batch {
+    pub u: Uniformity,
+    /// The lane being translated, or none while an instruction runs once
+    /// for the batch (which then reads the first lane's values of any
+    /// varying operand: the y and z ids of an id vector).
+    pub lane: Option<usize>,
+    /// Each lane's values of varying ids.
+    pub vals: Vec<HashMap<Word, Vec<Value>>>,
+    /// The variables of varying values kept across barriers, for lanes
+    /// after the first (whose are the build's own, `Cont::vars`), at the
+    /// same offsets in each lane's frame.
+    pub vars: Vec<HashMap<Word, Vec<Variable>>>,
+    /// Each lane's ids, loop counters and frame, swapped into the build's
+    /// own while the lane is translated.
+    pub ids: Vec<HashMap<usize, Value>>,
+    pub counters: Vec<Option<Counters>>,
+    pub frames: Vec<Value>,
+    /// `j * stride` for each lane `j`, made constants with the stride.
+    pub strides: Vec<Value>,
+}
+
+impl Batch {
+    pub fn new(u: Uniformity) -> Batch {
+        Batch {
+            u,
+            lane: None,
+            vals: vec![HashMap::new(); LANES],
+            vars: vec![HashMap::new(); LANES],
+            ids: vec![HashMap::new(); LANES],
+            counters: vec![None; LANES],
+            frames: Vec::new(),
+            strides: Vec::new(),
+        }
+    }
+}
+
+/// The ids that differ between the lanes of a batch by the lane's number
+/// (the others are the batch's).
+const STEPPED: [usize; 4] = [
+    builtin::GLOBAL_ID,
+    builtin::LOCAL_ID,
+    builtin::GLOBAL_LINEAR_ID,
+    builtin::LOCAL_LINEAR_ID,
+];
+
+/// Whether state `state` of kernel body `f` (0: its start, `k`: after its
+/// `k`-th barrier in translation order, `order`) can run as lane batches,
+/// or why not (see the module docs).
+pub(crate) fn batchable(
+    m: &Module,
+    f: &Function,
+    order: &[usize],
+    u: &Uniformity,
+    state: u32,
+) -> Result<(), String> {
+    let ids_read = super::plan::ids_read(m, f).0;
+    let sub_group = [
+        builtin::SUB_GROUP_ID,
+        builtin::SUB_GROUP_LOCAL_ID,
+        builtin::SUB_GROUP_SIZE,
+    ];
+    if sub_group.iter().any(|i| ids_read & (1 << i) != 0) {
+        return Err("reads a sub-group id".into());
+    }
+    let all = || f.blocks.iter().flat_map(|b| &b.instructions);
+    if all().any(|(i, _)| i.class.opcode == Op::Variable) {
+        return Err("private variables in memory".into());
+    }
+    let (_, succ) = crate::translate::cfg::block_graph(f);
+    // Where the state starts: the kernel's first instruction, or the one
+    // after its barrier.
+    let mut start = (state == 0).then_some((0, 0));
+    let mut barriers = order.iter().flat_map(|&b| {
+        f.blocks[b]
+            .instructions
+            .iter()
+            .enumerate()
+            .filter(|(_, (i, _))| i.class.opcode == Op::ControlBarrier)
+            .map(move |(at, _)| (b, at + 1))
+    });
+    if state > 0 {
+        start = barriers.nth(state as usize - 1);
+    }
+    let start = start.ok_or_else(|| format!("no barrier {state}"))?;
+    let mut seen = HashSet::new();
+    let mut todo = vec![start];
+    while let Some((b, from)) = todo.pop() {
+        if !seen.insert((b, from)) {
+            continue;
+        }
+        let blk = &f.blocks[b];
+        let mut ended = false;
+        for (inst, _) in &blk.instructions[from..] {
+            match inst.class.opcode {
+                // The interval ends here.
+                Op::ControlBarrier => {
+                    ended = true;
+                    break;
+                }
+                Op::FunctionCall => return Err("a call".into()),
+                Op::ExtInst if is_printf(inst) => return Err("printf".into()),
+                _ => {}
+            }
+        }
+        if ended {
+            continue;
+        }
+        if u.diverging.contains(&blk.label) {
+            return Err("a branch that diverges".into());
+        }
+        todo.extend(succ[b].iter().map(|s| (*s, 0)));
+    }
+    Ok(())
+}
+
+/// Whether `inst` (an `OpExtInst`) is OpenCL.std's `printf`.
+fn is_printf(inst: &Instruction) -> bool {
+    matches!(inst.operands.get(1), Some(Operand::LiteralExtInstInteger(n)) if *n == X::printf as u32)
+}
+
+impl Fx<'_, '_> {
+    /// The lane whose values of `id` a batched build reads now, if `id`
+    /// varies: the one being translated, or the first.
+    pub(in crate::translate) fn varying_lane(&self, id: Word) -> Option<usize> {
+        let b = self.cont.as_ref()?.batch.as_ref()?;
+        b.u.varies(id).then(|| b.lane.unwrap_or(0))
+    }
+
+    /// Lane `j`'s value of varying `id`: its variables' (kept across a
+    /// barrier) or its values', if it has one.
+    pub(in crate::translate) fn value_in_lane(&mut self, id: Word, j: usize) -> Option<Vec<Value>> {
+        let c = self.cont.as_ref()?;
+        let b = c.batch.as_ref()?;
+        let vars: Option<Vec<Variable>> = match j {
+            0 => c.vars.get(&id).map(|v| v.iter().map(|x| x.0).collect()),
+            _ => b.vars[j].get(&id).cloned(),
+        };
+        if let Some(vars) = vars {
+            return Some(vars.into_iter().map(|v| self.b.use_var(v)).collect());
+        }
+        b.vals[j].get(&id).cloned()
+    }
+
+    /// Makes `v` lane `j`'s value of varying `id`.
+    pub(in crate::translate) fn set_lane_value(&mut self, id: Word, j: usize, v: Vec<Value>) {
+        if let Some(b) = self.cont.as_mut().and_then(|c| c.batch.as_mut()) {
+            b.vals[j].insert(id, v);
+        }
+    }
+
+    /// Whether this is a batched build.
+    pub(in crate::translate) fn batched(&self) -> bool {
+        self.cont.as_ref().is_some_and(|c| c.batch.is_some())
+    }
+
+    /// Makes lane `j`'s ids, counters and frame the build's own, until
+    /// [`leave_lane`](Self::leave_lane).
+    fn enter_lane(&mut self, j: usize) {
+        let c = self.cont.as_mut().expect("a continuation build");
+        let b = c.batch.as_mut().expect("a batched build");
+        std::mem::swap(&mut c.ids, &mut b.ids[j]);
+        std::mem::swap(&mut c.counters, &mut b.counters[j]);
+        c.frame = b.frames[j];
+        b.lane = Some(j);
+    }
+
+    /// Puts the first lane's back (see [`enter_lane`](Self::enter_lane)).
+    fn leave_lane(&mut self, j: usize) {
+        let c = self.cont.as_mut().expect("a continuation build");
+        let b = c.batch.as_mut().expect("a batched build");
+        std::mem::swap(&mut c.ids, &mut b.ids[j]);
+        std::mem::swap(&mut c.counters, &mut b.counters[j]);
+        c.frame = b.frames[0];
+        b.lane = None;
+    }
+
+    /// Runs `f` once per lane, each with its lane's values.
+    pub(in crate::translate) fn per_lane<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Self, usize) -> Result<T, CompileError>,
+    ) -> Result<Vec<T>, CompileError> {
+        let mut out = Vec::with_capacity(LANES);
+        for j in 0..LANES {
+            self.enter_lane(j);
+            let r = f(self, j);
+            self.leave_lane(j);
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// Translates `inst` in a batched build: once for the batch where it
+    /// runs once (control flow, barriers, uniform values), else once per
+    /// lane.
+    pub(in crate::translate) fn batch_instruction(
+        &mut self,
+        inst: &Instruction,
+    ) -> Result<(), CompileError> {
+        if !self.batched() {
+            return self.instruction(inst);
+        }
+        let once = match inst.class.opcode {
+            Op::Branch
+            | Op::BranchConditional
+            | Op::Switch
+            | Op::Return
+            | Op::Unreachable
+            | Op::ControlBarrier
+            | Op::Phi
+            | Op::SelectionMerge
+            | Op::LoopMerge
+            | Op::Nop => true,
+            _ => inst
+                .result_id
+                .is_some_and(|r| self.varying_lane(r).is_none()),
+        };
+        if once {
+            return self.instruction(inst);
+        }
+        self.per_lane(|fx, _| fx.instruction(inst)).map(|_| ())
+    }
+
+    /// The loop head's lanes: the first lane's ids, counters and frame are
+    /// the head's; lane `j`'s are `j` further along x.
+    pub(super) fn batch_head(&mut self) {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let (ids, counters, frame, stride) = (c.ids.clone(), c.counters, c.frame, c.stride);
+        let mut lanes_ids = vec![ids.clone()];
+        let mut lanes_counters = vec![counters];
+        let mut frames = vec![frame];
+        let mut strides = vec![stride];
+        for j in 1..LANES {
+            let mut own = ids.clone();
+            for i in STEPPED {
+                if let Some(v) = ids.get(&i) {
+                    own.insert(i, self.b.ins().iadd_imm_s(*v, j as i64));
+                }
+            }
+            lanes_ids.push(own);
+            lanes_counters.push(counters.map(|k| Counters {
+                l: self.b.ins().iadd_imm_s(k.l, j as i64),
+                local: [
+                    k.local[0].map(|x| self.b.ins().iadd_imm_s(x, j as i64)),
+                    k.local[1],
+                    k.local[2],
+                ],
+            }));
+            // Made `j * stride` by `settle_stride`.
+            let s = self.b.ins().iconst(cranelift_codegen::ir::types::I64, 0);
+            strides.push(s);
+            frames.push(self.b.ins().iadd(frame, s));
+        }
+        let b = self
+            .cont
+            .as_mut()
+            .and_then(|c| c.batch.as_mut())
+            .expect("a batched build");
+        b.ids = lanes_ids;
+        b.counters = lanes_counters;
+        b.frames = frames;
+        b.strides = strides;
+    }
+
+    /// Each lane's frame (the work-item's alone in a build of one).
+    pub(super) fn lane_frames(&self) -> Vec<Value> {
+        let c = self.cont.as_ref().expect("a continuation build");
+        match &c.batch {
+            Some(b) => b.frames.clone(),
+            None => vec![c.frame],
+        }
+    }
+
+    /// The variables of `id`, kept across barriers, with their offsets and
+    /// types: one set for a uniform value (`None`), one per lane for a
+    /// varying one; none if it has none yet.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn kept_vars(
+        &self,
+        id: Word,
+    ) -> Option<Vec<(Option<usize>, Vec<(Variable, i32, ClType)>)>> {
+        let c = self.cont.as_ref()?;
+        let own = c.vars.get(&id)?.clone();
+        let Some(b) = c.batch.as_ref().filter(|b| b.u.varies(id)) else {
+            return Some(vec![(None, own)]);
+        };
+        let mut out = vec![(Some(0), own.clone())];
+        for j in 1..LANES {
+            let vars = b.vars[j].get(&id)?;
+            let lane = vars
+                .iter()
+                .zip(&own)
+                .map(|(v, (_, off, t))| (*v, *off, *t))
+                .collect();
+            out.push((Some(j), lane));
+        }
+        Some(out)
+    }
+
+    /// The values of `ids` as they are now, in every lane, for
+    /// [`restore_values`](Self::restore_values).
+    pub(super) fn save_values(&self, ids: &[Word]) -> Saved {
+        let lanes = self.cont.as_ref().and_then(|c| c.batch.as_ref());
+        ids.iter()
+            .map(|id| {
+                let per_lane = lanes
+                    .map(|b| b.vals.iter().map(|v| v.get(id).cloned()).collect())
+                    .unwrap_or_default();
+                (*id, self.vals.get(id).cloned(), per_lane)
+            })
+            .collect()
+    }
+
+    /// Puts back what [`save_values`](Self::save_values) saved.
+    pub(super) fn restore_values(&mut self, saved: Saved) {
+        for (id, v, per_lane) in saved {
+            match v {
+                Some(v) => self.vals.insert(id, v),
+                None => self.vals.remove(&id),
+            };
+            if let Some(b) = self.cont.as_mut().and_then(|c| c.batch.as_mut()) {
+                for (j, v) in per_lane.into_iter().enumerate() {
+                    match v {
+                        Some(v) => b.vals[j].insert(id, v),
+                        None => b.vals[j].remove(&id),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Values saved by `save_values`: per id, its value and each lane's.
+pub(super) type Saved = Vec<(Word, Option<Vec<Value>>, Vec<Option<Vec<Value>>>)>;

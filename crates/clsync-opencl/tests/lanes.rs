@@ -1,0 +1,286 @@
+//! Lane batches (`translate::continuation::batch`): which states of a
+//! kernel get them and why not, and the same results with and without
+//! them against sequential references: uniform and varying values across
+//! barriers, 2-D groups, atomics that every work-item of a batch makes,
+//! groups whose rows do not fit batches, and faults that name the
+//! work-item.
+
+mod common;
+
+use clsync::{Buffer, NdRange, Runtime};
+use clsync_opencl::{Arg, Program, RunError};
+
+/// Runs kernel `name` with and without lane batches, with a fresh `i32`
+/// buffer of `out` elements as its first argument and those `rest` makes
+/// after it; the two outputs.
+fn both<'a>(
+    p: &Program,
+    name: &str,
+    range: NdRange,
+    out: usize,
+    rest: impl Fn() -> Vec<Arg<'a>>,
+) -> (Vec<i32>, Vec<i32>) {
+    let rt = Runtime::with_threads(2);
+    let run = |lanes: bool| {
+        let k = p.kernel(name).unwrap();
+        let k = if lanes { k } else { k.without_lanes() };
+        let a = Buffer::<i32>::new(out);
+        let mut args = vec![Arg::Buffer(&a)];
+        args.extend(rest());
+        k.run(&rt, range.clone(), &args)
+            .unwrap_or_else(|e| panic!("{name} (lanes {lanes}): {e}"));
+        a.to_vec()
+    };
+    (run(true), run(false))
+}
+
+const KERNELS: &str = r#"
+// A uniform loop counter and a varying accumulator across a barrier.
+kernel void counted(global int *out, int rounds) {
+    int acc = get_local_id(0);
+    for (int i = 0; i < rounds; i++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc = acc * 3 + i;
+    }
+    out[get_global_id(0)] = acc;
+}
+
+// Every id a batch steps and those it shares, in two dimensions with an
+// offset: each work-item writes them at its global linear id.
+kernel void ids(global int *out) {
+    size_t g = get_global_linear_id();
+    out[5 * g] = get_global_id(0);
+    out[5 * g + 1] = get_global_id(1);
+    out[5 * g + 2] = get_local_id(0) + 100 * get_local_id(1);
+    out[5 * g + 3] = get_local_linear_id();
+    out[5 * g + 4] = get_group_id(0) + 100 * get_group_id(1);
+}
+
+// A tiled product in 2-D groups (16 x 4): the tile's row is uniform in a
+// batch, its column varies; values of vectors across barriers.
+kernel void tiled(global const int *a, global const int *b, global int *c, int n) {
+    local int ta[4][16];
+    local int tb[16][16];
+    int tx = get_local_id(0), ty = get_local_id(1);
+    int col = get_global_id(0), row = get_global_id(1);
+    int2 acc = (int2)(0, 0);
+    for (int t = 0; t < n / 16; t++) {
+        ta[ty][tx] = a[row * n + t * 16 + tx];
+        for (int r = ty; r < 16; r += 4)
+            tb[r][tx] = b[(t * 16 + r) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < 16; k++) acc += (int2)(ta[ty][k] * tb[k][tx], 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    c[row * n + col] = acc.x + acc.y - n;
+}
+
+// An atomic whose operands are the batch's: every work-item makes it.
+// A uniform load of what one work-item wrote before the barrier.
+kernel void count(global int *out, volatile global int *counter) {
+    local int first;
+    if (get_local_id(0) == 0) first = get_group_id(0) * 1000;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_inc(counter);
+    out[get_global_id(0)] = first + get_local_id(0);
+}
+
+// A branch on the work-item's id: the state after the barrier diverges.
+kernel void halves(global int *out, local int *s) {
+    size_t l = get_local_id(0);
+    s[l] = l;
+    for (size_t h = get_local_size(0) / 2; h > 0; h /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < h) s[l] += s[l + h];
+    }
+    if (l == 0) out[get_group_id(0)] = s[0];
+}
+
+// A batched state hands a uniform and a varying value to one that
+// diverges (a loop whose trip count varies), which runs one work-item per
+// iteration and reads them from each work-item's frame.
+kernel void handoff(global int *out, global const int *in) {
+    int u = in[0] * 3 + in[1];
+    int v = get_local_id(0) * 5;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < get_local_id(0) % 3; i++) u += v;
+    out[get_global_id(0)] = u;
+}
+
+kernel void talks(global int *out) {
+    if (get_global_id(0) == 1) printf("%d\n", out[0]);
+}
+
+// Out of bounds for one work-item only.
+kernel void strays(global int *out, int bad) {
+    size_t g = get_global_id(0);
+    out[g == bad ? 1000000 : g] = 1;
+}
+"#;
+
+fn program() -> Program {
+    common::build(KERNELS, "lanes.cl", "-cl-std=CL2.0")
+}
+
+#[test]
+fn states_with_uniform_branches_get_lanes_and_others_say_why() {
+    let p = program();
+    let lanes = |name: &str| p.kernel(name).unwrap().lanes();
+    assert_eq!(lanes("counted"), vec![Ok(()), Ok(())]);
+    assert_eq!(lanes("ids"), vec![Ok(())]);
+    assert_eq!(lanes("strays"), vec![Ok(())]);
+    assert_eq!(lanes("tiled"), vec![Ok(()), Ok(()), Ok(())]);
+    // State 0 branches on the local id; the state after the barrier
+    // makes the atomic and the stores.
+    let count = lanes("count");
+    assert_eq!(count[0], Err("a branch that diverges".to_string()));
+    assert_eq!(count[1], Ok(()));
+    assert!(lanes("halves")
+        .iter()
+        .all(|r| r == &Err("a branch that diverges".to_string())));
+    assert_eq!(
+        lanes("handoff"),
+        vec![Ok(()), Err("a branch that diverges".to_string())]
+    );
+    assert_eq!(lanes("talks"), vec![Err("a branch that diverges".into())]);
+    // Unoptimized code keeps its variables in memory.
+    let o0 = common::build(KERNELS, "lanes.cl", "-cl-std=CL2.0 -cl-opt-disable");
+    assert_eq!(
+        o0.kernel("counted").unwrap().lanes(),
+        vec![Err("private variables in memory".to_string()); 2]
+    );
+}
+
+#[test]
+fn a_uniform_counter_and_a_varying_accumulator() {
+    let p = program();
+    let (n, local, rounds) = (256usize, 64usize, 7);
+    let (a, b) = both(&p, "counted", NdRange::new([n]).local([local]), n, || {
+        vec![Arg::of(&[rounds])]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| (0..rounds).fold((g % local) as i32, |acc, i| acc * 3 + i))
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn values_a_batch_keeps_reach_the_work_items_of_a_state_without_lanes() {
+    let p = program();
+    let input = Buffer::from_slice(&[4i32, 9]);
+    let n = 32usize;
+    let (a, b) = both(&p, "handoff", NdRange::new([n]).local([16]), n, || {
+        vec![Arg::Buffer(&input)]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| {
+            let l = (g % 16) as i32;
+            21 + (l % 3) * l * 5
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn ids_step_along_x_in_two_dimensions_with_an_offset() {
+    let p = program();
+    let (gx, gy, lx, ly, ox, oy) = (24usize, 6usize, 8usize, 3usize, 4usize, 2usize);
+    let range = NdRange::new([gx, gy]).local([lx, ly]).offset([ox, oy]);
+    let (a, b) = both(&p, "ids", range, 5 * gx * gy, Vec::new);
+    let mut want = vec![0; 5 * gx * gy];
+    for y in 0..gy {
+        for x in 0..gx {
+            let g = y * gx + x;
+            let (lxi, lyi) = (x % lx, y % ly);
+            want[5 * g] = (x + ox) as i32;
+            want[5 * g + 1] = (y + oy) as i32;
+            want[5 * g + 2] = (lxi + 100 * lyi) as i32;
+            want[5 * g + 3] = (lyi * lx + lxi) as i32;
+            want[5 * g + 4] = (x / lx + 100 * (y / ly)) as i32;
+        }
+    }
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn a_tiled_product_in_two_dimensional_groups() {
+    let p = program();
+    let n = 32usize;
+    let av: Vec<i32> = (0..n * n).map(|i| (i % 7) as i32 - 3).collect();
+    let bv: Vec<i32> = (0..n * n).map(|i| (i % 5) as i32 - 2).collect();
+    let (a_buf, b_buf) = (Buffer::from_slice(&av), Buffer::from_slice(&bv));
+    let range = NdRange::new([n, n]).local([16, 4]);
+    let rt = Runtime::with_threads(2);
+    let run = |lanes: bool| {
+        let k = p.kernel("tiled").unwrap();
+        let k = if lanes { k } else { k.without_lanes() };
+        let c = Buffer::<i32>::new(n * n);
+        let args = [
+            Arg::Buffer(&a_buf),
+            Arg::Buffer(&b_buf),
+            Arg::Buffer(&c),
+            Arg::of(&[n as i32]),
+        ];
+        k.run(&rt, range.clone(), &args).unwrap();
+        c.to_vec()
+    };
+    let (a, b) = (run(true), run(false));
+    let mut want = vec![0; n * n];
+    for r in 0..n {
+        for c in 0..n {
+            want[r * n + c] = (0..n).map(|k| av[r * n + k] * bv[k * n + c]).sum();
+        }
+    }
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn every_work_item_of_a_batch_makes_its_atomic() {
+    let p = program();
+    let rt = Runtime::with_threads(2);
+    // Groups of 8 fit batches; the last group of the non-uniform range
+    // (6 work-items) does not, nor do groups of 6.
+    for (n, local) in [(64usize, 8usize), (70, 8), (66, 6)] {
+        let out = Buffer::<i32>::new(n);
+        let counter = Buffer::<i32>::new(1);
+        p.kernel("count")
+            .unwrap()
+            .run(
+                &rt,
+                NdRange::new([n]).local([local]),
+                &[Arg::Buffer(&out), Arg::Buffer(&counter)],
+            )
+            .unwrap();
+        assert_eq!(counter.to_vec(), vec![n as i32], "{n} / {local}");
+        let want: Vec<i32> = (0..n)
+            .map(|g| ((g / local) * 1000 + g % local) as i32)
+            .collect();
+        assert_eq!(out.to_vec(), want, "{n} / {local}");
+    }
+}
+
+#[test]
+fn a_fault_in_a_later_lane_names_its_work_item() {
+    let p = program();
+    let rt = Runtime::with_threads(1);
+    for bad in [2, 7] {
+        let out = Buffer::<i32>::new(16);
+        let r = p.kernel("strays").unwrap().run(
+            &rt,
+            NdRange::new([16]).local([8]),
+            &[Arg::Buffer(&out), Arg::of(&[bad])],
+        );
+        let Err(RunError::Launch { error, .. }) = r else {
+            panic!("expected a launch error, got {r:?}")
+        };
+        let text = error.to_string();
+        assert!(
+            text.contains(&format!("global id ({bad}), local id ({bad})")),
+            "{bad}: {text}"
+        );
+    }
+}
