@@ -34,6 +34,18 @@ fn both<'a>(
     (run(true), run(false))
 }
 
+/// The error of a launch of kernel `name` on one thread, which must fail.
+fn launch_error(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) -> String {
+    let r = p
+        .kernel(name)
+        .unwrap()
+        .run(&Runtime::with_threads(1), range, args);
+    match r {
+        Err(RunError::Launch { error, .. }) => error.to_string(),
+        other => panic!("{name}: expected a launch error, got {other:?}"),
+    }
+}
+
 const KERNELS: &str = r#"
 // A uniform loop counter and a varying accumulator across a barrier.
 kernel void counted(global int *out, int rounds) {
@@ -97,14 +109,68 @@ kernel void halves(global int *out, local int *s) {
 }
 
 // A batched state hands a uniform and a varying value to one that
-// diverges (a loop whose trip count varies), which runs one work-item per
-// iteration and reads them from each work-item's frame.
+// cannot run so (it may print), which runs one work-item per iteration
+// and reads them from each work-item's frame. The work-items that return
+// early meet the others at the kernel's end.
 kernel void handoff(global int *out, global const int *in) {
     int u = in[0] * 3 + in[1];
     int v = get_local_id(0) * 5;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = 0; i < get_local_id(0) % 3; i++) u += v;
+    if (v < 0) printf("never\n");
+    if (get_local_id(0) % 3 == 1) return;
+    for (int i = 0; i < get_local_id(0) % 4; i++) u += v;
     out[get_global_id(0)] = u;
+}
+
+// Where a batch's work-items part, one at a time: a loop whose trip count
+// varies, a branch inside it, an if-else whose join has a phi, the loop's
+// counter used after it.
+kernel void trips(global int *out, local int *s) {
+    int l = get_local_id(0);
+    s[l] = l * 7;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int acc = 0, k = 0;
+    for (; k < l % 5; k++) {
+        acc += s[(l + k) % get_local_size(0)];
+        if (acc % 2) acc += 3;
+    }
+    int x;
+    if (l & 1) x = acc * 2; else x = k - acc;
+    out[get_global_id(0)] = x + k;
+}
+
+// A barrier only some work-items reach: a divergence, whatever the loop.
+kernel void stalls(global int *out) {
+    if (get_local_id(0) < 2) barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = 1;
+}
+
+// A spin lock among a group's work-items: the work-item holding it must
+// release it before the next one spins.
+kernel void locked(global int *out, volatile global int *lock) {
+    while (atomic_cmpxchg(lock, 0, 1) != 0) {}
+    out[0] += 1;
+    atomic_xchg(lock, 0);
+}
+
+// Consecutive addresses: one access for a batch's four work-items, unless
+// some of them are out of bounds.
+kernel void tail(global int *out, global const int *in) {
+    size_t g = get_global_id(0);
+    out[g] = in[g] * 2;
+}
+
+// The same of 8-byte elements: two 16-byte accesses per batch.
+kernel void wide(global long *out, global const double *in) {
+    size_t g = get_global_id(0);
+    out[g] = (long)(in[g] * 4.0) + g;
+}
+
+// An index that steps by one from lane to lane as 32-bit arithmetic goes,
+// but wraps between two lanes once widened.
+kernel void wraps(global int *out) {
+    uint u = (uint)get_global_id(0) + 0x7ffffffeu;
+    out[(long)as_int(u) - 0x7ffffffeL] = 7;
 }
 
 kernel void talks(global int *out) {
@@ -130,19 +196,22 @@ fn states_with_uniform_branches_get_lanes_and_others_say_why() {
     assert_eq!(lanes("ids"), vec![Ok(())]);
     assert_eq!(lanes("strays"), vec![Ok(())]);
     assert_eq!(lanes("tiled"), vec![Ok(()), Ok(()), Ok(())]);
-    // State 0 branches on the local id; the state after the barrier
-    // makes the atomic and the stores.
-    let count = lanes("count");
-    assert_eq!(count[0], Err("a branch that diverges".to_string()));
-    assert_eq!(count[1], Ok(()));
-    assert!(lanes("halves")
-        .iter()
-        .all(|r| r == &Err("a branch that diverges".to_string())));
+    // Where the work-items part, they run one at a time.
+    assert_eq!(lanes("count"), vec![Ok(()), Ok(())]);
+    assert_eq!(lanes("halves"), vec![Ok(()), Ok(())]);
+    assert_eq!(lanes("trips"), vec![Ok(()), Ok(())]);
+    assert_eq!(lanes("handoff"), vec![Ok(()), Err("printf".to_string())]);
     assert_eq!(
-        lanes("handoff"),
-        vec![Ok(()), Err("a branch that diverges".to_string())]
+        lanes("stalls")[0],
+        Err("a barrier or a return where the work-items part".to_string())
     );
-    assert_eq!(lanes("talks"), vec![Err("a branch that diverges".into())]);
+    assert_eq!(
+        lanes("locked"),
+        vec![Err(
+            "a loop of atomics where the work-items part".to_string()
+        )]
+    );
+    assert_eq!(lanes("talks"), vec![Err("printf".into())]);
     // Unoptimized code keeps its variables in memory.
     let o0 = common::build(KERNELS, "lanes.cl", "-cl-std=CL2.0 -cl-opt-disable");
     assert_eq!(
@@ -174,13 +243,55 @@ fn values_a_batch_keeps_reach_the_work_items_of_a_state_without_lanes() {
         vec![Arg::Buffer(&input)]
     });
     let want: Vec<i32> = (0..n)
-        .map(|g| {
-            let l = (g % 16) as i32;
-            21 + (l % 3) * l * 5
+        .map(|g| match (g % 16) as i32 {
+            l if l % 3 == 1 => 0,
+            l => 21 + (l % 4) * l * 5,
         })
         .collect();
     assert_eq!(a, want);
     assert_eq!(b, want);
+}
+
+#[test]
+fn work_items_that_part_run_one_at_a_time_and_meet_again() {
+    let p = program();
+    let (n, local) = (96usize, 24usize);
+    let (a, b) = both(&p, "trips", NdRange::new([n]).local([local]), n, || {
+        vec![Arg::Local(local * 4)]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| {
+            let l = (g % local) as i32;
+            let (mut acc, mut k) = (0, 0);
+            while k < l % 5 {
+                acc += ((l + k) % local as i32) * 7;
+                if acc % 2 != 0 {
+                    acc += 3;
+                }
+                k += 1;
+            }
+            let x = if l & 1 != 0 { acc * 2 } else { k - acc };
+            x + k
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn a_reduction_whose_work_items_part_at_each_level() {
+    let p = program();
+    let (groups, local) = (6usize, 32usize);
+    let (a, b) = both(
+        &p,
+        "halves",
+        NdRange::new([groups * local]).local([local]),
+        groups,
+        || vec![Arg::Local(local * 4)],
+    );
+    let sum = (0..local as i32).sum::<i32>();
+    assert_eq!(a, vec![sum; groups]);
+    assert_eq!(b, vec![sum; groups]);
 }
 
 #[test]
@@ -266,21 +377,83 @@ fn every_work_item_of_a_batch_makes_its_atomic() {
 #[test]
 fn a_fault_in_a_later_lane_names_its_work_item() {
     let p = program();
-    let rt = Runtime::with_threads(1);
     for bad in [2, 7] {
         let out = Buffer::<i32>::new(16);
-        let r = p.kernel("strays").unwrap().run(
-            &rt,
-            NdRange::new([16]).local([8]),
-            &[Arg::Buffer(&out), Arg::of(&[bad])],
-        );
-        let Err(RunError::Launch { error, .. }) = r else {
-            panic!("expected a launch error, got {r:?}")
-        };
-        let text = error.to_string();
+        let args = [Arg::Buffer(&out), Arg::of(&[bad])];
+        let text = launch_error(&p, "strays", NdRange::new([16]).local([8]), &args);
         assert!(
             text.contains(&format!("global id ({bad}), local id ({bad})")),
             "{bad}: {text}"
         );
+    }
+}
+
+#[test]
+fn a_barrier_some_work_items_skip_is_a_divergence() {
+    let p = program();
+    let out = Buffer::<i32>::new(8);
+    let range = NdRange::new([8]).local([8]);
+    let error = launch_error(&p, "stalls", range, &[Arg::Buffer(&out)]);
+    assert!(error.contains("barrier divergence"), "{error}");
+}
+
+#[test]
+fn consecutive_accesses_in_and_out_of_bounds() {
+    let p = program();
+    let input: Vec<i32> = (0..16).map(|i| i * 3 - 7).collect();
+    let inb = Buffer::from_slice(&input);
+    // In bounds: each lane's element.
+    let (a, b) = both(&p, "tail", NdRange::new([16]).local([8]), 16, || {
+        vec![Arg::Buffer(&inb)]
+    });
+    let want: Vec<i32> = input.iter().map(|x| x * 2).collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+    // The last batch's last two work-items read past the end: the fault
+    // names the first of them, as without lanes.
+    let short = Buffer::from_slice(&input[..14]);
+    let out = Buffer::<i32>::new(16);
+    let args = [Arg::Buffer(&out), Arg::Buffer(&short)];
+    let error = launch_error(&p, "tail", NdRange::new([16]).local([8]), &args);
+    assert!(error.contains("global id (14)"), "{error}");
+    // The first group ran whole (one thread runs the groups in order).
+    assert_eq!(out.to_vec()[..8], want[..8]);
+}
+
+#[test]
+fn an_index_that_wraps_between_lanes_is_not_taken_for_consecutive() {
+    let p = program();
+    let out = Buffer::<i32>::new(8);
+    let range = NdRange::new([8]).local([8]);
+    // Work-items 0 and 1 write elements 0 and 1; work-item 2's index is
+    // far below the buffer.
+    let error = launch_error(&p, "wraps", range, &[Arg::Buffer(&out)]);
+    assert!(error.contains("global id (2)"), "{error}");
+    assert_eq!(out.to_vec()[..2], [7, 7]);
+    assert_eq!(out.to_vec()[2..], [0; 6]);
+}
+
+#[test]
+fn consecutive_accesses_of_eight_byte_elements() {
+    let p = program();
+    assert_eq!(p.kernel("wide").unwrap().lanes(), vec![Ok(())]);
+    let input: Vec<f64> = (0..32).map(|i| i as f64 * 1.5 - 9.0).collect();
+    let inb = Buffer::from_slice(&input);
+    let want: Vec<i64> = input
+        .iter()
+        .enumerate()
+        .map(|(g, x)| (x * 4.0) as i64 + g as i64)
+        .collect();
+    for lanes in [true, false] {
+        let k = p.kernel("wide").unwrap();
+        let k = if lanes { k } else { k.without_lanes() };
+        let out = Buffer::<i64>::new(32);
+        k.run(
+            &Runtime::with_threads(2),
+            NdRange::new([32]).local([16]),
+            &[Arg::Buffer(&out), Arg::Buffer(&inb)],
+        )
+        .unwrap();
+        assert_eq!(out.to_vec(), want, "lanes {lanes}");
     }
 }

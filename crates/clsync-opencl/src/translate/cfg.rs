@@ -209,6 +209,9 @@ impl Fx<'_, '_> {
 
     /// The block arguments of the edge from the current block to `to`.
     pub(super) fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
+        if let Some(args) = self.serial_edge(to)? {
+            return Ok(args);
+        }
         let phis = self.phis.get(&to).cloned().unwrap_or_default();
         let mut out = Vec::new();
         for (id, _, pairs) in phis {
@@ -248,6 +251,9 @@ impl Fx<'_, '_> {
     }
 
     pub(super) fn target(&self, label: Word) -> Result<ir::Block, CompileError> {
+        if let Some(b) = self.serial_target(label) {
+            return Ok(b);
+        }
         self.blocks.get(&label).copied().ok_or_else(|| {
             CompileError::Invalid(format!("a branch to %{label}, which is not a block"))
         })

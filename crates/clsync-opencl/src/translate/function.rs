@@ -317,6 +317,7 @@ impl<'a, 'm> Fx<'a, 'm> {
             let cb = self.b.create_block();
             self.blocks.insert(blk.label, cb);
             let mut phis = Vec::new();
+            let mut flat = Vec::new();
             for (inst, _) in &blk.instructions {
                 if inst.class.opcode != Op::Phi {
                     continue;
@@ -329,22 +330,32 @@ impl<'a, 'm> Fx<'a, 'm> {
                     }
                 }
                 let id = inst.result_id.unwrap_or(0);
-                // A varying phi of a batched build has each lane's values.
-                let lanes = self.varying_lane(id).map_or(1, |_| continuation::LANES);
-                for j in 0..lanes {
-                    let mut params = Vec::new();
-                    for t in flat_types(self.m, ty)? {
-                        params.push(self.b.append_block_param(cb, t));
-                    }
-                    match lanes {
-                        1 => {
-                            self.vals.insert(id, params);
+                self.types_of.insert(id, ty);
+                flat.push((id, flat_types(self.m, ty)?));
+                phis.push((id, ty, pairs));
+            }
+            // A batched build: a region's block has a copy per lane, and a
+            // join's phis are variables (`continuation::serial`).
+            if self.region_of(blk.label).is_some() {
+                self.region_block(blk.label, &flat);
+            } else if !self.join_phis(blk.label, &flat) {
+                for (id, ts) in &flat {
+                    // A varying phi of a batched build has each lane's
+                    // values.
+                    let lanes = self.varying_lane(*id).map_or(1, |_| continuation::LANES);
+                    for j in 0..lanes {
+                        let params = ts
+                            .iter()
+                            .map(|t| self.b.append_block_param(cb, *t))
+                            .collect();
+                        match lanes {
+                            1 => {
+                                self.vals.insert(*id, params);
+                            }
+                            _ => self.set_lane_value(*id, j, params),
                         }
-                        _ => self.set_lane_value(id, j, params),
                     }
                 }
-                self.types_of.insert(id, ty);
-                phis.push((id, ty, pairs));
             }
             // A checked build's phis carry their shadows, after the values.
             if self.s.checked {
@@ -383,18 +394,19 @@ impl<'a, 'm> Fx<'a, 'm> {
         }
         for (n, &i) in order.iter().enumerate() {
             let blk = &f.blocks[i];
+            // A batched build translates a region's copies where its first
+            // block comes.
+            if let Some(r) = self.region_of(blk.label) {
+                if self.first_of_region(r) == Some(blk.label) {
+                    self.region_copies(r, f)?;
+                }
+                continue;
+            }
             if n > 0 || self.cont.is_some() {
                 let cb = self.blocks[&blk.label];
                 self.b.switch_to_block(cb);
             }
-            self.current = blk.label;
-            self.phi_vars(blk.label);
-            for (at, (inst, line)) in blk.instructions.iter().enumerate() {
-                self.line = *line;
-                self.op = inst.class.opcode;
-                self.at = at;
-                self.batch_instruction(inst)?;
-            }
+            self.block_body(blk, true)?;
         }
         if let Some(bail) = self.bail {
             self.b.switch_to_block(bail);
@@ -472,6 +484,33 @@ impl<'a, 'm> Fx<'a, 'm> {
                 },
             }
             self.loop_step();
+        }
+        Ok(())
+    }
+
+    /// Translates block `blk`'s phis' variables and instructions into the
+    /// current block: in a batched build once per batch or per lane as
+    /// each needs (`batch`), or as the current lane's only.
+    pub(super) fn block_body(
+        &mut self,
+        blk: &clsync_spirv::Block,
+        batch: bool,
+    ) -> Result<(), CompileError> {
+        self.current = blk.label;
+        self.phi_vars(blk.label);
+        let last = blk.instructions.len().saturating_sub(1);
+        for (at, (inst, line)) in blk.instructions.iter().enumerate() {
+            self.line = *line;
+            self.op = inst.class.opcode;
+            self.at = at;
+            if !batch {
+                self.instruction(inst)?;
+                continue;
+            }
+            match self.entering(blk.label) {
+                Some(r) if at == last => self.enter_region(r, inst)?,
+                _ => self.batch_instruction(inst)?,
+            }
         }
         Ok(())
     }

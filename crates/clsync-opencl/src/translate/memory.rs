@@ -41,52 +41,12 @@ impl Fx<'_, '_> {
         kind: AccessKind,
         storage: StorageClass,
     ) -> Value {
-        let slot = self.b.ins().ushr_imm_s(slot_of, OFFSET_BITS as i64);
-        // With the root known, the offset is the root's and the distance to
-        // it: `(root + x) - root` is `x` to Cranelift's rules, so an
-        // indexed access computes no tagged pointer at all (the fault path
-        // makes one if it runs). A distance below the root wraps to an
-        // offset past any object.
-        let rooted = slot_of != ptr;
-        let off = if rooted {
-            let base = self.b.ins().band_imm_s(slot_of, OFFSET_MASK as i64);
-            let d = self.b.ins().isub(ptr, slot_of);
-            self.b.ins().iadd(base, d)
-        } else {
-            self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64)
-        };
+        let (ok, native) = self.bounds(ptr, slot_of, size);
+        self.in_bounds = Some(ok);
         let fault = self.b.create_block();
         self.b.set_cold_block(fault);
-        // A slot past the table reads its sentinel, the null object after
-        // the last slot (every table has one), whose length fails every
-        // access: one comparison for both checks, and a load that is in
-        // bounds wherever Cranelift hoists it.
-        let slot = self.b.ins().umin(slot, self.nslots);
-        let idx = self.b.ins().ishl_imm_s(slot, 4);
-        let entry = self.b.ins().iadd(self.slots, idx);
-        let fixed = super::function::fixed();
-        let base = self.b.ins().load(types::I64, fixed, entry, 0);
-        let len = self.b.ins().load(types::I64, fixed, entry, 8);
-        let ok = if rooted {
-            // In bounds: `off < len + 1 - size`, a limit the loop hoists
-            // with the slot's loads (zero where the object is smaller than
-            // the access), which no wrapped offset passes.
-            let fits = self
-                .b
-                .ins()
-                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, size as i64);
-            let limit = self.b.ins().iadd_imm_s(len, 1 - size as i64);
-            let zero = self.b.ins().iconst(types::I64, 0);
-            let limit = self.b.ins().select(fits, limit, zero);
-            self.b.ins().icmp(IntCC::UnsignedLessThan, off, limit)
-        } else {
-            let end = self.b.ins().iadd_imm_s(off, size as i64);
-            self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len)
-        };
-        self.in_bounds = Some(ok);
         let good = self.b.create_block();
         let addr = self.b.append_block_param(good, types::I64);
-        let native = self.b.ins().iadd(base, off);
         self.b
             .ins()
             .brif(ok, good, &[BlockArg::Value(native)], fault, &[]);
@@ -113,9 +73,57 @@ impl Fx<'_, '_> {
         addr
     }
 
+    /// The checks of [`address_in`](Self::address_in) without their fault
+    /// path: whether the `size` bytes at `ptr` are inside its object, and
+    /// their native address where they are.
+    pub fn bounds(&mut self, ptr: Value, slot_of: Value, size: u64) -> (Value, Value) {
+        let slot = self.b.ins().ushr_imm_s(slot_of, OFFSET_BITS as i64);
+        // With the root known, the offset is the root's and the distance to
+        // it: `(root + x) - root` is `x` to Cranelift's rules, so an
+        // indexed access computes no tagged pointer at all (the fault path
+        // makes one if it runs). A distance below the root wraps to an
+        // offset past any object.
+        let rooted = slot_of != ptr;
+        let off = if rooted {
+            let base = self.b.ins().band_imm_s(slot_of, OFFSET_MASK as i64);
+            let d = self.b.ins().isub(ptr, slot_of);
+            self.b.ins().iadd(base, d)
+        } else {
+            self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64)
+        };
+        // A slot past the table reads its sentinel, the null object after
+        // the last slot (every table has one), whose length fails every
+        // access: one comparison for both checks, and a load that is in
+        // bounds wherever Cranelift hoists it.
+        let slot = self.b.ins().umin(slot, self.nslots);
+        let idx = self.b.ins().ishl_imm_s(slot, 4);
+        let entry = self.b.ins().iadd(self.slots, idx);
+        let fixed = super::function::fixed();
+        let base = self.b.ins().load(types::I64, fixed, entry, 0);
+        let len = self.b.ins().load(types::I64, fixed, entry, 8);
+        let ok = if rooted {
+            // In bounds: `off < len + 1 - size`, a limit the loop hoists
+            // with the slot's loads (zero where the object is smaller than
+            // the access), which no wrapped offset passes.
+            let fits = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, size as i64);
+            let limit = self.b.ins().iadd_imm_s(len, 1 - size as i64);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let limit = self.b.ins().select(fits, limit, zero);
+            self.b.ins().icmp(IntCC::UnsignedLessThan, off, limit)
+        } else {
+            let end = self.b.ins().iadd_imm_s(off, size as i64);
+            self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len)
+        };
+        let native = self.b.ins().iadd(base, off);
+        (ok, native)
+    }
+
     /// The value of the pointer access chains made `ptr` from, if they
     /// did (see `roots`).
-    fn root_value(&mut self, ptr: Word) -> Result<Option<Value>, CompileError> {
+    pub(super) fn root_value(&mut self, ptr: Word) -> Result<Option<Value>, CompileError> {
         match self.roots.get(&ptr).copied() {
             Some(root) => Ok(Some(self.get1(root)?)),
             None => Ok(None),
@@ -132,7 +140,7 @@ impl Fx<'_, '_> {
         }
     }
 
-    fn builtin_of(&self, id: Word) -> Option<BuiltIn> {
+    pub(super) fn builtin_of(&self, id: Word) -> Option<BuiltIn> {
         super::builtin_of(self.m, id)
     }
 

@@ -917,8 +917,7 @@ fn continuation_function(
     if let (true, Some(k)) = (lanes, only_state) {
         let u = uniform::analyze(shared.m, f);
         let order = cfg::reverse_postorder(f);
-        continuation::batchable(shared.m, f, &order, &u, k)?;
-        plan.lanes = Some(u);
+        plan.lanes = Some(continuation::batchable(shared.m, f, &order, u, k)?);
     }
     if shared.checked {
         // What a checked build computes again may report again (an access

@@ -22,7 +22,7 @@
 //!   (they may be used after the work-items meet again, each with its
 //!   own: a loop whose exit condition varies).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use clsync_spirv::spirv::{BuiltIn, Op, Word};
 use clsync_spirv::{Function, Instruction, Module, Operand};
@@ -39,6 +39,14 @@ pub(crate) struct Uniformity {
     pub varying: HashSet<Word>,
     /// The labels of the blocks whose branch (or switch) diverges.
     pub diverging: HashSet<Word>,
+    /// Each block's immediate post-dominator, by index in the function.
+    pub ipdom: Vec<Option<usize>>,
+    /// Varying integers and pointers that step by a constant from one
+    /// lane to the next, as arithmetic modulo their width goes (a pointer
+    /// in bytes): lane `j`'s value is the first lane's plus `j` times it.
+    /// A widening conversion keeps the step only while no lane wraps,
+    /// which the code that relies on it checks (`continuation::coalesce`).
+    pub steps: HashMap<Word, i64>,
 }
 
 impl Uniformity {
@@ -207,7 +215,10 @@ pub(crate) fn analyze(m: &Module, f: &Function) -> Uniformity {
         })
         .filter_map(|(i, _)| i.result_id)
         .collect();
-    let mut u = Uniformity::default();
+    let mut u = Uniformity {
+        ipdom: ipdom.clone(),
+        ..Uniformity::default()
+    };
     // Blocks inside a divergent branch's region, whose values vary, and
     // the blocks where its work-items meet again, whose phis vary.
     let mut affected: HashSet<usize> = HashSet::new();
@@ -270,13 +281,167 @@ pub(crate) fn analyze(m: &Module, f: &Function) -> Uniformity {
             break;
         }
     }
+    u.steps = steps(m, f, &u, &id_vectors);
     u
+}
+
+/// The steps of a kernel's varying values (see [`Uniformity::steps`]), in
+/// one pass over its blocks in their order, where each value comes after
+/// what it is made of (a phi's step is not known).
+fn steps(
+    m: &Module,
+    f: &Function,
+    u: &Uniformity,
+    id_vectors: &HashSet<Word>,
+) -> HashMap<Word, i64> {
+    let order = super::cfg::reverse_postorder(f);
+    let mut steps: HashMap<Word, i64> = HashMap::new();
+    let mut types: HashMap<Word, Word> = f.params.iter().copied().collect();
+    types.extend(m.globals.iter().map(|g| (g.id, g.ty)));
+    for (inst, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
+            types.insert(r, t);
+        }
+    }
+    let constant = |w: Word| match m.constants.get(&w) {
+        Some(clsync_spirv::Constant::Scalar { bits, ty }) => {
+            let width = match m.ty(*ty) {
+                Ok(clsync_spirv::Type::Int(w)) => *w,
+                _ => return None,
+            };
+            // Sign-extended from the constant's width.
+            let shift = 64 - width.min(64);
+            Some(((*bits as i64) << shift) >> shift)
+        }
+        _ => None,
+    };
+    for &b in &order {
+        for (inst, _) in &f.blocks[b].instructions {
+            let Some(r) = inst.result_id else { continue };
+            if !u.varies(r) {
+                continue;
+            }
+            let id = |k: usize| match inst.operands.get(k) {
+                Some(Operand::IdRef(w)) => Some(*w),
+                _ => None,
+            };
+            // The step of an operand: zero where it is uniform.
+            let of = |w: Option<Word>, steps: &HashMap<Word, i64>| {
+                let w = w?;
+                if u.varies(w) {
+                    steps.get(&w).copied()
+                } else {
+                    Some(0)
+                }
+            };
+            let step = match inst.class.opcode {
+                Op::Load => match loads_per_item_builtin(m, inst) {
+                    Some(BuiltIn::GlobalLinearId | BuiltIn::LocalInvocationIndex) => Some(1),
+                    _ => None,
+                },
+                Op::CompositeExtract if id(0).is_some_and(|v| id_vectors.contains(&v)) => {
+                    match inst.operands.get(1) {
+                        Some(Operand::LiteralBit32(0)) => Some(1),
+                        _ => None,
+                    }
+                }
+                Op::IAdd => of(id(0), &steps)
+                    .zip(of(id(1), &steps))
+                    .map(|(a, b)| a.wrapping_add(b)),
+                Op::ISub => of(id(0), &steps)
+                    .zip(of(id(1), &steps))
+                    .map(|(a, b)| a.wrapping_sub(b)),
+                Op::IMul => match (id(0).and_then(constant), id(1).and_then(constant)) {
+                    (_, Some(c)) => of(id(0), &steps).map(|a| a.wrapping_mul(c)),
+                    (Some(c), _) => of(id(1), &steps).map(|a| a.wrapping_mul(c)),
+                    _ => None,
+                },
+                Op::ShiftLeftLogical => match id(1).and_then(constant) {
+                    Some(k) if (0..32).contains(&k) => of(id(0), &steps).map(|a| a << k),
+                    _ => None,
+                },
+                Op::SConvert
+                | Op::UConvert
+                | Op::Bitcast
+                | Op::CopyObject
+                | Op::PtrCastToGeneric
+                | Op::GenericCastToPtr
+                | Op::GenericCastToPtrExplicit
+                | Op::ConvertPtrToU
+                | Op::ConvertUToPtr => of(id(0), &steps),
+                Op::AccessChain
+                | Op::InBoundsAccessChain
+                | Op::PtrAccessChain
+                | Op::InBoundsPtrAccessChain => {
+                    chain_step(m, &types, inst, |w| of(Some(w), &steps))
+                }
+                _ => None,
+            };
+            if let Some(s) = step {
+                steps.insert(r, s);
+            }
+        }
+    }
+    steps
+}
+
+/// The byte step of an access chain's pointer, from its base's and its
+/// indices' steps (`of`).
+fn chain_step(
+    m: &Module,
+    types: &HashMap<Word, Word>,
+    inst: &Instruction,
+    of: impl Fn(Word) -> Option<i64>,
+) -> Option<i64> {
+    use clsync_spirv::Type;
+    let ids: Vec<Word> = inst
+        .operands
+        .iter()
+        .map(|o| match o {
+            Operand::IdRef(w) => Some(*w),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (base, indices) = ids.split_first()?;
+    let mut step = of(*base)?;
+    let mut ty = match m.ty(*types.get(base)?).ok()? {
+        Type::Pointer { pointee, .. } => *pointee,
+        _ => return None,
+    };
+    let ptr_chain = matches!(
+        inst.class.opcode,
+        Op::PtrAccessChain | Op::InBoundsPtrAccessChain
+    );
+    for (k, idx) in indices.iter().enumerate() {
+        let s = of(*idx)?;
+        if k == 0 && ptr_chain {
+            let size = m.layout(ty).ok()?.size as i64;
+            step = step.wrapping_add(s.wrapping_mul(size));
+            continue;
+        }
+        ty = match m.ty(ty).ok()? {
+            Type::Array { elem, .. } | Type::Vector { elem, .. } => {
+                let size = m.layout(*elem).ok()?.size as i64;
+                step = step.wrapping_add(s.wrapping_mul(size));
+                *elem
+            }
+            Type::Struct { members, .. } if s == 0 => {
+                let c = match m.constants.get(idx) {
+                    Some(clsync_spirv::Constant::Scalar { bits, .. }) => *bits as usize,
+                    _ => return None,
+                };
+                *members.get(c)?
+            }
+            _ => return None,
+        };
+    }
+    Some(step)
 }
 
 /// The blocks a branch at block `b` reaches before `join`, its immediate
 /// post-dominator, or every block it reaches where it has none. (`b` is
 /// one of them where a loop brings it back.)
-fn region(succ: &[Vec<usize>], b: usize, join: Option<usize>) -> HashSet<usize> {
+pub(crate) fn region(succ: &[Vec<usize>], b: usize, join: Option<usize>) -> HashSet<usize> {
     let mut seen = HashSet::new();
     let mut todo: Vec<usize> = succ[b].clone();
     while let Some(n) = todo.pop() {

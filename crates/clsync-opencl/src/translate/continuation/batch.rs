@@ -6,12 +6,12 @@
 //! (a loop counter, an address every work-item reads, the bounds it is
 //! checked against) are paid once per batch instead of once per work-item.
 //!
-//! A state runs so when every branch its interval can reach is uniform,
-//! so that the batch's work-items take the same path. Its interval may
-//! then make no call (a called function may print, whose order the
-//! work-items' interleaving would change) and use no `printf`, and the
-//! kernel keeps no private variable in memory (the work-items of a batch
-//! would share the one block). A launch uses the batched function of a
+//! Where a branch diverges, the batch's work-items run one at a time up to
+//! where they meet again (see `serial`). A state runs so when each such
+//! region of its interval qualifies, its interval makes no call (a called
+//! function may print, whose order the work-items' interleaving would
+//! change) and uses no `printf`, and the kernel keeps no private variable
+//! in memory (the work-items of a batch would share the one block). A launch uses the batched function of a
 //! state for a group whose local size along x is a multiple of
 //! [`LANES`] (so a batch never leaves its row, and the y and z ids are
 //! the batch's); other groups, and states that do not qualify, run the
@@ -36,6 +36,7 @@ use clsync_spirv::{Function, Instruction, Module, Operand};
 use cranelift_codegen::ir::{InstBuilder, Type as ClType, Value};
 use cranelift_frontend::Variable;
 
+use super::serial::Serial;
 use super::Counters;
 use crate::exec::ctx::builtin;
 use crate::translate::function::Fx;
@@ -63,12 +64,15 @@ pub(crate) struct Batch {
     pub frames: Vec<Value>,
     /// `j * stride` for each lane `j`, made constants with the stride.
     pub strides: Vec<Value>,
+    /// The regions run one work-item at a time, and their translation.
+    pub serial: super::serial::SerialState,
 }
 
 impl Batch {
-    pub fn new(u: Uniformity) -> Batch {
+    pub fn new(plan: LanePlan) -> Batch {
         Batch {
-            u,
+            u: plan.u,
+            serial: super::serial::SerialState::new(plan.serial),
             lane: None,
             vals: vec![HashMap::new(); LANES],
             vars: vec![HashMap::new(); LANES],
@@ -89,16 +93,25 @@ const STEPPED: [usize; 4] = [
     builtin::LOCAL_LINEAR_ID,
 ];
 
-/// Whether state `state` of kernel body `f` (0: its start, `k`: after its
-/// `k`-th barrier in translation order, `order`) can run as lane batches,
-/// or why not (see the module docs).
+/// What a batched build of a state knows of the kernel: its uniform
+/// values, and the regions of the state's interval where the batch's
+/// work-items part, which run one work-item at a time (`serial`).
+#[derive(Debug, Default)]
+pub(crate) struct LanePlan {
+    pub u: Uniformity,
+    pub serial: Vec<Serial>,
+}
+
+/// The plan of lane batches for state `state` of kernel body `f` (0: its
+/// start, `k`: after its `k`-th barrier in translation order, `order`), or
+/// why the state cannot run so (see the module docs).
 pub(crate) fn batchable(
     m: &Module,
     f: &Function,
     order: &[usize],
-    u: &Uniformity,
+    u: Uniformity,
     state: u32,
-) -> Result<(), String> {
+) -> Result<LanePlan, String> {
     let ids_read = super::plan::ids_read(m, f).0;
     let sub_group = [
         builtin::SUB_GROUP_ID,
@@ -128,6 +141,8 @@ pub(crate) fn batchable(
         start = barriers.nth(state as usize - 1);
     }
     let start = start.ok_or_else(|| format!("no barrier {state}"))?;
+    // The blocks whose branch the interval reaches.
+    let mut whole = HashSet::new();
     let mut seen = HashSet::new();
     let mut todo = vec![start];
     while let Some((b, from)) = todo.pop() {
@@ -151,12 +166,11 @@ pub(crate) fn batchable(
         if ended {
             continue;
         }
-        if u.diverging.contains(&blk.label) {
-            return Err("a branch that diverges".into());
-        }
+        whole.insert(b);
         todo.extend(succ[b].iter().map(|s| (*s, 0)));
     }
-    Ok(())
+    let serial = super::serial::regions(f, order, &succ, &u, &whole)?;
+    Ok(LanePlan { u, serial })
 }
 
 /// Whether `inst` (an `OpExtInst`) is OpenCL.std's `printf`.
@@ -220,6 +234,26 @@ impl Fx<'_, '_> {
         b.lane = None;
     }
 
+    /// Runs `f` as lane `j`, with its values.
+    pub(in crate::translate) fn per_one_lane<T>(
+        &mut self,
+        j: usize,
+        f: impl FnOnce(&mut Self) -> Result<T, CompileError>,
+    ) -> Result<T, CompileError> {
+        self.enter_lane(j);
+        let r = f(self);
+        self.leave_lane(j);
+        r
+    }
+
+    /// A phi's values in lane `j`, as its block defines them (its
+    /// parameters, or a join's variables).
+    pub(in crate::translate) fn phi_in_lane(&self, id: Word, j: usize) -> Option<Vec<Value>> {
+        self.cont.as_ref()?.batch.as_ref()?.vals[j]
+            .get(&id)
+            .cloned()
+    }
+
     /// Runs `f` once per lane, each with its lane's values.
     pub(in crate::translate) fn per_lane<T>(
         &mut self,
@@ -262,6 +296,9 @@ impl Fx<'_, '_> {
         };
         if once {
             return self.instruction(inst);
+        }
+        if self.coalesced(inst)? {
+            return Ok(());
         }
         self.per_lane(|fx, _| fx.instruction(inst)).map(|_| ())
     }

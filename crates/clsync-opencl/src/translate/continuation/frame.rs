@@ -115,10 +115,21 @@ impl Fx<'_, '_> {
             .get(&label)
             .map(|p| p.iter().map(|(id, _, _)| *id).collect())
             .unwrap_or_default();
+        let join = self.joining(label);
         for id in ids {
+            if let Some(j) = self.copy_lane() {
+                // A region's copy: this lane's only.
+                if let Some(v) = self.phi_in_lane(id, j) {
+                    self.define_var(id, &v);
+                }
+                continue;
+            }
+            if join {
+                self.join_phi(id);
+            }
             if self.varying_lane(id).is_some() {
                 let _ = self.per_lane(|fx, j| {
-                    if let Some(v) = fx.value_in_lane(id, j) {
+                    if let Some(v) = fx.phi_in_lane(id, j) {
                         fx.define_var(id, &v);
                     }
                     Ok(())

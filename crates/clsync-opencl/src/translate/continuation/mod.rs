@@ -54,9 +54,11 @@ use crate::exec::ctx::{builtin, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
 mod batch;
+mod coalesce;
 mod frame;
 mod ids;
 mod plan;
+mod serial;
 
 pub(crate) use batch::batchable;
 pub use batch::LANES;

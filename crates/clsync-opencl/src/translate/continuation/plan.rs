@@ -31,9 +31,9 @@ pub(crate) struct Plan {
     /// its loop goes straight to that state's code, and the code only the
     /// other states reach is left out.
     pub only_state: Option<u32>,
-    /// A function of lane batches (see `continuation::batch`), with the
-    /// kernel's uniform values.
-    pub lanes: Option<crate::translate::uniform::Uniformity>,
+    /// A function of lane batches (see `continuation::batch`), with what
+    /// it needs to know of the kernel.
+    pub lanes: Option<super::batch::LanePlan>,
 }
 
 /// Why a kernel runs on coroutines instead (for tests and `CLSYNC_DEBUG`).

@@ -1,0 +1,141 @@
+//! Coalesced accesses of a lane batch: a load or store of a 4- or 8-byte
+//! scalar whose lanes' addresses follow one another (`s[l]`, `in[g - 1]`,
+//! `tb[k * 16 + tx]`: an address whose step from one lane to the next,
+//! `Uniformity::steps`, is the scalar's size) is one access of the four
+//! lanes' bytes, with one bounds check, instead of four.
+//!
+//! The step is proved modulo the values' widths; a widening conversion of
+//! an `int` id could still wrap between two lanes (an id past 2^31). So
+//! the code compares the last lane's address with the first's and takes
+//! the wide access only where they are exactly the span apart and the
+//! whole span is inside the object; otherwise (and for any lane out of
+//! bounds, so that the fault names the lane's own work-item) each lane
+//! makes its own access as it would alone.
+
+use clsync_spirv::spirv::{Op, Word};
+use clsync_spirv::{Instruction, Operand};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+
+use super::batch::LANES;
+use crate::translate::function::Fx;
+use crate::CompileError;
+
+impl Fx<'_, '_> {
+    /// The step of varying `id` from one lane to the next, where known.
+    fn lane_step(&self, id: Word) -> Option<i64> {
+        let b = self.cont.as_ref()?.batch.as_ref()?;
+        b.u.steps.get(&id).copied()
+    }
+
+    /// Translates `inst`, a load or a store of a batched build, as a
+    /// coalesced access where it is one (see the module docs): true then.
+    pub(super) fn coalesced(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
+        let op = inst.class.opcode;
+        if !matches!(op, Op::Load | Op::Store) || self.copy_lane().is_some() {
+            return Ok(false);
+        }
+        let p = self.id(inst, 0)?;
+        let Some(step) = self.lane_step(p) else {
+            return Ok(false);
+        };
+        let access = if op == Op::Load { 1 } else { 2 };
+        if matches!(inst.operands.get(access), Some(Operand::MemoryAccess(a)) if a.bits() & 1 != 0)
+        {
+            return Ok(false);
+        }
+        let (ty, _) = self.pointee(p)?;
+        let leaves = self.m.leaves(ty)?;
+        let [leaf] = leaves.as_slice() else {
+            return Ok(false);
+        };
+        if crate::translate::half::is_half(self.m, leaf.ty) {
+            return Ok(false);
+        }
+        let t = crate::translate::cl_type(self.m, leaf.ty)?;
+        let size = t.bytes() as i64;
+        if !(size == 4 || size == 8) || step != size || t.is_vector() {
+            return Ok(false);
+        }
+        let Some(wide) = t.by(16 / size as u32) else {
+            return Ok(false);
+        };
+        let per_vector = 16 / size as usize;
+        let ptrs = self.per_lane(|fx, _| fx.get1(p))?;
+        let root = match self.roots.get(&p).copied() {
+            Some(r) => Some(self.per_one_lane(0, |fx| fx.get1(r))?),
+            None => None,
+        };
+        let values = match op {
+            Op::Store => {
+                let v = self.id(inst, 1)?;
+                self.per_lane(|fx, _| fx.get1(v))?
+            }
+            _ => Vec::new(),
+        };
+        let span = size * LANES as i64;
+        let check = self.b.create_block();
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let join = self.b.create_block();
+        let d = self.b.ins().isub(ptrs[LANES - 1], ptrs[0]);
+        let apart = self.b.ins().icmp_imm_s(IntCC::Equal, d, span - size);
+        self.b.ins().brif(apart, check, &[], slow, &[]);
+
+        self.b.switch_to_block(check);
+        let (inside, native) = self.bounds(ptrs[0], root.unwrap_or(ptrs[0]), span as u64);
+        self.b
+            .ins()
+            .brif(inside, fast, &[BlockArg::Value(native)], slow, &[]);
+
+        // The four lanes at once.
+        self.b.switch_to_block(fast);
+        let native = self.b.append_block_param(fast, types::I64);
+        let flags = MemFlagsData::new().with_notrap();
+        let mut results = Vec::new();
+        for k in 0..LANES / per_vector {
+            let at = (k * 16) as i32;
+            match op {
+                Op::Load => {
+                    let v = self.b.ins().load(wide, flags, native, at);
+                    for j in 0..per_vector {
+                        results.push(BlockArg::Value(self.b.ins().extractlane(v, j as u8)));
+                    }
+                }
+                _ => {
+                    let lanes = &values[k * per_vector..(k + 1) * per_vector];
+                    let mut v = self.b.ins().splat(wide, lanes[0]);
+                    for (j, x) in lanes.iter().enumerate().skip(1) {
+                        v = self.b.ins().insertlane(v, *x, j as u8);
+                    }
+                    self.b.ins().store(flags, v, native, at);
+                }
+            }
+        }
+        self.b.ins().jump(join, &results);
+
+        // Each lane alone.
+        self.b.switch_to_block(slow);
+        self.per_lane(|fx, _| fx.instruction(inst))?;
+        let mut alone = Vec::new();
+        if let (Op::Load, Some(r)) = (op, inst.result_id) {
+            for j in 0..LANES {
+                let v = self.value_in_lane(r, j).unwrap_or_default();
+                alone.extend(v.into_iter().map(BlockArg::Value));
+            }
+        }
+        self.b.ins().jump(join, &alone);
+
+        self.b.switch_to_block(join);
+        if op == Op::Load {
+            let params: Vec<Value> = (0..LANES)
+                .map(|_| self.b.append_block_param(join, t))
+                .collect();
+            self.per_lane(|fx, j| {
+                fx.def(inst, vec![params[j]]);
+                Ok(())
+            })?;
+        }
+        Ok(true)
+    }
+}
