@@ -166,6 +166,30 @@ kernel void wide(global long *out, global const double *in) {
     out[g] = (long)(in[g] * 4.0) + g;
 }
 
+// A value loaded for the batch at once and kept across a barrier, then
+// used in arithmetic of the batch at once.
+kernel void keeps(global int *out, global const int *in, local int *t) {
+    size_t g = get_global_id(0), l = get_local_id(0);
+    int v = in[g];
+    float f = (float)v * 0.5f;
+    t[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int w = t[get_local_size(0) - 1 - l];
+    out[g] = v * 3 + w + (int)(f * f);
+}
+
+// Accumulators of the batch's vectors, kept in vectors across their loop.
+kernel void sums(global int *out, global const int *in, global const float *fin, int n) {
+    size_t g = get_global_id(0), gs = get_global_size(0);
+    int acc = 0;
+    float prod = 1.0f;
+    for (int k = 0; k < n; k++) {
+        acc += in[g + k * gs] * 3;
+        prod *= fin[g + k * gs];
+    }
+    out[g] = acc + (int)(prod * 1000.0f);
+}
+
 // An index that steps by one from lane to lane as 32-bit arithmetic goes,
 // but wraps between two lanes once widened.
 kernel void wraps(global int *out) {
@@ -456,4 +480,51 @@ fn consecutive_accesses_of_eight_byte_elements() {
         .unwrap();
         assert_eq!(out.to_vec(), want, "lanes {lanes}");
     }
+}
+
+#[test]
+fn values_of_the_batch_at_once_kept_across_a_barrier() {
+    let p = program();
+    assert_eq!(p.kernel("keeps").unwrap().lanes(), vec![Ok(()), Ok(())]);
+    let input: Vec<i32> = (0..64).map(|i| (i * 7) % 23 - 11).collect();
+    let inb = Buffer::from_slice(&input);
+    let local = 16usize;
+    let (a, b) = both(&p, "keeps", NdRange::new([64]).local([local]), 64, || {
+        vec![Arg::Buffer(&inb), Arg::Local(local * 4)]
+    });
+    let want: Vec<i32> = (0..64)
+        .map(|g| {
+            let v = input[g];
+            let mirror = (g / local) * local + (local - 1 - g % local);
+            let f = v as f32 * 0.5;
+            v * 3 + input[mirror] + (f * f) as i32
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn accumulators_of_the_batch_at_once() {
+    let p = program();
+    assert_eq!(p.kernel("sums").unwrap().lanes(), vec![Ok(())]);
+    let (gs, n) = (32usize, 5usize);
+    let ints: Vec<i32> = (0..gs * n).map(|i| (i as i32 * 13) % 17 - 8).collect();
+    let floats: Vec<f32> = (0..gs * n).map(|i| 0.5 + (i % 7) as f32 * 0.25).collect();
+    let (ib, fb) = (Buffer::from_slice(&ints), Buffer::from_slice(&floats));
+    let (a, b) = both(&p, "sums", NdRange::new([gs]).local([8]), gs, || {
+        vec![Arg::Buffer(&ib), Arg::Buffer(&fb), Arg::of(&[n as i32])]
+    });
+    let want: Vec<i32> = (0..gs)
+        .map(|g| {
+            let (mut acc, mut prod) = (0i32, 1.0f32);
+            for k in 0..n {
+                acc += ints[g + k * gs] * 3;
+                prod *= floats[g + k * gs];
+            }
+            acc + (prod * 1000.0) as i32
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
 }

@@ -18,6 +18,7 @@ use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime
 use super::ctx::{builtin, ItemCtx, Runner};
 use super::helpers::{fence_flags, scope};
 use super::launch::{raise, Setup};
+use super::scratch::Reused;
 use crate::translate::continuation::{DIVERGED, LANES, STOPPED};
 use crate::translate::GroupEntry;
 
@@ -43,7 +44,9 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     // One private block that the work-items use in turn: the kernel saves
     // its own variables in each work-item's frame across barriers (see
     // `translate::continuation`).
-    let mut private = vec![0u64; s.private_words];
+    // The group's vectors come from the thread's free lists (`scratch`):
+    // a group's allocations were a fifth of a batched scan's group.
+    let mut private = Reused::<u64>::filled(s.private_words, 0);
     let pbase = private.as_mut_ptr() as *mut u8;
     // SAFETY: `private` has `private_words` words and `table` is this
     // launch's table.
@@ -52,9 +55,15 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
         s.point_private(table, pbase);
     }
     let stride = entry.frame_bytes.next_multiple_of(8);
-    let mut frames = vec![0u64; stride / 8 * n];
+    let mut frames = Reused::<u64>::filled(stride / 8 * n, 0);
     let fbase = frames.as_mut_ptr() as *mut u8;
-    let mut reached = vec![0u32; n];
+    // `n` words of 32 bits, in words of 64.
+    let mut reached_words = Reused::<u64>::filled(n.div_ceil(2), 0);
+    // SAFETY: `reached_words` holds `n` 32-bit words, aligned for them
+    // (its words are 8-byte aligned), alive and used as nothing else
+    // until the group ends.
+    let reached =
+        unsafe { std::slice::from_raw_parts_mut(reached_words.as_mut_ptr() as *mut u32, n) };
     let host = s.host(Runner::Group(g));
     let mut ctx = s.context(table, nslots, &host);
     // A checked launch: the shadows of the slots, with one private shadow
@@ -140,7 +149,7 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
             // each work-item resumes from its own place. Any other stops
             // here.
             if !reported {
-                let (site, runs) = divergence(s, entry, &reached);
+                let (site, runs) = divergence(s, entry, reached);
                 g.report_divergence(site, runs);
                 reported = true;
             }

@@ -340,6 +340,9 @@ impl<'a, 'm> Fx<'a, 'm> {
                 self.region_block(blk.label, &flat);
             } else if !self.join_phis(blk.label, &flat) {
                 for (id, ts) in &flat {
+                    if self.packed_phi(*id, cb) {
+                        continue;
+                    }
                     // A varying phi of a batched build has each lane's
                     // values.
                     let lanes = self.varying_lane(*id).map_or(1, |_| continuation::LANES);

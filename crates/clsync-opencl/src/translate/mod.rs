@@ -917,7 +917,14 @@ fn continuation_function(
     if let (true, Some(k)) = (lanes, only_state) {
         let u = uniform::analyze(shared.m, f);
         let order = cfg::reverse_postorder(f);
-        plan.lanes = Some(continuation::batchable(shared.m, f, &order, u, k)?);
+        plan.lanes = Some(continuation::batchable(
+            shared.m,
+            f,
+            &order,
+            u,
+            k,
+            &plan.cross,
+        )?);
     }
     if shared.checked {
         // What a checked build computes again may report again (an access

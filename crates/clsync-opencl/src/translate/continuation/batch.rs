@@ -66,6 +66,11 @@ pub(crate) struct Batch {
     pub strides: Vec<Value>,
     /// The regions run one work-item at a time, and their translation.
     pub serial: super::serial::SerialState,
+    /// Varying 32-bit values the batch has as one vector of its lanes
+    /// (see `packed`), whose lanes are taken where a lane's code uses them.
+    pub packed: HashMap<Word, Value>,
+    /// The phis that are such vectors.
+    pub packed_phis: HashSet<Word>,
 }
 
 impl Batch {
@@ -73,6 +78,8 @@ impl Batch {
         Batch {
             u: plan.u,
             serial: super::serial::SerialState::new(plan.serial),
+            packed: HashMap::new(),
+            packed_phis: plan.packed_phis,
             lane: None,
             vals: vec![HashMap::new(); LANES],
             vars: vec![HashMap::new(); LANES],
@@ -100,6 +107,8 @@ const STEPPED: [usize; 4] = [
 pub(crate) struct LanePlan {
     pub u: Uniformity,
     pub serial: Vec<Serial>,
+    /// The phis whose lanes the batch keeps as one vector (see `packed`).
+    pub packed_phis: HashSet<Word>,
 }
 
 /// The plan of lane batches for state `state` of kernel body `f` (0: its
@@ -111,6 +120,7 @@ pub(crate) fn batchable(
     order: &[usize],
     u: Uniformity,
     state: u32,
+    cross: &HashSet<Word>,
 ) -> Result<LanePlan, String> {
     let ids_read = super::plan::ids_read(m, f).0;
     let sub_group = [
@@ -170,7 +180,12 @@ pub(crate) fn batchable(
         todo.extend(succ[b].iter().map(|s| (*s, 0)));
     }
     let serial = super::serial::regions(f, order, &succ, &u, &whole)?;
-    Ok(LanePlan { u, serial })
+    let packed_phis = super::packed::packed_phis(m, f, &u, &serial, cross);
+    Ok(LanePlan {
+        u,
+        serial,
+        packed_phis,
+    })
 }
 
 /// Whether `inst` (an `OpExtInst`) is OpenCL.std's `printf`.
@@ -198,7 +213,13 @@ impl Fx<'_, '_> {
         if let Some(vars) = vars {
             return Some(vars.into_iter().map(|v| self.b.use_var(v)).collect());
         }
-        b.vals[j].get(&id).cloned()
+        if let Some(v) = b.vals[j].get(&id) {
+            return Some(v.clone());
+        }
+        // A value the batch has as one vector: its lane, taken here (one
+        // kept across a barrier has variables, above).
+        let packed = b.packed.get(&id).copied()?;
+        Some(vec![self.b.ins().extractlane(packed, j as u8)])
     }
 
     /// Makes `v` lane `j`'s value of varying `id`.
@@ -297,7 +318,7 @@ impl Fx<'_, '_> {
         if once {
             return self.instruction(inst);
         }
-        if self.coalesced(inst)? {
+        if self.packed_op(inst)? || self.coalesced(inst)? {
             return Ok(());
         }
         self.per_lane(|fx, _| fx.instruction(inst)).map(|_| ())
@@ -379,38 +400,53 @@ impl Fx<'_, '_> {
         Some(out)
     }
 
-    /// The values of `ids` as they are now, in every lane, for
+    /// The values of `ids` as they are now, in every lane and packed, for
     /// [`restore_values`](Self::restore_values).
     pub(super) fn save_values(&self, ids: &[Word]) -> Saved {
         let lanes = self.cont.as_ref().and_then(|c| c.batch.as_ref());
         ids.iter()
-            .map(|id| {
-                let per_lane = lanes
+            .map(|id| Kept {
+                id: *id,
+                own: self.vals.get(id).cloned(),
+                lanes: lanes
                     .map(|b| b.vals.iter().map(|v| v.get(id).cloned()).collect())
-                    .unwrap_or_default();
-                (*id, self.vals.get(id).cloned(), per_lane)
+                    .unwrap_or_default(),
+                packed: lanes.and_then(|b| b.packed.get(id).copied()),
             })
             .collect()
     }
 
     /// Puts back what [`save_values`](Self::save_values) saved.
     pub(super) fn restore_values(&mut self, saved: Saved) {
-        for (id, v, per_lane) in saved {
-            match v {
-                Some(v) => self.vals.insert(id, v),
-                None => self.vals.remove(&id),
+        for k in saved {
+            match k.own {
+                Some(v) => self.vals.insert(k.id, v),
+                None => self.vals.remove(&k.id),
             };
             if let Some(b) = self.cont.as_mut().and_then(|c| c.batch.as_mut()) {
-                for (j, v) in per_lane.into_iter().enumerate() {
+                for (j, v) in k.lanes.into_iter().enumerate() {
                     match v {
-                        Some(v) => b.vals[j].insert(id, v),
-                        None => b.vals[j].remove(&id),
+                        Some(v) => b.vals[j].insert(k.id, v),
+                        None => b.vals[j].remove(&k.id),
                     };
                 }
+                match k.packed {
+                    Some(v) => b.packed.insert(k.id, v),
+                    None => b.packed.remove(&k.id),
+                };
             }
         }
     }
 }
 
-/// Values saved by `save_values`: per id, its value and each lane's.
-pub(super) type Saved = Vec<(Word, Option<Vec<Value>>, Vec<Option<Vec<Value>>>)>;
+/// A value as `save_values` saved it: the build's own, each lane's, the
+/// batch's vector.
+pub(super) struct Kept {
+    id: Word,
+    own: Option<Vec<Value>>,
+    lanes: Vec<Option<Vec<Value>>>,
+    packed: Option<Value>,
+}
+
+/// Values saved by `save_values`.
+pub(super) type Saved = Vec<Kept>;

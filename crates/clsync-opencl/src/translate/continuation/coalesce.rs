@@ -66,11 +66,16 @@ impl Fx<'_, '_> {
             Some(r) => Some(self.per_one_lane(0, |fx| fx.get1(r))?),
             None => None,
         };
-        let values = match op {
-            Op::Store => {
-                let v = self.id(inst, 1)?;
-                self.per_lane(|fx, _| fx.get1(v))?
-            }
+        // A 32-bit value packed in one vector stays so (see `packed`): a
+        // load makes one, a store of one stores it.
+        let pack = per_vector == LANES;
+        let stored = match op {
+            Op::Store => Some(self.id(inst, 1)?),
+            _ => None,
+        };
+        let packed_store = stored.and_then(|v| self.packed_value(v)).filter(|_| pack);
+        let values = match (stored, packed_store) {
+            (Some(v), None) => self.per_lane(|fx, _| fx.get1(v))?,
             _ => Vec::new(),
         };
         let span = size * LANES as i64;
@@ -96,11 +101,19 @@ impl Fx<'_, '_> {
         for k in 0..LANES / per_vector {
             let at = (k * 16) as i32;
             match op {
+                Op::Load if pack => {
+                    let v = self.b.ins().load(wide, flags, native, at);
+                    results.push(BlockArg::Value(v));
+                }
                 Op::Load => {
                     let v = self.b.ins().load(wide, flags, native, at);
                     for j in 0..per_vector {
                         results.push(BlockArg::Value(self.b.ins().extractlane(v, j as u8)));
                     }
+                }
+                _ if packed_store.is_some() => {
+                    let v = packed_store.expect("a packed value");
+                    self.b.ins().store(flags, v, native, at);
                 }
                 _ => {
                     let lanes = &values[k * per_vector..(k + 1) * per_vector];
@@ -119,15 +132,34 @@ impl Fx<'_, '_> {
         self.per_lane(|fx, _| fx.instruction(inst))?;
         let mut alone = Vec::new();
         if let (Op::Load, Some(r)) = (op, inst.result_id) {
+            let mut lanes = Vec::new();
             for j in 0..LANES {
-                let v = self.value_in_lane(r, j).unwrap_or_default();
-                alone.extend(v.into_iter().map(BlockArg::Value));
+                lanes.extend(self.value_in_lane(r, j).unwrap_or_default());
             }
+            if pack {
+                let mut v = self.b.ins().splat(wide, lanes[0]);
+                for (j, x) in lanes.iter().enumerate().skip(1) {
+                    v = self.b.ins().insertlane(v, *x, j as u8);
+                }
+                lanes = vec![v];
+            }
+            alone.extend(lanes.into_iter().map(BlockArg::Value));
         }
         self.b.ins().jump(join, &alone);
 
         self.b.switch_to_block(join);
-        if op == Op::Load {
+        if op == Op::Load && pack {
+            let v = self.b.append_block_param(join, wide);
+            // The slow path defined the lanes: the vector replaces them.
+            if let Some(r) = inst.result_id {
+                for j in 0..LANES {
+                    if let Some(b) = self.cont.as_mut().and_then(|c| c.batch.as_mut()) {
+                        b.vals[j].remove(&r);
+                    }
+                }
+            }
+            self.def_packed(inst, v)?;
+        } else if op == Op::Load {
             let params: Vec<Value> = (0..LANES)
                 .map(|_| self.b.append_block_param(join, t))
                 .collect();

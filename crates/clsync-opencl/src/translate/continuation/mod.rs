@@ -57,6 +57,7 @@ mod batch;
 mod coalesce;
 mod frame;
 mod ids;
+mod packed;
 mod plan;
 mod serial;
 
