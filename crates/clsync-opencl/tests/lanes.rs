@@ -190,6 +190,18 @@ kernel void sums(global int *out, global const int *in, global const float *fin,
     out[g] = acc + (int)(prod * 1000.0f);
 }
 
+// Fused multiply-adds of the batch at once, an accumulator kept across a
+// barrier as one vector, and a 64-bit value kept lane by lane.
+kernel void fmas(global float *out, global const float *a, global const float *b, int n) {
+    size_t g = get_global_id(0), gs = get_global_size(0);
+    float acc = 0.0f;
+    long big = (long)g * 3 - 5;
+    for (int k = 0; k < n; k++) acc = fma(a[g + k * gs], b[k], acc);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc = mad(acc, 0.5f, a[g]);
+    out[g] = acc + (float)big;
+}
+
 // An index that steps by one from lane to lane as 32-bit arithmetic goes,
 // but wraps between two lanes once widened.
 kernel void wraps(global int *out) {
@@ -527,4 +539,44 @@ fn accumulators_of_the_batch_at_once() {
         .collect();
     assert_eq!(a, want);
     assert_eq!(b, want);
+}
+
+#[test]
+fn fused_multiply_adds_and_values_kept_in_rows() {
+    let p = program();
+    assert_eq!(p.kernel("fmas").unwrap().lanes(), vec![Ok(()), Ok(())]);
+    let (gs, n) = (48usize, 6usize);
+    let a: Vec<f32> = (0..gs * n)
+        .map(|i| ((i * 37) % 101) as f32 / 7.0 - 5.0)
+        .collect();
+    let b: Vec<f32> = (0..n).map(|k| 1.25 - k as f32 * 0.375).collect();
+    let want: Vec<f32> = (0..gs)
+        .map(|g| {
+            let mut acc = 0.0f32;
+            for k in 0..n {
+                acc = a[g + k * gs].mul_add(b[k], acc);
+            }
+            acc.mul_add(0.5, a[g]) + (g as i64 * 3 - 5) as f32
+        })
+        .collect();
+    let (ab, bb) = (Buffer::from_slice(&a), Buffer::from_slice(&b));
+    // Groups of 16 and 8 run every state in batches, frames in rows;
+    // groups of 6 one work-item at a time.
+    for (local, lanes) in [(16usize, true), (16, false), (8, true), (6, true)] {
+        let k = p.kernel("fmas").unwrap();
+        let k = if lanes { k } else { k.without_lanes() };
+        let out = Buffer::<f32>::new(gs);
+        k.run(
+            &Runtime::with_threads(2),
+            NdRange::new([gs]).local([local]),
+            &[
+                Arg::Buffer(&out),
+                Arg::Buffer(&ab),
+                Arg::Buffer(&bb),
+                Arg::of(&[n as i32]),
+            ],
+        )
+        .unwrap();
+        assert_eq!(out.to_vec(), want, "local {local}, lanes {lanes}");
+    }
 }

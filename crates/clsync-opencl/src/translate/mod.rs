@@ -790,7 +790,15 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
                         }
                     }
                 }
-                let batched: Vec<_> = (0..by_state.len() as u32).map(|k| one(k, true)).collect();
+                let mut batched: Vec<_> =
+                    (0..by_state.len() as u32).map(|k| one(k, true)).collect();
+                // Frames in rows of four lanes (every state batchable) are
+                // read by batched functions alone: all of them, or none.
+                if let Some(Err(why)) = batched.iter().find(|r| r.is_err()).cloned() {
+                    if lane_rows(m, f) {
+                        batched = vec![Err(why); batched.len()];
+                    }
+                }
                 let parts = (by_state, batched, barriers, frame_bytes, spans);
                 cont_ids.push((e.name.clone(), id, parts))
             }
@@ -896,6 +904,18 @@ fn cold_trampolines(
     Ok(())
 }
 
+/// Whether kernel `f`'s batched functions lay frames out in rows (see
+/// `continuation::all_batchable`).
+fn lane_rows(m: &Module, f: &clsync_spirv::Function) -> bool {
+    let f = continuation::body(m, f);
+    let Ok(plan) = continuation::plan(m, f) else {
+        return false;
+    };
+    let u = uniform::analyze(m, f);
+    let order = cfg::reverse_postorder(f);
+    continuation::all_batchable(m, f, &order, &u, &plan.cross)
+}
+
 /// Compiles kernel `f` as a continuation function, or says why it runs on
 /// coroutines: its shape ([`continuation::plan`]), or an error of the
 /// translation or of Cranelift's verifier, which leave the coroutine build
@@ -917,6 +937,7 @@ fn continuation_function(
     if let (true, Some(k)) = (lanes, only_state) {
         let u = uniform::analyze(shared.m, f);
         let order = cfg::reverse_postorder(f);
+        let rows = continuation::all_batchable(shared.m, f, &order, &u, &plan.cross);
         plan.lanes = Some(continuation::batchable(
             shared.m,
             f,
@@ -924,6 +945,7 @@ fn continuation_function(
             u,
             k,
             &plan.cross,
+            rows,
         )?);
     }
     if shared.checked {

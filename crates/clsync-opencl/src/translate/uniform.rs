@@ -33,7 +33,7 @@ use super::cfg::block_graph;
 pub const LANES: usize = 4;
 
 /// The result of the analysis for one function.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Uniformity {
     /// The ids whose values vary across a batch.
     pub varying: HashSet<Word>,

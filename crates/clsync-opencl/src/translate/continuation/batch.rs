@@ -71,6 +71,11 @@ pub(crate) struct Batch {
     pub packed: HashMap<Word, Value>,
     /// The phis that are such vectors.
     pub packed_phis: HashSet<Word>,
+    /// Whether frames are laid out in rows, the values kept across
+    /// barriers as vectors there, and their variables (see `rows`).
+    pub rows: bool,
+    pub packed_cross: HashSet<Word>,
+    pub rows_state: super::rows::RowState,
 }
 
 impl Batch {
@@ -80,6 +85,9 @@ impl Batch {
             serial: super::serial::SerialState::new(plan.serial),
             packed: HashMap::new(),
             packed_phis: plan.packed_phis,
+            rows: plan.rows,
+            packed_cross: plan.packed_cross,
+            rows_state: Default::default(),
             lane: None,
             vals: vec![HashMap::new(); LANES],
             vars: vec![HashMap::new(); LANES],
@@ -109,6 +117,12 @@ pub(crate) struct LanePlan {
     pub serial: Vec<Serial>,
     /// The phis whose lanes the batch keeps as one vector (see `packed`).
     pub packed_phis: HashSet<Word>,
+    /// Whether every state of the kernel runs in batches where one does,
+    /// so that the frames are laid out in rows of four lanes (see
+    /// `frame_slot`).
+    pub rows: bool,
+    /// With rows: the values kept across barriers as vectors.
+    pub packed_cross: HashSet<Word>,
 }
 
 /// The plan of lane batches for state `state` of kernel body `f` (0: its
@@ -121,6 +135,7 @@ pub(crate) fn batchable(
     u: Uniformity,
     state: u32,
     cross: &HashSet<Word>,
+    rows: bool,
 ) -> Result<LanePlan, String> {
     let ids_read = super::plan::ids_read(m, f).0;
     let sub_group = [
@@ -180,12 +195,36 @@ pub(crate) fn batchable(
         todo.extend(succ[b].iter().map(|s| (*s, 0)));
     }
     let serial = super::serial::regions(f, order, &succ, &u, &whole)?;
-    let packed_phis = super::packed::packed_phis(m, f, &u, &serial, cross);
+    let (packed_phis, packed) = super::packed::predict(m, f, &u, &serial, cross, rows);
+    let packed_cross = match rows {
+        true => packed.intersection(cross).copied().collect(),
+        false => HashSet::new(),
+    };
     Ok(LanePlan {
         u,
         serial,
         packed_phis,
+        rows,
+        packed_cross,
     })
+}
+
+/// Whether every state of kernel body `f` (its blocks in translation
+/// order, `order`) can run as lane batches: then its batched functions lay
+/// the frames out in rows of four lanes, which only they read.
+pub(crate) fn all_batchable(
+    m: &Module,
+    f: &Function,
+    order: &[usize],
+    u: &Uniformity,
+    cross: &HashSet<Word>,
+) -> bool {
+    let barriers = order
+        .iter()
+        .flat_map(|&b| &f.blocks[b].instructions)
+        .filter(|(i, _)| i.class.opcode == Op::ControlBarrier)
+        .count();
+    (0..=barriers as u32).all(|k| batchable(m, f, order, u.clone(), k, cross, false).is_ok())
 }
 
 /// Whether `inst` (an `OpExtInst`) is OpenCL.std's `printf`.
@@ -204,6 +243,10 @@ impl Fx<'_, '_> {
     /// Lane `j`'s value of varying `id`: its variables' (kept across a
     /// barrier) or its values', if it has one.
     pub(in crate::translate) fn value_in_lane(&mut self, id: Word, j: usize) -> Option<Vec<Value>> {
+        // A vector kept across barriers: its lane, taken here.
+        if let Some(v) = self.use_row(id) {
+            return Some(vec![self.b.ins().extractlane(v, j as u8)]);
+        }
         let c = self.cont.as_ref()?;
         let b = c.batch.as_ref()?;
         let vars: Option<Vec<Variable>> = match j {

@@ -127,6 +127,12 @@ impl Fx<'_, '_> {
             if join {
                 self.join_phi(id);
             }
+            if self.packed_cross(id) {
+                if let Some(p) = self.packed_param(id) {
+                    self.def_row(id, p);
+                    continue;
+                }
+            }
             if self.varying_lane(id).is_some() {
                 let _ = self.per_lane(|fx, j| {
                     if let Some(v) = fx.phi_in_lane(id, j) {
@@ -148,6 +154,20 @@ impl Fx<'_, '_> {
         if !c.plan.cross.contains(&id) {
             return;
         }
+        // A value kept as one vector in rows: its lanes make the vector.
+        if self.packed_cross(id) {
+            let j = self
+                .cont
+                .as_ref()
+                .and_then(|c| c.batch.as_ref())
+                .and_then(|b| b.lane)
+                .unwrap_or(0);
+            if let Some(x) = v.first() {
+                self.def_row_lane(id, j, *x);
+            }
+            return;
+        }
+        let Some(c) = self.cont.as_mut() else { return };
         // A varying value's lanes after the first have variables of their
         // own, at the first lane's places in their frames.
         let lane = c.batch.as_ref().filter(|b| b.u.varies(id));

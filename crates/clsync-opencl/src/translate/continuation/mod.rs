@@ -59,14 +59,27 @@ mod frame;
 mod ids;
 mod packed;
 mod plan;
+mod rows;
 mod serial;
 
-pub(crate) use batch::batchable;
 pub use batch::LANES;
+pub(crate) use batch::{all_batchable, batchable};
 
 pub(crate) use frame::private_spans;
 use plan::remat_order;
 pub(crate) use plan::{body, plan, Plan};
+
+/// Where a value kept across a barrier goes in the frames of a batch (see
+/// `Fx::places`).
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    /// One lane's.
+    Lane(usize),
+    /// A uniform value's, every lane's alike.
+    All,
+    /// A vector of the four lanes' (frames in rows).
+    Vector,
+}
 
 /// What a continuation function returns when a work-item stopped.
 pub const STOPPED: u32 = u32::MAX;
@@ -390,8 +403,21 @@ impl Fx<'_, '_> {
         let live = c.plan.live.get(&key).cloned().unwrap_or_default();
         let again: Vec<Instruction> = remat_order(&c.plan, &live).into_iter().cloned().collect();
         let frames = self.lane_frames();
+        let rows = self.rows();
         let mut kept = Vec::new();
-        for id in live.iter().filter(|id| !c.plan.remat.contains_key(id)) {
+        let kept_ids: Vec<Word> = live
+            .iter()
+            .filter(|id| !c.plan.remat.contains_key(id))
+            .copied()
+            .collect();
+        for id in &kept_ids {
+            // A value a batch keeps as one vector: one store to its row.
+            if let Some((var, off, t)) = self.kept_vector(*id) {
+                let v = self.b.use_var(var);
+                self.b.ins().store(mem(), v, frames[0], off * LANES as i32);
+                kept.push((var, off, t, Place::Vector));
+                continue;
+            }
             let Some(lanes) = self.kept_vars(*id) else {
                 return Err(CompileError::Unsupported(format!(
                     "%{id} lives across a barrier but has no value there"
@@ -400,18 +426,14 @@ impl Fx<'_, '_> {
             for (lane, vars) in lanes {
                 for (var, off, t) in vars {
                     let v = self.b.use_var(var);
-                    // A uniform value goes to every lane's frame.
-                    match lane {
-                        Some(j) => {
-                            self.b.ins().store(mem(), v, frames[j], off);
-                        }
-                        None => {
-                            for f in &frames {
-                                self.b.ins().store(mem(), v, *f, off);
-                            }
-                        }
+                    let place = match lane {
+                        Some(j) => Place::Lane(j),
+                        None => Place::All,
+                    };
+                    for (base, at) in self.places(&frames, rows, place, off) {
+                        self.b.ins().store(mem(), v, base, at);
                     }
-                    kept.push((var, off, t, lane));
+                    kept.push((var, off, t, place));
                 }
             }
             let shadows = self
@@ -423,7 +445,7 @@ impl Fx<'_, '_> {
             for (var, off) in shadows.unwrap_or_default() {
                 let v = self.b.use_var(var);
                 self.b.ins().store(mem(), v, frame, off);
-                kept.push((var, off, types::I8, None));
+                kept.push((var, off, types::I8, Place::All));
             }
         }
         self.private_copy(true);
@@ -441,8 +463,10 @@ impl Fx<'_, '_> {
         self.b.switch_to_block(resume);
         self.private_copy(false);
         self.promoted_copy(false);
-        for (var, off, t, lane) in kept {
-            let v = self.b.ins().load(t, mem(), frames[lane.unwrap_or(0)], off);
+        for (var, off, t, place) in kept {
+            // (A value in every lane's frame is read from the first's.)
+            let (base, at) = self.places(&frames, rows, place, off)[0];
+            let v = self.b.ins().load(t, mem(), base, at);
             self.b.def_var(var, v);
         }
         // The rematerialized values, computed again from what the resume

@@ -19,6 +19,32 @@ use super::batch::LANES;
 use crate::translate::function::Fx;
 use crate::CompileError;
 
+/// Whether `inst` is OpenCL.std's `fma` or `mad` (the translation makes
+/// both a fused multiply-add, packed lanes alike).
+fn is_fma(inst: &Instruction) -> bool {
+    use clsync_spirv::spirv::OpenclStd100Op as X;
+    inst.class.opcode == Op::ExtInst
+        && matches!(inst.operands.get(1), Some(Operand::LiteralExtInstInteger(n))
+            if *n == X::fma as u32 || *n == X::mad as u32)
+}
+
+/// The operands of `inst` that packs: the two of a binary operation, the
+/// three of a fused multiply-add.
+fn pack_operands(inst: &Instruction) -> Option<Vec<Word>> {
+    let ids = |from: usize, n: usize| -> Option<Vec<Word>> {
+        (from..from + n)
+            .map(|k| match inst.operands.get(k) {
+                Some(Operand::IdRef(w)) => Some(*w),
+                _ => None,
+            })
+            .collect()
+    };
+    if is_fma(inst) {
+        return ids(2, 3);
+    }
+    packs(inst.class.opcode).then(|| ids(0, 2)).flatten()
+}
+
 /// The operations made on packed lanes, each lane as the scalar operation
 /// would (integer arithmetic wraps alike, IEEE float operations round
 /// alike).
@@ -38,21 +64,40 @@ fn packs(op: Op) -> bool {
     )
 }
 
-/// The phis of kernel body `f` that a batched build packs (see the module
-/// docs): varying 32-bit phis outside the regions run one work-item at a
-/// time, not kept across barriers, whose incoming values the translation
-/// will have packed or uniform, as far as the same rules predict (an
-/// optimistic fixpoint: a wrong guess costs the lanes' packing on that
-/// edge, not correctness).
-pub(super) fn packed_phis(
+/// What a batched build of kernel body `f` packs (see the module docs), as
+/// far as the translation's rules predict: the phis it packs (varying
+/// 32-bit phis outside the regions run one work-item at a time whose
+/// incoming values are packed or uniform: an optimistic fixpoint, where a
+/// wrong guess costs the lanes' packing on that edge, not correctness),
+/// and every value it packs. Values in `cross` (kept across barriers) are
+/// left out, but where `rows` lays the frames out in rows of four lanes.
+pub(super) fn predict(
     m: &Module,
     f: &Function,
     u: &crate::translate::uniform::Uniformity,
     serial: &[super::serial::Serial],
     cross: &HashSet<Word>,
-) -> HashSet<Word> {
-    let in_region = |label: Word| serial.iter().any(|r| r.blocks.contains(&label));
-    let joins: HashSet<Word> = serial.iter().map(|r| r.join).collect();
+    rows: bool,
+) -> (HashSet<Word>, HashSet<Word>) {
+    let empty = HashSet::new();
+    let cross = if rows { &empty } else { cross };
+    // The regions where work-items part and their joins: this state's, or
+    // with rows, where every state's function must predict alike, those
+    // of every divergent branch.
+    let mut regions: HashSet<Word> = serial.iter().flat_map(|r| r.blocks.clone()).collect();
+    let mut joins: HashSet<Word> = serial.iter().map(|r| r.join).collect();
+    if rows {
+        let (_, succ) = crate::translate::cfg::block_graph(f);
+        for (b, blk) in f.blocks.iter().enumerate() {
+            if !u.diverging.contains(&blk.label) {
+                continue;
+            }
+            let region = crate::translate::uniform::region(&succ, b, u.ipdom[b]);
+            regions.extend(region.into_iter().map(|x| f.blocks[x].label));
+            joins.extend(u.ipdom[b].map(|j| f.blocks[j].label));
+        }
+    }
+    let in_region = |label: Word| regions.contains(&label);
     let words = |ty: Option<Word>| {
         ty.is_some_and(|t| matches!(m.ty(t), Ok(Type::Int(32) | Type::Float(32))))
     };
@@ -64,6 +109,7 @@ pub(super) fn packed_phis(
     // operations on them, phis assumed packed until shown not.
     let mut packed: HashSet<Word> = HashSet::new();
     let mut phis: HashSet<Word> = HashSet::new();
+    let mut steps: HashSet<Word> = HashSet::new();
     for b in f.blocks.iter().filter(|b| !in_region(b.label)) {
         for (inst, _) in &b.instructions {
             let Some(r) = inst.result_id else { continue };
@@ -73,6 +119,12 @@ pub(super) fn packed_phis(
             match inst.class.opcode {
                 Op::Phi if !joins.contains(&b.label) => {
                     phis.insert(r);
+                }
+                // A 32-bit value that steps from lane to lane is its first
+                // lane's plus the steps where a vector needs it (see
+                // `stepped`).
+                _ if u.steps.contains_key(&r) => {
+                    steps.insert(r);
                 }
                 Op::Load => {
                     let volatile = matches!(inst.operands.get(1),
@@ -86,7 +138,8 @@ pub(super) fn packed_phis(
             }
         }
     }
-    let usable = |w: Word, packed: &HashSet<Word>| !u.varies(w) || packed.contains(&w);
+    let usable =
+        |w: Word, packed: &HashSet<Word>| !u.varies(w) || packed.contains(&w) || steps.contains(&w);
     let order = crate::translate::cfg::reverse_postorder(f);
     let loads = packed.clone();
     loop {
@@ -100,16 +153,14 @@ pub(super) fn packed_phis(
             }
             for (inst, _) in &b.instructions {
                 let Some(r) = inst.result_id else { continue };
-                if !packs(inst.class.opcode)
-                    || !u.varies(r)
-                    || cross.contains(&r)
-                    || !words(inst.result_type)
-                {
+                let Some(ops) = pack_operands(inst) else {
+                    continue;
+                };
+                if !u.varies(r) || cross.contains(&r) || !words(inst.result_type) {
                     continue;
                 }
-                let (x, y) = (id(inst, 0), id(inst, 1));
-                let all = [x, y].iter().all(|w| w.is_some_and(|w| usable(w, &packed)));
-                if all && [x, y].iter().flatten().any(|w| packed.contains(w)) {
+                let all = ops.iter().all(|w| usable(*w, &packed));
+                if all && ops.iter().any(|w| packed.contains(w)) {
                     packed.insert(r);
                 }
             }
@@ -133,7 +184,7 @@ pub(super) fn packed_phis(
             break;
         }
     }
-    phis
+    (phis, packed)
 }
 
 impl Fx<'_, '_> {
@@ -151,12 +202,58 @@ impl Fx<'_, '_> {
     /// value kept across a barrier: where a work-item resumes, its lanes
     /// come from the frames, and the vector made before does not reach
     /// there.
-    pub(super) fn packed_value(&self, id: Word) -> Option<Value> {
+    pub(super) fn packed_value(&mut self, id: Word) -> Option<Value> {
+        if let Some(v) = self.use_row(id) {
+            return Some(v);
+        }
         let c = self.cont.as_ref()?;
         if c.plan.cross.contains(&id) {
             return None;
         }
-        c.batch.as_ref()?.packed.get(&id).copied()
+        match c.batch.as_ref()?.packed.get(&id).copied() {
+            Some(v) => Some(v),
+            None => self.stepped(id),
+        }
+    }
+
+    /// A 32-bit varying `id` whose lanes step by a constant (see
+    /// `Uniformity::steps`), as a vector: its first lane's value in every
+    /// lane plus `[0, s, 2s, 3s]` (an id, or a value made of one).
+    fn stepped(&mut self, id: Word) -> Option<Value> {
+        let step = *self.cont.as_ref()?.batch.as_ref()?.u.steps.get(&id)?;
+        let t = self.types_of.get(&id).and_then(|ty| self.packable(*ty))?;
+        if t != types::I32 {
+            return None;
+        }
+        let first = self.value_in_lane(id, 0)?.first().copied()?;
+        let vector = t.by(LANES as u32)?;
+        let mut bytes = Vec::new();
+        for j in 0..LANES as i64 {
+            bytes.extend_from_slice(&(step.wrapping_mul(j) as i32).to_le_bytes());
+        }
+        let k = self.b.func.dfg.constants.insert(bytes.into());
+        let steps = self.b.ins().vconst(vector, k);
+        let all = self.b.ins().splat(vector, first);
+        Some(self.b.ins().iadd(all, steps))
+    }
+
+    /// Whether the batch has `id` as a vector already (not one it would
+    /// make of steps).
+    fn has_vector(&self, id: Word) -> bool {
+        let Some(b) = self.cont.as_ref().and_then(|c| c.batch.as_ref()) else {
+            return false;
+        };
+        (b.rows && b.packed_cross.contains(&id) && b.rows_state.vars.contains_key(&id))
+            || (b.packed.contains_key(&id)
+                && !self
+                    .cont
+                    .as_ref()
+                    .is_some_and(|c| c.plan.cross.contains(&id)))
+    }
+
+    /// Packed phi `id`'s own parameter (not a variable's value).
+    pub(in crate::translate) fn packed_param(&self, id: Word) -> Option<Value> {
+        self.cont.as_ref()?.batch.as_ref()?.packed.get(&id).copied()
     }
 
     /// Makes `v` the vector of the lanes of `inst`'s result, and gives a
@@ -165,6 +262,10 @@ impl Fx<'_, '_> {
         let id = inst.result_id.unwrap_or(0);
         if let Some(t) = inst.result_type {
             self.types_of.insert(id, t);
+        }
+        if self.packed_cross(id) {
+            self.def_row(id, v);
+            return Ok(());
         }
         let c = self.cont.as_mut().expect("a continuation build");
         let cross = c.plan.cross.contains(&id);
@@ -187,16 +288,26 @@ impl Fx<'_, '_> {
     /// docs): a binary operation on 32-bit values, each operand packed or
     /// uniform, one at least packed. True then.
     pub(super) fn packed_op(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
-        if !packs(inst.class.opcode) || self.copy_lane().is_some() {
+        let Some(ids) = pack_operands(inst) else {
+            return Ok(false);
+        };
+        if self.copy_lane().is_some() {
             return Ok(false);
         }
         let Some(t) = inst.result_type.and_then(|ty| self.packable(ty)) else {
             return Ok(false);
         };
-        let (a, b) = (self.id(inst, 0)?, self.id(inst, 1)?);
+        if is_fma(inst) && t != types::F32 {
+            return Ok(false);
+        }
         let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
+        // A vector operand at least; a stepped one is made a vector only
+        // beside it (alone, its lanes serve the lanes' own code better).
+        if !ids.iter().any(|w| self.has_vector(*w)) {
+            return Ok(false);
+        }
         let mut operands = Vec::new();
-        for w in [a, b] {
+        for &w in &ids {
             match (self.packed_value(w), self.varying_lane(w)) {
                 (Some(v), _) => operands.push(Some(v)),
                 (None, None) => operands.push(None),
@@ -204,11 +315,8 @@ impl Fx<'_, '_> {
                 (None, Some(_)) => return Ok(false),
             }
         }
-        if operands.iter().all(Option::is_none) {
-            return Ok(false);
-        }
         let mut vs = Vec::new();
-        for (w, v) in [a, b].into_iter().zip(operands) {
+        for (w, v) in ids.iter().copied().zip(operands) {
             vs.push(match v {
                 Some(v) => v,
                 None => {
@@ -220,6 +328,7 @@ impl Fx<'_, '_> {
         let (x, y) = (vs[0], vs[1]);
         let ins = self.b.ins();
         let r = match inst.class.opcode {
+            Op::ExtInst => ins.fma(x, y, vs[2]),
             Op::IAdd => ins.iadd(x, y),
             Op::ISub => ins.isub(x, y),
             Op::IMul => ins.imul(x, y),
