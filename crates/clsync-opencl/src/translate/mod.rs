@@ -66,6 +66,23 @@ pub(crate) use written::written_params;
 /// continuation function per state (each is a compilation of the kernel).
 const MAX_SPECIALIZED_BARRIERS: usize = 8;
 
+/// The address space reserved for one module's code: far more than the
+/// largest program's, and within the ±2 GiB a PC-relative call reaches.
+const CODE_RESERVE: usize = 256 << 20;
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        if let Some(jit) = self.jit.take() {
+            // SAFETY: the function pointers of this module are in `entries`
+            // and `groups`, which die with it; a launch runs them only
+            // while it borrows this `Compiled` (`Program` owns it, and the
+            // platform's kernels and commands hold the `Program`), so none
+            // runs now or later.
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
 /// A kernel compiled to run as work-item loops.
 pub struct GroupEntry {
     /// Its continuation function.
@@ -114,8 +131,8 @@ pub struct SlotPlan {
 
 /// A compiled module.
 pub struct Compiled {
-    /// Keeps the code alive.
-    _jit: JITModule,
+    /// Keeps the code alive (freed with it: see `Drop`).
+    jit: Option<JITModule>,
     /// Each kernel's entry stub.
     pub entries: HashMap<String, EntryFn>,
     /// The kernels that run as work-item loops.
@@ -664,6 +681,13 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         .map_err(|e| CompileError::Internal(format!("code generator: {e}")))?;
     let call_conv = isa.default_call_conv();
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    // All the module's code in one reserved region (address space, not
+    // memory, until used): calls between its functions are 32-bit
+    // PC-relative, which code in segments mapped far apart (the default
+    // provider's) can overflow.
+    let arena = cranelift_jit::ArenaMemoryProvider::new_with_size(CODE_RESERVE)
+        .map_err(|e| CompileError::Internal(format!("reserving code memory: {e}")))?;
+    jb.memory_provider(Box::new(arena));
     let hs = helper_symbols();
     for (name, addr, _, _) in &hs {
         jb.symbol(*name, *addr);
@@ -840,7 +864,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
     }
     let sites = std::mem::take(&mut shared.sites.list);
     Ok(Compiled {
-        _jit: jit,
+        jit: Some(jit),
         entries,
         groups,
         refusals,
