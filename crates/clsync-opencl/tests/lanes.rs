@@ -202,6 +202,20 @@ kernel void fmas(global float *out, global const float *a, global const float *b
     out[g] = acc + (float)big;
 }
 
+// A branch some batches take with every lane, some with none (which go
+// straight to the join, each lane with its own phi values) and one with
+// some of its lanes.
+kernel void flips(global int *out, global int *marks, int h) {
+    size_t g = get_global_id(0);
+    int l = get_local_id(0);
+    int x = l * 3 + 1;
+    if (l < h) {
+        x = -x;
+        marks[g] = x;
+    }
+    out[g] = x;
+}
+
 // An index that steps by one from lane to lane as 32-bit arithmetic goes,
 // but wraps between two lanes once widened.
 kernel void wraps(global int *out) {
@@ -579,4 +593,29 @@ fn fused_multiply_adds_and_values_kept_in_rows() {
         .unwrap();
         assert_eq!(out.to_vec(), want, "local {local}, lanes {lanes}");
     }
+}
+
+#[test]
+fn batches_whose_lanes_all_skip_a_region() {
+    let p = program();
+    assert_eq!(p.kernel("flips").unwrap().lanes(), vec![Ok(())]);
+    let (n, local, h) = (32usize, 16usize, 6i32);
+    let marks = Buffer::<i32>::new(n);
+    let (a, b) = both(&p, "flips", NdRange::new([n]).local([local]), n, || {
+        vec![Arg::Buffer(&marks), Arg::of(&[h])]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| {
+            let l = (g % local) as i32;
+            if l < h {
+                -(l * 3 + 1)
+            } else {
+                l * 3 + 1
+            }
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+    let marked: Vec<i32> = want.iter().map(|x| if *x < 0 { *x } else { 0 }).collect();
+    assert_eq!(marks.to_vec(), marked);
 }

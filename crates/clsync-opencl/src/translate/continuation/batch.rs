@@ -23,11 +23,14 @@
 //! each work-item's program order; two of them touching one location
 //! unordered is a data race, whose outcome is undefined either way.
 //!
-//! Values of the batch's work-items live as Cranelift values per lane.
-//! Those kept across a barrier go to each work-item's own frame at the
-//! same offsets as in the one-work-item functions, so that a group can
-//! switch between the two at any barrier; a uniform one is stored to
-//! every frame and loaded from the first.
+//! Values of the batch's work-items live as Cranelift values per lane (or
+//! as one vector of the four: `packed`). In a kernel with a state that
+//! cannot run in batches, those kept across a barrier go to each
+//! work-item's own frame at the same offsets as in the one-work-item
+//! functions, so that a group can switch between the two at any barrier;
+//! a uniform one is stored to every frame and loaded from the first.
+//! Where every state runs in batches, the frames are laid out in rows
+//! instead (`rows`), and a launch runs every state batched or none.
 
 use std::collections::{HashMap, HashSet};
 
