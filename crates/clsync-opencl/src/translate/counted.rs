@@ -41,14 +41,7 @@ pub(super) fn counted_back_edges(
         if branch.class.opcode != Op::BranchConditional {
             continue;
         }
-        let ids: Vec<Word> = branch
-            .operands
-            .iter()
-            .filter_map(|o| match o {
-                Operand::IdRef(w) => Some(*w),
-                _ => None,
-            })
-            .collect();
+        let ids: Vec<Word> = super::id_operands(branch).collect();
         let [cond, t, e] = ids[..] else { continue };
         let here = order.get(&b.label).copied().unwrap_or(usize::MAX);
         for (header, continues_when) in [(t, true), (e, false)] {

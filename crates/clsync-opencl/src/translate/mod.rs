@@ -635,6 +635,14 @@ pub(crate) fn builtin_of(m: &Module, id: Word) -> Option<clsync_spirv::spirv::Bu
     }
 }
 
+/// The ids among `inst`'s operands, in order.
+pub(crate) fn id_operands(inst: &clsync_spirv::Instruction) -> impl Iterator<Item = Word> + '_ {
+    inst.operands.iter().filter_map(|o| match o {
+        Operand::IdRef(w) => Some(*w),
+        _ => None,
+    })
+}
+
 /// The functions `roots` are and reach through calls.
 pub(crate) fn reachable_from(m: &Module, mut todo: Vec<Word>) -> std::collections::HashSet<Word> {
     let mut seen = std::collections::HashSet::new();

@@ -184,9 +184,11 @@ fn loads_per_item_builtin(m: &Module, inst: &Instruction) -> Option<BuiltIn> {
     .then_some(b)
 }
 
-/// Whether a load's memory operands make it volatile.
-fn volatile(inst: &Instruction) -> bool {
-    matches!(inst.operands.get(1), Some(Operand::MemoryAccess(a)) if a.bits() & 1 != 0)
+/// Whether a load's or store's memory operands make it volatile.
+pub(crate) fn volatile(inst: &Instruction) -> bool {
+    let at = if inst.class.opcode == Op::Store { 2 } else { 1 };
+    matches!(inst.operands.get(at),
+        Some(Operand::MemoryAccess(a)) if a.contains(clsync_spirv::spirv::MemoryAccess::VOLATILE))
 }
 
 /// Whether `inst` runs once for a batch when its operands are uniform (see
@@ -233,12 +235,7 @@ pub(crate) fn analyze(m: &Module, f: &Function) -> Uniformity {
         for (bi, blk) in f.blocks.iter().enumerate() {
             for (inst, _) in &blk.instructions {
                 let op = inst.class.opcode;
-                let ids = || {
-                    inst.operands.iter().filter_map(|o| match o {
-                        Operand::IdRef(w) => Some(*w),
-                        _ => None,
-                    })
-                };
+                let ids = || super::id_operands(inst);
                 if matches!(op, Op::BranchConditional | Op::Switch) {
                     if ids().next().is_some_and(|c| u.varies(c)) {
                         u.diverging.insert(blk.label);
@@ -394,14 +391,7 @@ fn chain_step(
     of: impl Fn(Word) -> Option<i64>,
 ) -> Option<i64> {
     use clsync_spirv::Type;
-    let ids: Vec<Word> = inst
-        .operands
-        .iter()
-        .map(|o| match o {
-            Operand::IdRef(w) => Some(*w),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
+    let ids: Vec<Word> = super::id_operands(inst).collect();
     let (base, indices) = ids.split_first()?;
     let mut step = of(*base)?;
     let mut ty = match m.ty(*types.get(base)?).ok()? {

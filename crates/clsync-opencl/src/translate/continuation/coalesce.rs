@@ -13,7 +13,7 @@
 //! makes its own access as it would alone.
 
 use clsync_spirv::spirv::{Op, Word};
-use clsync_spirv::{Instruction, Operand};
+use clsync_spirv::Instruction;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
@@ -39,9 +39,7 @@ impl Fx<'_, '_> {
         let Some(step) = self.lane_step(p) else {
             return Ok(false);
         };
-        let access = if op == Op::Load { 1 } else { 2 };
-        if matches!(inst.operands.get(access), Some(Operand::MemoryAccess(a)) if a.bits() & 1 != 0)
-        {
+        if crate::translate::uniform::volatile(inst) {
             return Ok(false);
         }
         let (ty, _) = self.pointee(p)?;

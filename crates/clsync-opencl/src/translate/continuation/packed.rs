@@ -127,10 +127,8 @@ pub(super) fn predict(
                     steps.insert(r);
                 }
                 Op::Load => {
-                    let volatile = matches!(inst.operands.get(1),
-                        Some(Operand::MemoryAccess(a)) if a.bits() & 1 != 0);
                     let step = id(inst, 0).and_then(|p| u.steps.get(&p));
-                    if step == Some(&4) && !volatile {
+                    if step == Some(&4) && !crate::translate::uniform::volatile(inst) {
                         packed.insert(r);
                     }
                 }

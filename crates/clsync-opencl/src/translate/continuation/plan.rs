@@ -355,11 +355,9 @@ fn uses<'a>(
         (Op::Load | Op::Store, Some(Operand::IdRef(p))) => roots.get(p).copied(),
         _ => None,
     };
-    let direct = inst.operands.iter().filter_map(|o| match o {
-        Operand::IdRef(w) => Some(*w),
-        _ => None,
-    });
-    direct.chain(root).filter(move |w| defs.contains(w))
+    crate::translate::id_operands(inst)
+        .chain(root)
+        .filter(move |w| defs.contains(w))
 }
 
 /// Each pointer an access chain makes, with the pointer its chains started

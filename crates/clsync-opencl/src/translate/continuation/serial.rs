@@ -169,9 +169,7 @@ pub(crate) fn regions(
 fn may_wait(inst: &Instruction) -> bool {
     let op = inst.class.opcode;
     format!("{op:?}").starts_with("Atomic")
-        || (op == Op::Load
-            && matches!(inst.operands.get(1),
-                Some(clsync_spirv::Operand::MemoryAccess(a)) if a.bits() & 1 != 0))
+        || (op == Op::Load && crate::translate::uniform::volatile(inst))
 }
 
 /// The translation's state of a batched build's regions.
