@@ -166,6 +166,38 @@ fn local_read_before_any_write() {
 /// Each group's local memory starts unwritten, although a worker thread
 /// reuses one group's local shadow (and its records) for the next: group 0
 /// writes its tile and group 1, run after it on the same thread, does not.
+/// A buffer's shadow starts empty although its pages may be an earlier
+/// launch's, kept for reuse (`storage::page_pool`): the first launch
+/// leaves every element written by its own work-item, the second has each
+/// work-item write the element the first launch's work-item of the next
+/// group wrote. A page that kept its records would report every one as a
+/// race with the earlier launch.
+#[test]
+fn a_launch_reuses_an_earlier_launchs_shadow_pages_empty() {
+    const N: usize = 4 * 4096;
+    let first = Buffer::<u32>::new(N);
+    let r = check(
+        Launch::new("fill", NdRange::new([N]).local([64])),
+        move |wi| {
+            let g = wi.get_global_id(0);
+            first.set(g, g as u32);
+        },
+    );
+    common::check::expect_none(&r);
+    let second = std::sync::Arc::new(Buffer::<u32>::new(N));
+    let s = second.clone();
+    let r = check(
+        Launch::new("shifted", NdRange::new([N]).local([64])),
+        move |wi| {
+            let g = wi.get_global_id(0);
+            s.set((g + 64) % N, g as u32);
+        },
+    );
+    common::check::expect_none(&r);
+    let want: Vec<u32> = (0..N).map(|i| ((i + N - 64) % N) as u32).collect();
+    assert_eq!(second.to_vec(), want);
+}
+
 #[test]
 fn local_memory_is_unwritten_again_in_the_next_group() {
     let out = Buffer::<u32>::new(8);

@@ -85,6 +85,8 @@ fn site_of(at: &'static Location<'static>) -> Site {
 
 /// [`site_of`]'s site as the checker's id: a Rust call site's is cached by
 /// the address of its `Location`, so the common case builds no `Site`.
+/// Inlined: every access of a Rust kernel asks.
+#[inline(always)]
 fn site_id_of(at: &'static Location<'static>) -> std::num::NonZeroU32 {
     match SITE.with(|s| s.get()) {
         Some(site) => super::intern::site(site),
@@ -177,7 +179,7 @@ pub(crate) fn plain(addr: usize, space: Space, write: bool, at: &'static Locatio
     }
 }
 
-#[cold]
+// Not `#[cold]`: every access of a checked launch comes here.
 #[inline(never)]
 fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'static>) {
     let kind = if write { Kind::Write(None) } else { Kind::Read };

@@ -75,7 +75,7 @@ thread_local! {
 
 /// The id of the site of a Rust call at `at`: a compare of its address in
 /// this thread's cache (a call site has one `Location`), else [`site`].
-#[inline]
+#[inline(always)]
 pub(crate) fn location(at: &'static Location<'static>) -> NonZeroU32 {
     let key = at as *const Location<'static> as usize;
     let slot = (key >> 3) % LOCATIONS;
@@ -83,11 +83,15 @@ pub(crate) fn location(at: &'static Location<'static>) -> NonZeroU32 {
         (k, Some(id)) if k == key => Some(id),
         _ => None,
     });
-    hit.unwrap_or_else(|| {
-        let id = site(Site::from_location(at));
-        LOCATION_CACHE.with(|c| c[slot].set((key, Some(id))));
-        id
-    })
+    hit.unwrap_or_else(|| location_missed(at, key, slot))
+}
+
+#[cold]
+#[inline(never)]
+fn location_missed(at: &'static Location<'static>, key: usize, slot: usize) -> NonZeroU32 {
+    let id = site(Site::from_location(at));
+    LOCATION_CACHE.with(|c| c[slot].set((key, Some(id))));
+    id
 }
 
 /// The site with id `id`.

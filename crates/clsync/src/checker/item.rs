@@ -63,7 +63,11 @@ impl ItemState {
     }
 
     /// Whether `p` happens before this work-item's next access in `s`.
-    #[inline]
+    ///
+    /// Inlined into every access's path: program order and the group's
+    /// barriers decide most tests with a few compares; the clock, out of
+    /// line, is asked only where a work-item learned something.
+    #[inline(always)]
     pub(super) fn after(&self, p: &Rec, s: usize) -> bool {
         if p.who.item == self.who.item {
             return true;
@@ -74,7 +78,13 @@ impl ItemState {
             return true;
         }
         // Most work-items have learned nothing from other work-items since
-        // the last barrier: an empty clock, and no lookup.
+        // the last barrier: no clock, and no lookup.
+        self.vc[s].is_some() && self.knows(p, s)
+    }
+
+    /// Whether this work-item's clock for `s` knows `p`.
+    #[inline(never)]
+    fn knows(&self, p: &Rec, s: usize) -> bool {
         self.vc[s]
             .as_ref()
             .is_some_and(|vc| !vc.is_empty() && vc.knows(&p.epoch()))

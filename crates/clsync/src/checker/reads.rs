@@ -107,7 +107,18 @@ impl Reads {
     /// (its own work-item's reads and those ordered before it). `reader`
     /// lets a read skip the test of each earlier one where their summary
     /// shows that none but its own work-item's can be.
+    #[inline(always)]
     pub(crate) fn add(&mut self, rec: Rec, reader: Reader, redundant: impl Fn(&Rec) -> bool) {
+        match self {
+            Reads::None => *self = Reads::One(rec),
+            Reads::One(r) if redundant(r) => *self = Reads::One(rec),
+            _ => self.add_many(rec, reader, redundant),
+        }
+    }
+
+    /// [`add`](Self::add) where the reads become or are many: out of line.
+    #[inline(never)]
+    fn add_many(&mut self, rec: Rec, reader: Reader, redundant: impl Fn(&Rec) -> bool) {
         match self {
             Reads::None => *self = Reads::One(rec),
             Reads::One(r) if redundant(r) => *self = Reads::One(rec),

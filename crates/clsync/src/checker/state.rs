@@ -283,40 +283,37 @@ impl GroupCheck {
         }
         let end = addr + len;
         // The common case, lean: the access lies in one cell of the shadow
-        // at the front of the group's list.
-        let mut decide = |cell: &mut Shadow| {
-            if !plain_fast(&item, cell, space, rec) {
-                self.plain_general(&mut item, cell, addr, space, kind, site, false);
-            }
-        };
-        let done = if space == Space::Local {
+        // at the front of the group's list, in a compact state or a record
+        // `full_fast` decides. Straight-line code, no closure: its captures
+        // cost more than the decision (a frame of 200 bytes per access).
+        if space == Space::Local {
             let mut dense = self.local_dense.borrow_mut();
-            match dense.first_mut() {
-                Some(d) if d.covers(addr) => match d.cell(addr, end, self.spill(space)) {
-                    (Found::Cell(cell), next) if next == end => {
-                        decide(cell);
-                        true
+            if let Some(d) = dense.first_mut().filter(|d| d.covers(addr)) {
+                if let (Found::Cell(cell), next) = d.cell(addr, end, self.spill(space)) {
+                    if next == end {
+                        if !plain_fast(&item, cell, space, rec) {
+                            self.plain_general(&mut item, cell, addr, space, kind, site, false);
+                        }
+                        return;
                     }
-                    _ => false,
-                },
-                _ => false,
+                }
             }
         } else {
             let dense = self.dense.borrow();
-            match dense.first() {
-                Some(d) if d.covers(addr) => match d.cell(addr, end, self.spill(space)) {
-                    (Found::Cell(mut cell), next) if next == end => {
-                        decide(&mut cell);
-                        true
+            if let Some(d) = dense.first().filter(|d| d.covers(addr)) {
+                if let (Found::Cell(mut cell), next) = d.cell(addr, end, self.spill(space)) {
+                    if next == end {
+                        if !plain_fast(&item, &mut cell, space, rec) {
+                            self.plain_general(
+                                &mut item, &mut cell, addr, space, kind, site, false,
+                            );
+                        }
+                        return;
                     }
-                    _ => false,
-                },
-                _ => false,
+                }
             }
-        };
-        if !done {
-            self.plain_parts(&mut item, addr, end, space, kind, site, rec);
         }
+        self.plain_parts(&mut item, addr, end, space, kind, site, rec);
     }
 
     /// [`plain`](Self::plain) cell by cell: an access over several cells
@@ -753,8 +750,9 @@ fn atomic_fast(item: &ItemState, full: &Full, s: usize, a: AtomicAccess) -> bool
 /// reports' machinery.
 #[inline(always)]
 fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
-    let Some(w) = full.write else { return false };
-    if w.op.is_atomic() || full.atomic.is_some() || !item.after(&w, s) {
+    // By reference: a copy of the record costs more than the tests.
+    let Some(w) = &full.write else { return false };
+    if w.op.is_atomic() || full.atomic.is_some() || !item.after(w, s) {
         return false;
     }
     if rec.op.writes() {
