@@ -151,9 +151,39 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
             // reached through views, which the loops keep in registers.
             let viewed: Vec<&Ident> = params
                 .iter()
-                .filter(|p| is_buffer_ref(&p.ty) && only_view_methods(&p.name, &f.block))
+                .filter(|p| is_buffer_ref(&p.ty) && only_methods(&p.name, &f.block, VIEW_METHODS))
                 .map(|p| &p.name)
                 .collect();
+            // Of those, the ones it only reads, which nothing else can
+            // write where every parameter is of a kind whose memory the
+            // launch can compare: the checker need not record their reads
+            // (`Group::global_unwritten`), where no other buffer overlaps.
+            let read: Vec<&Ident> = viewed
+                .iter()
+                .copied()
+                .filter(|n| only_methods(n, &f.block, READ_METHODS))
+                .filter(|_| params.iter().all(|p| is_comparable(&p.ty)))
+                .collect();
+            let written: Vec<&Ident> = params
+                .iter()
+                .filter(|p| is_buffer_ref(&p.ty) && !read.contains(&&p.name))
+                .map(|p| &p.name)
+                .collect();
+            // The written buffers' memory, taken before any name is
+            // rebound to a view.
+            let memory = Ident::new("__clsync_written", Span::mixed_site());
+            let g = Ident::new("__clsync_g", Span::mixed_site());
+            let mut views: Vec<Tokens> = Vec::new();
+            if !read.is_empty() {
+                views.push(quote! { let #memory = [#(#written.raw_bytes()),*]; });
+            }
+            views.extend(viewed.iter().map(|n| {
+                if read.contains(n) {
+                    quote! { let #n = #g.global_unwritten(#n, &#memory); }
+                } else {
+                    quote! { let #n = #g.global(#n); }
+                }
+            }));
             let lift_params = lift::Params {
                 buffers: viewed.iter().map(|n| n.to_string()).collect(),
                 slices: params
@@ -163,8 +193,7 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
                     .collect(),
             };
             lift::lift(&wi, &f.block, lift_params).map(|body| {
-                let g = Ident::new("__clsync_g", Span::mixed_site());
-                quote! { #(let #viewed = #g.global(#viewed);)* #body }
+                quote! { #(#views)* #body }
             })
         }
     };
@@ -281,19 +310,52 @@ fn is_slice_ref(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && matches!(&*r.elem, syn::Type::Slice(_)))
 }
 
-/// Whether every use of `name` in `body` is `name.get(…)`, `name.set(…)`,
-/// `name.at(…)`, `name.prefetch(…)`, `name.len()` or `name.is_empty()`:
-/// what a `BufferView` has too.
-fn only_view_methods(name: &Ident, body: &syn::Block) -> bool {
+/// What a `BufferView` has: the methods a buffer's every use must be for
+/// the lifted kernel to reach it through a view.
+const VIEW_METHODS: &[&str] = &["get", "set", "at", "prefetch", "len", "is_empty"];
+
+/// The methods that only read a buffer (`at` gives an atomic, which may
+/// write).
+const READ_METHODS: &[&str] = &["get", "prefetch", "len", "is_empty"];
+
+/// Whether a parameter of type `ty` holds no memory the launch cannot
+/// compare with a read-only buffer's: a buffer (compared by address), a
+/// shared slice of numbers (constant), a local argument (local memory), or
+/// a number. Anything else (a slice of buffers, a struct) might reach the
+/// buffer and write it.
+fn is_comparable(ty: &syn::Type) -> bool {
+    const NUMBERS: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char",
+    ];
+    let path_is = |ty: &syn::Type, ok: &dyn Fn(&syn::TypePath) -> bool| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && ok(p));
+    let number = |p: &syn::TypePath| {
+        p.path.segments.len() == 1
+            && NUMBERS.contains(&p.path.segments[0].ident.to_string().as_str())
+    };
+    let local = |p: &syn::TypePath| {
+        p.path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "LocalArg")
+    };
+    let numbers = matches!(ty, syn::Type::Reference(r) if r.mutability.is_none()
+        && matches!(&*r.elem, syn::Type::Slice(s) if path_is(&s.elem, &number)));
+    is_buffer_ref(ty) || numbers || path_is(ty, &number) || path_is(ty, &local)
+}
+
+/// Whether every use of `name` in `body` is a call of one of `methods`
+/// (`name.get(…)`, `name.len()`, …).
+fn only_methods(name: &Ident, body: &syn::Block, methods: &[&str]) -> bool {
     use proc_macro2::TokenTree;
-    fn walk(tokens: Tokens, name: &Ident) -> bool {
+    fn walk(tokens: Tokens, name: &Ident, methods: &[&str]) -> bool {
         let v: Vec<TokenTree> = tokens.into_iter().collect();
         v.iter().enumerate().all(|(i, t)| match t {
-            TokenTree::Group(g) => walk(g.stream(), name),
+            TokenTree::Group(g) => walk(g.stream(), name, methods),
             TokenTree::Ident(id) if id == name => {
                 let dot = matches!(v.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
                 let method = matches!(v.get(i + 2), Some(TokenTree::Ident(m))
-                    if ["get", "set", "at", "prefetch", "len", "is_empty"].contains(&m.to_string().as_str()));
+                    if methods.contains(&m.to_string().as_str()));
                 // `x.name` (a field of that name) is not a use.
                 let field = i > 0 && matches!(&v[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
                 field || (dot && method)
@@ -301,5 +363,5 @@ fn only_view_methods(name: &Ident, body: &syn::Block) -> bool {
             _ => true,
         })
     }
-    walk(quote::ToTokens::into_token_stream(body), name)
+    walk(quote::ToTokens::into_token_stream(body), name, methods)
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::check::reports_of;
+
 use clsync::checker::ReportKind;
 use clsync::sync::{GLOBAL, LOCAL};
 use clsync::{
@@ -124,14 +126,6 @@ fn racy(wi: &WorkItem, data: &Buffer<u32>) {
 }
 
 // ---- tests -----------------------------------------------------------------
-
-/// The reports a checked launch failed with.
-fn reports_of(e: LaunchError) -> Vec<clsync::checker::Report> {
-    match e {
-        LaunchError::Reported(r) => r.reports,
-        e => panic!("expected reports, got {e}"),
-    }
-}
 
 #[test]
 fn a_barrier_loop_equals_the_sequential_computation_and_the_general_engine() {

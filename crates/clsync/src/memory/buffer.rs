@@ -203,6 +203,18 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> Buffer<T> {
         T::from_raw(slot.load(Ordering::Relaxed))
     }
 
+    /// [`get`](Self::get) without a record in the checker: an index out of
+    /// bounds is still reported (or panics outside checked launches), but
+    /// the read itself is not remembered, for a buffer that no work-item
+    /// of the launch writes (`BufferView`'s unwritten views).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn get_bounded(&self, index: usize) -> T {
+        let slot = self.slot_at(index, false, Location::caller());
+        // Relaxed: as in `get`.
+        T::from_raw(slot.load(Ordering::Relaxed))
+    }
+
     /// Writes element `index` (a plain, non-atomic access).
     #[inline]
     #[track_caller]

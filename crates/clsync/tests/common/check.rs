@@ -8,7 +8,7 @@
 //! source text, so the expectations cannot drift from the code.
 
 use clsync::checker::{Report, ReportKind};
-use clsync::{Launch, WorkItem};
+use clsync::{Launch, LaunchError, WorkItem};
 
 /// Runs `kernel` checked on a two-worker runtime, within 60 s.
 pub fn check<F>(launch: Launch, kernel: F) -> Vec<Report>
@@ -104,5 +104,13 @@ pub fn out_of_bounds_at(reports: &[Report], source: &str, marker: &str, item: us
         assert_eq!(Some(r.site.line), line_of(source, marker));
         let second = r.second.as_ref().expect("the access");
         assert_eq!(second.item.local_linear_id, item, "{r}");
+    }
+}
+
+/// The reports a checked launch failed with (`Launch::checked(true)`).
+pub fn reports_of(e: LaunchError) -> Vec<Report> {
+    match e {
+        LaunchError::Reported(r) => r.reports,
+        e => panic!("expected reports, got {e}"),
     }
 }

@@ -415,7 +415,51 @@ impl Group<'_> {
     /// A view of `buffer` for this group's loops (see [`BufferView`]).
     #[inline]
     pub fn global<'b, T: Element>(&self, buffer: &'b Buffer<T>) -> BufferView<'b, T> {
-        BufferView::new(buffer, self.check.is_some())
+        BufferView::new(buffer, self.check.is_some(), false)
+    }
+
+    /// [`global`](Self::global) for a buffer that the kernel only reads:
+    /// `written` is the memory of everything else the kernel may write
+    /// (each as [`Buffer::raw_bytes`] gives it). Where none of it overlaps
+    /// `buffer`, no work-item of the launch writes the buffer, and a read
+    /// races with nothing: a checked launch checks the view's reads for
+    /// their bounds only, and remembers none of them (no shadow, which is
+    /// some ten times the buffer's size, and no record per read). This is
+    /// the proof a compiled OpenCL C kernel makes for its read-only
+    /// buffers, which `#[kernel]` makes for a Rust kernel's `&Buffer`
+    /// parameters whose every use is a read, passing the others as
+    /// `written`.
+    ///
+    /// The promise is the caller's: a write to `buffer` that `written`
+    /// leaves out (through another view of it) races with these reads
+    /// unreported. Unchecked launches are not affected.
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime};
+    ///
+    /// let input = Buffer::from_slice(&(0..64u32).collect::<Vec<_>>());
+    /// let out = Buffer::<u32>::new(64);
+    /// let launch = Launch::new("double", NdRange::new([64]).local([16])).checked(true);
+    /// Runtime::new().launch_groups(&launch, |g| {
+    ///     let i = g.global_unwritten(&input, &[out.raw_bytes()]);
+    ///     let o = g.global(&out);
+    ///     g.for_each(move |it| o.set(it.global_linear_id, 2 * i.get(it.global_linear_id)));
+    /// }).unwrap();
+    /// assert_eq!(out.get(63), 126);
+    /// ```
+    #[inline]
+    pub fn global_unwritten<'b, T: Element>(
+        &self,
+        buffer: &'b Buffer<T>,
+        written: &[(*mut u8, usize)],
+    ) -> BufferView<'b, T> {
+        let (base, len) = buffer.raw_bytes();
+        let (start, end) = (base as usize, base as usize + len);
+        let apart = written.iter().all(|&(p, n)| {
+            let (p, n) = (p as usize, n);
+            n == 0 || len == 0 || p + n <= start || end <= p
+        });
+        BufferView::new(buffer, self.check.is_some(), apart)
     }
 
     /// A view of the group's slice for a local argument sized at launch

@@ -37,6 +37,9 @@ pub struct BufferView<'a, T: Element> {
     base: *const T::Slot,
     len: usize,
     checked: bool,
+    /// Checked, its reads are not the checker's: no work-item of the
+    /// launch writes the buffer ([`Group::global_unwritten`](crate::Group::global_unwritten)).
+    unwritten: bool,
     buffer: &'a Buffer<T>,
 }
 
@@ -48,12 +51,13 @@ impl<T: Element> Clone for BufferView<'_, T> {
 impl<T: Element> Copy for BufferView<'_, T> {}
 
 impl<'a, T: Element> BufferView<'a, T> {
-    pub(crate) fn new(buffer: &'a Buffer<T>, checked: bool) -> Self {
+    pub(crate) fn new(buffer: &'a Buffer<T>, checked: bool, unwritten: bool) -> Self {
         let (base, len) = buffer.raw_parts();
         BufferView {
             base,
             len,
             checked,
+            unwritten,
             buffer,
         }
     }
@@ -83,8 +87,10 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        if self.checked {
-            return Self::slow_get(self.buffer, index);
+        // Checked, an unwritten view's read in bounds is only a load (see
+        // `Group::global_unwritten`).
+        if self.checked && !(self.unwritten && index < self.len) {
+            return Self::slow_get(self.buffer, index, self.unwritten);
         }
         if index >= self.len {
             Self::out_of_bounds(self.buffer, index, false)
@@ -124,11 +130,12 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub unsafe fn get_relaxed_unchecked(&self, index: usize) -> T {
-        if self.checked {
-            return Self::slow_get(self.buffer, index);
+        if self.checked && !(self.unwritten && index < self.len) {
+            return Self::slow_get(self.buffer, index, self.unwritten);
         }
-        // SAFETY: the caller promises `index < len`, the buffer's length,
-        // and the buffer is borrowed for `'a`, so the element is live.
+        // SAFETY: `index < len`, the buffer's length, as the caller promises
+        // outside checked launches and the test above makes sure of in
+        // them; the buffer is borrowed for `'a`, so the element is live.
         let slot = unsafe { &*self.base.add(index) };
         // Relaxed: a plain OpenCL access, as in `Buffer::get`.
         T::from_raw(slot.load(Ordering::Relaxed))
@@ -168,7 +175,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[track_caller]
     pub unsafe fn get_unchecked(&self, index: usize) -> T {
         if self.checked {
-            return Self::slow_get(self.buffer, index);
+            return Self::slow_get(self.buffer, index, self.unwritten);
         }
         // SAFETY: the caller promises `index < len`, so the element is live
         // (the buffer is borrowed for `'a`), and that no write races with
@@ -199,8 +206,14 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn slow_get(buffer: &Buffer<T>, index: usize) -> T {
-        buffer.get(index)
+    fn slow_get(buffer: &Buffer<T>, index: usize, unwritten: bool) -> T {
+        if unwritten {
+            // Its bounds only: a read races with nothing where no
+            // work-item writes.
+            buffer.get_bounded(index)
+        } else {
+            buffer.get(index)
+        }
     }
     /// An access out of bounds in an unchecked launch: the buffer's own
     /// bounds check, diverging (as `LocalView`'s).
