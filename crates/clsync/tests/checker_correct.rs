@@ -197,6 +197,52 @@ fn group_writes_published_after_a_barrier_by_one_release() {
     assert_eq!(sum.get(0), 10);
 }
 
+/// What one work-item acquired reaches the others of its group through a
+/// global barrier, even after a local barrier came between: a local
+/// barrier joins the clocks of local memory only, and leaves the global
+/// ones to be joined by the next barrier that fences global memory
+/// (`003_2caebc1f01141481.txt`). The work-item acquires by an acquire
+/// load, or by a relaxed load and an acquire fence
+/// (`000_96da91f170ff246f.txt`).
+#[test]
+fn an_acquire_reaches_the_group_through_a_later_global_barrier() {
+    for fenced in [false, true] {
+        let data = std::sync::Arc::new(Buffer::<u32>::new(2));
+        let d = data.clone();
+        let flag: Buffer<AtomicInt> = Buffer::new(1);
+        let launch = Launch::new("acquire_then_barriers", NdRange::new([4]).local([2]));
+        let r = check(launch, move |wi| {
+            let l = wi.get_local_id(0);
+            if wi.get_group_id(0) == 0 {
+                if l == 0 {
+                    d.set(0, 42);
+                    flag.at(0).store_explicit(1, Release);
+                }
+            } else {
+                if l == 0 {
+                    if fenced {
+                        while flag.at(0).load_explicit(Relaxed) == 0 {
+                            spin_loop();
+                        }
+                        wi.atomic_work_item_fence(GLOBAL, Acquire, DeviceScope);
+                    } else {
+                        while flag.at(0).load_explicit(Acquire) == 0 {
+                            spin_loop();
+                        }
+                    }
+                }
+                wi.barrier(LOCAL);
+                wi.barrier(GLOBAL);
+                if l == 1 {
+                    d.set(1, d.get(0) + 1);
+                }
+            }
+        });
+        expect_none(&r);
+        assert_eq!(data.to_vec(), vec![42, 43], "fenced: {fenced}");
+    }
+}
+
 #[test]
 fn message_passing_with_fences_and_relaxed_atomics() {
     let data = std::sync::Arc::new(Buffer::<u32>::new(2));

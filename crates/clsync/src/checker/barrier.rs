@@ -22,24 +22,38 @@ impl GroupCheck {
             }
             return;
         }
+        // The group's own accesses before the barrier need no clock entry:
+        // `wg` orders them (rule 2), and a snapshot adds the entry for
+        // other groups. So the clocks change only where a work-item learned
+        // something since the last barrier; until then they are all one
+        // clock, and a barrier costs no clock.
+        // Where no work-item learned anything since the last barrier, they
+        // hold one clock already: nothing to join (`learned`).
+        let mut learned = self.learned.get();
+        let mut joined: [Option<Arc<Clock>>; 3] = Default::default();
+        let mut spaces = [false; 3];
         for s in spaces_of(wait.flags) {
-            // The group's own accesses before the barrier need no clock
-            // entry: `wg` orders them (rule 2), and a snapshot adds the
-            // entry for other groups. So the clocks change only where a
-            // work-item learned something since the last barrier; until
-            // then they are all one clock, and a barrier costs no clock.
-            let joined = join_all(&self.items, s);
-            for it in self.items.iter() {
-                let mut it = it.borrow_mut();
-                it.wg[s] += 1;
-                it.sg[s] += 1;
-                if let Some(joined) = &joined {
-                    it.vc[s] = Some(joined.clone());
-                }
+            spaces[s] = true;
+            if learned & 1 << s != 0 {
+                joined[s] = join_all(&self.items, s);
+                learned &= !(1 << s);
             }
         }
+        self.learned.set(learned);
+        // One pass over the work-items for every space's counts, clocks
+        // and step.
         for it in self.items.iter() {
-            it.borrow_mut().step += 1;
+            let mut it = it.borrow_mut();
+            for s in 0..3 {
+                if spaces[s] {
+                    it.wg[s] += 1;
+                    it.sg[s] += 1;
+                    if let Some(joined) = &joined[s] {
+                        it.vc[s] = Some(joined.clone());
+                    }
+                }
+            }
+            it.step += 1;
         }
     }
 
@@ -48,6 +62,10 @@ impl GroupCheck {
     pub(crate) fn release_sub_group(&self, first: usize, end: usize, wait: BarrierWait) {
         debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
         let items = &self.items[first..end];
+        // The sub-group's clocks part from the group's.
+        for s in spaces_of(wait.flags) {
+            self.learned.set(self.learned.get() | 1 << s);
+        }
         if wait.scope >= MemScope::SubGroup {
             for s in spaces_of(wait.flags) {
                 let known = join_all(items, s).or_else(|| items[0].borrow().vc[s].clone());

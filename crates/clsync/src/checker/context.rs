@@ -15,6 +15,9 @@ use super::report::{Access, AccessOp, ReportKind, Space};
 use super::state::GroupCheck;
 use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
 
+/// A bit per space index (`GroupCheck::learned`).
+const ALL_SPACES: u8 = 0b111;
+
 /// Checked launches running now, in any runtime.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -129,6 +132,7 @@ impl Drop for ActiveLaunch {
 pub(crate) struct Running(());
 
 impl Running {
+    #[inline]
     pub(crate) fn enter(group: &GroupCheck, index: usize) -> Self {
         CURRENT.with(|c| c.set((group as *const GroupCheck, index)));
         Running(())
@@ -138,18 +142,31 @@ impl Running {
 impl Running {
     /// Names work-item `index` of `group` as the one running on this
     /// thread, with no guard: the caller clears the name
-    /// ([`Running::clear`]) before `group` can be dropped.
+    /// ([`Running::clear`], or a [`named_loop`](Running::named_loop)'s
+    /// guard) before `group` can be dropped.
+    #[inline]
     pub(crate) fn name(group: &GroupCheck, index: usize) {
         CURRENT.with(|c| c.set((group as *const GroupCheck, index)));
     }
 
     /// No work-item is running on this thread any more.
+    #[inline]
     pub(crate) fn clear() {
         CURRENT.with(|c| c.set((ptr::null(), 0)));
+    }
+
+    /// A guard for a loop that names each work-item in turn
+    /// ([`name`](Running::name)): it clears the name when the loop ends or
+    /// unwinds, so that nothing after it is taken for the last work-item's
+    /// and no name outlives its group.
+    #[inline]
+    pub(crate) fn named_loop() -> Running {
+        Running(())
     }
 }
 
 impl Drop for Running {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| c.set((ptr::null(), 0)));
     }
@@ -262,7 +279,11 @@ pub(crate) fn atomic_at<R>(
 #[inline]
 pub(crate) fn fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
     if active() {
-        with_current(|g, i| g.items[i].borrow_mut().fence(flags, order, scope));
+        with_current(|g, i| {
+            // An acquire fence may join clocks into the work-item's.
+            g.learned.set(ALL_SPACES);
+            g.items[i].borrow_mut().fence(flags, order, scope)
+        });
     }
 }
 

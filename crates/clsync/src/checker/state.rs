@@ -166,6 +166,12 @@ pub(crate) struct GroupCheck {
     /// What the current access reported so far, by kind and the other
     /// access's site, where it spans several cells (see `plain`).
     seen: RefCell<Vec<(ReportKind, Option<NonZeroU32>)>>,
+    /// The spaces (a bit per space index) in which some work-item's clock
+    /// may have changed since the last work-group barrier of that space
+    /// (an acquire, an acquire fence, a sub-group barrier): until one
+    /// does, they all hold the clock that barrier gave them, and the next
+    /// one need not compare them (see `release_group`).
+    pub(super) learned: std::cell::Cell<u8>,
 }
 
 impl GroupCheck {
@@ -182,6 +188,7 @@ impl GroupCheck {
             local: RefCell::default(),
             dense: RefCell::default(),
             seen: RefCell::default(),
+            learned: std::cell::Cell::new(0),
         }
     }
 
@@ -628,6 +635,7 @@ impl GroupCheck {
                 .cloned()
                 .collect();
             if order.is_acquire() {
+                self.learned.set(self.learned.get() | 1 << s);
                 for e in &read {
                     join_opt(&mut item.vc[s], &e.clocks[s]);
                 }
