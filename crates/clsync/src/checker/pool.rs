@@ -3,12 +3,13 @@
 //! reads, and gives them all back when the group ends; a location read by
 //! several work-items takes a list, and gives it back at the next write. So
 //! a launch allocates them once per thread, not once per group, location
-//! and barrier interval.
+//! and barrier interval. The atomic history of a location (a local
+//! histogram's bins) is kept the same way, with its list's capacity.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
 
-use super::shadow::{Full, Rec};
+use super::shadow::{AtomicShadow, Full, Rec};
 
 /// At most this many boxes, and lists, are kept per thread.
 const KEEP_BOXES: usize = 1 << 16;
@@ -24,6 +25,8 @@ thread_local! {
     #[allow(clippy::vec_box)]
     static BOXES: RefCell<Vec<Box<Full>>> = const { RefCell::new(Vec::new()) };
     static LISTS: RefCell<Vec<Vec<Rec>>> = const { RefCell::new(Vec::new()) };
+    #[allow(clippy::vec_box)]
+    static ATOMICS: RefCell<Vec<Box<AtomicShadow>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Keeps `value` in `free` unless it holds `limit` already.
@@ -63,9 +66,33 @@ pub(crate) fn boxed(full: Full) -> Box<Full> {
     }
 }
 
-/// Keeps `b` (emptied) for reuse.
+/// Keeps `b` (emptied) for reuse, and its atomic history's box.
 pub(crate) fn give_back(mut b: Box<Full>) {
     b.reads.clear();
+    if let Some(a) = b.atomic.take() {
+        give_back_atomic(a);
+    }
     *b = Full::default();
     keep(&BOXES, b, KEEP_BOXES);
+}
+
+/// An empty atomic history, reused if one is free (with the capacity its
+/// list of atomic writes had).
+pub(crate) fn atomic() -> Box<AtomicShadow> {
+    ATOMICS.with(|f| f.borrow_mut().pop()).unwrap_or_default()
+}
+
+/// Keeps `a` (emptied) for reuse, unless its list grew past
+/// 4096 writes (more than a group of work-items leaves at one location
+/// in an interval).
+fn give_back_atomic(mut a: Box<AtomicShadow>) {
+    if a.writes.capacity() > 4096 {
+        return;
+    }
+    a.writes.clear();
+    a.sync.clear();
+    a.summary = None;
+    a.prune_at = 0;
+    a.plain = None;
+    keep(&ATOMICS, a, KEEP_LISTS);
 }

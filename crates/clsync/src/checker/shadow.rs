@@ -334,7 +334,7 @@ impl Full {
     }
 
     pub(crate) fn atomic_mut(&mut self) -> &mut AtomicShadow {
-        self.atomic.get_or_insert_with(Box::default)
+        self.atomic.get_or_insert_with(pool::atomic)
     }
 
     /// Whether an atomic access at `scope` by `who` is in inclusive scopes
