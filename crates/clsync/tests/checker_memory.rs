@@ -163,9 +163,6 @@ fn local_read_before_any_write() {
     expect(SRC, &r, &[(UninitializedLocal, "uninit")]);
 }
 
-/// Each group's local memory starts unwritten, although a worker thread
-/// reuses one group's local shadow (and its records) for the next: group 0
-/// writes its tile and group 1, run after it on the same thread, does not.
 /// A buffer's shadow starts empty although its pages may be an earlier
 /// launch's, kept for reuse (`storage::page_pool`): the first launch
 /// leaves every element written by its own work-item, the second has each
@@ -198,6 +195,9 @@ fn a_launch_reuses_an_earlier_launchs_shadow_pages_empty() {
     assert_eq!(second.to_vec(), want);
 }
 
+/// Each group's local memory starts unwritten, although a worker thread
+/// reuses one group's local shadow (and its records) for the next: group 0
+/// writes its tile and group 1, run after it on the same thread, does not.
 #[test]
 fn local_memory_is_unwritten_again_in_the_next_group() {
     let out = Buffer::<u32>::new(8);
@@ -219,6 +219,22 @@ fn local_memory_is_unwritten_again_in_the_next_group() {
     assert_eq!(r[0].count, 4, "each work-item of group 1, none of group 0");
     let who = &r[0].second.as_ref().expect("the reading work-item").item;
     assert_eq!(who.group_id[0], 1);
+}
+
+/// Every read of a local element nothing wrote is reported, however many
+/// work-items read it: the count is the reads'.
+#[test]
+fn each_read_of_an_unwritten_local_element_counts() {
+    let out = Buffer::<u32>::new(8);
+    let mut launch = Launch::new("many_readers", NdRange::new([8]).local([8]));
+    let tile = launch.local::<u32>(8);
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        out.set(l, wi.local(tile).get(0)); //~ many readers
+    });
+    expect(SRC, &r, &[(UninitializedLocal, "many readers")]);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].count, 8, "each of the eight work-items' reads");
 }
 
 #[test]

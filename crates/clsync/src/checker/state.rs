@@ -289,13 +289,15 @@ impl GroupCheck {
             rec.op = rec.op.with_value(v);
         }
         let end = addr + len;
-        // The common case, lean: the access lies in one cell of the shadow
-        // at the front of the group's list, in a compact state or a record
+        // The common case, lean: the access lies in one cell of one of the
+        // two shadows at the front of the group's list (a kernel that reads
+        // one local array and writes another, or multiplies two tiles,
+        // alternates between them), in a compact state or a record
         // `full_fast` decides. Straight-line code, no closure: its captures
         // cost more than the decision (a frame of 200 bytes per access).
         if space == Space::Local {
             let mut dense = self.local_dense.borrow_mut();
-            if let Some(d) = dense.first_mut().filter(|d| d.covers(addr)) {
+            if let Some(d) = dense.iter_mut().take(2).find(|d| d.covers(addr)) {
                 if let (Found::Cell(cell), next) = d.cell(addr, end, self.spill(space)) {
                     if next == end {
                         if !plain_fast(&item, cell, space, rec) {
@@ -307,7 +309,7 @@ impl GroupCheck {
             }
         } else {
             let dense = self.dense.borrow();
-            if let Some(d) = dense.first().filter(|d| d.covers(addr)) {
+            if let Some(d) = dense.iter().take(2).find(|d| d.covers(addr)) {
                 if let (Found::Cell(mut cell), next) = d.cell(addr, end, self.spill(space)) {
                     if next == end {
                         if !plain_fast(&item, &mut cell, space, rec) {
@@ -596,14 +598,7 @@ impl GroupCheck {
             shadow.write = Some(rec);
             shadow.reads.clear();
         } else {
-            let me = rec.who.item;
-            let reader = Reader {
-                wg: item.wg[s],
-                blind: item.blind(s),
-            };
-            shadow
-                .reads
-                .add(rec, reader, |r| r.who.item == me || item.after(r, s));
+            add_read(item, shadow, s, rec);
         }
         value
     }
@@ -689,7 +684,7 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
     let s = space.index();
     let writes = rec.op.writes();
     let next = match shadow {
-        Shadow::Full(full) => return full_fast(item, full, s, rec),
+        Shadow::Full(full) => return full_fast(item, full, space, rec),
         // A read of local memory nothing wrote is a report.
         Shadow::Untouched if !writes && space == Space::Local => return false,
         Shadow::Untouched if writes => Shadow::Written(rec),
@@ -715,6 +710,18 @@ fn plain_fast(item: &ItemState, shadow: &mut Shadow, space: Space, rec: Rec) -> 
             reads: Reads::One(rec),
             atomic: None,
         })),
+        // Another work-item's read of global memory that nothing wrote
+        // (reads do not conflict): both reads are kept (a scan's element
+        // that the work-items of the next three read too).
+        Shadow::Read(r) if !writes => {
+            let mut full = Full {
+                write: None,
+                reads: Reads::One(*r),
+                atomic: None,
+            };
+            add_read(item, &mut full, s, rec);
+            Shadow::Full(pool::boxed(full))
+        }
         _ => return false,
     };
     *shadow = next;
@@ -747,21 +754,29 @@ fn atomic_fast(item: &ItemState, full: &Full, s: usize, a: AtomicAccess) -> bool
         && full.atomics_inclusive_with(&item.who, a.scope)
 }
 
-/// [`plain_fast`] on a boxed record with a plain write and no atomic
-/// history, by an access ordered after the write: a read conflicts with
-/// neither the write nor the reads (reads do not conflict), and is added to
-/// them as [`GroupCheck::on_shadow`] adds it (a local element that several
+/// [`plain_fast`] on a boxed record with no atomic history, and a plain
+/// write that this access is ordered after, or no write (in global
+/// memory, or a write to local memory: a read of local memory that
+/// nothing wrote is a report). A read conflicts with neither the write
+/// nor the reads (reads do not conflict), and is added to them as
+/// [`GroupCheck::on_shadow`] adds it (a local element that several
 /// work-items of an interval read: a scan's four, a tile's sixteen); a
 /// write ordered after every read too replaces them all (a local element
 /// its owner writes and reads interval after interval, or that others read
 /// in the interval before). What `on_shadow` would do, without its
 /// reports' machinery.
 #[inline(always)]
-fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
-    // By reference: a copy of the record costs more than the tests.
-    let Some(w) = &full.write else { return false };
-    if w.op.is_atomic() || full.atomic.is_some() || !item.after(w, s) {
+fn full_fast(item: &ItemState, full: &mut Full, space: Space, rec: Rec) -> bool {
+    let s = space.index();
+    if full.atomic.is_some() {
         return false;
+    }
+    // By reference: a copy of the record costs more than the tests.
+    match &full.write {
+        Some(w) if w.op.is_atomic() || !item.after(w, s) => return false,
+        Some(_) => {}
+        None if space == Space::Local && !rec.op.writes() => return false,
+        None => {}
     }
     if rec.op.writes() {
         // Ordered after every read since the write too (a scan's element
@@ -773,13 +788,21 @@ fn full_fast(item: &ItemState, full: &mut Full, s: usize, rec: Rec) -> bool {
         full.write = Some(rec);
         full.reads.clear();
     } else {
-        let me = rec.who.item;
-        let reader = Reader {
-            wg: item.wg[s],
-            blind: item.blind(s),
-        };
-        full.reads
-            .add(rec, reader, |r| r.who.item == me || item.after(r, s));
+        add_read(item, full, s, rec);
     }
     true
+}
+
+/// Adds a read (`rec`, by `item`) to `full`'s reads, as
+/// [`GroupCheck::on_shadow`] does: it makes those of its own work-item and
+/// those ordered before it redundant.
+#[inline(always)]
+fn add_read(item: &ItemState, full: &mut Full, s: usize, rec: Rec) {
+    let me = rec.who.item;
+    let reader = Reader {
+        wg: item.wg[s],
+        blind: item.blind(s),
+    };
+    full.reads
+        .add(rec, reader, |r| r.who.item == me || item.after(r, s));
 }
