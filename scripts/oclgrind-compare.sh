@@ -5,12 +5,12 @@
 # Oclgrind takes seconds. Interleaved runs, medians, the ratio, and whether
 # both dumped the same buffer and reported the same kinds of diagnostics.
 # Usage: scripts/oclgrind-compare.sh [REPS] (default 3). Needs oclgrind
-# (apt-get install oclgrind); says so and stops when it is absent.
+# (scripts/setup-debian.sh installs it); says so and stops when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-3}"
 if ! command -v oclgrind-kernel >/dev/null; then
-  echo "oclgrind-compare: oclgrind-kernel is not installed (apt-get install oclgrind)"
+  echo "oclgrind-compare: oclgrind-kernel is not installed (scripts/setup-debian.sh, or apt-get install oclgrind)"
   exit 0
 fi
 cargo build --release -q -p clsync-cli

@@ -19,6 +19,9 @@ command -v clinfo >/dev/null 2>&1 || need+=(clinfo)
 command -v clang-15 >/dev/null 2>&1 || need+=(clang-15)
 command -v llvm-as-15 >/dev/null 2>&1 || need+=(llvm-15)
 command -v llvm-spirv-15 >/dev/null 2>&1 || need+=(llvm-spirv-15)
+# The checker's peer (scripts/oclgrind-compare.sh): Oclgrind's
+# `oclgrind-kernel` runs the same .sim files.
+command -v oclgrind-kernel >/dev/null 2>&1 || need+=(oclgrind)
 
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"
