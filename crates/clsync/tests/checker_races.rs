@@ -249,6 +249,31 @@ fn sub_group_barrier_does_not_order_other_sub_groups() {
     assert_ne!(a.item.sub_group_id, b.item.sub_group_id);
 }
 
+/// A sub-group barrier puts its work-items' steps in their clocks, and a
+/// work-group barrier after it hands that clock to the group; the accesses
+/// after the work-group barrier are of later steps, which the clock does
+/// not know: two work-items of the sub-group that then write and read one
+/// element without a barrier race.
+#[test]
+fn accesses_after_a_barrier_are_not_known_to_a_clock_from_before_it() {
+    let mut launch = Launch::new("sg_then_wg", NdRange::new([8]).local([8]).sub_group_size(4));
+    let tile = launch.local::<u32>(8);
+    let r = check(launch, move |wi| {
+        let l = wi.get_local_id(0);
+        let t = wi.local(tile);
+        t.set(l, 1);
+        wi.sub_group_barrier(LOCAL);
+        wi.barrier(LOCAL);
+        if l == 0 {
+            t.set(7, 2); //~ later.first
+        }
+        if l == 1 {
+            let _ = t.get(7); //~ later
+        }
+    });
+    expect(SRC, &r, &[(DataRace, "later")]);
+}
+
 #[test]
 fn sub_group_barrier_race_on_global_memory() {
     let data = Buffer::<u32>::new(32);

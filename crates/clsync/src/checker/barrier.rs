@@ -40,6 +40,19 @@ impl GroupCheck {
             }
         }
         self.learned.set(learned);
+        // The common barrier, of one space with nothing to join: its counts
+        // and the step, with no test per work-item.
+        let mut named = spaces_of(wait.flags);
+        let one = named.next().filter(|_| named.next().is_none());
+        if let Some(s) = one.filter(|&s| joined[s].is_none()) {
+            for it in self.items.iter() {
+                let mut it = it.borrow_mut();
+                it.wg[s] += 1;
+                it.sg[s] += 1;
+                it.step += 1;
+            }
+            return;
+        }
         // One pass over the work-items for every space's counts, clocks
         // and step.
         for it in self.items.iter() {
