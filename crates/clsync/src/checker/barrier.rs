@@ -25,44 +25,34 @@ impl GroupCheck {
         // The group's own accesses before the barrier need no clock entry:
         // `wg` orders them (rule 2), and a snapshot adds the entry for
         // other groups. So the clocks change only where a work-item learned
-        // something since the last barrier; until then they are all one
-        // clock, and a barrier costs no clock.
-        // Where no work-item learned anything since the last barrier, they
-        // hold one clock already: nothing to join (`learned`).
+        // something since the last barrier (`learned`); until then they
+        // are all one clock, and a barrier joins none.
         let mut learned = self.learned.get();
         let mut joined: [Option<Arc<Clock>>; 3] = Default::default();
-        let mut spaces = [false; 3];
+        let mut counted = [0u32; 3];
         for s in spaces_of(wait.flags) {
-            spaces[s] = true;
+            counted[s] = 1;
             if learned & 1 << s != 0 {
                 joined[s] = join_all(&self.items, s);
                 learned &= !(1 << s);
             }
         }
         self.learned.set(learned);
-        // The common barrier, of one space with nothing to join: its counts
-        // and the step, with no test per work-item.
-        let mut named = spaces_of(wait.flags);
-        let one = named.next().filter(|_| named.next().is_none());
-        if let Some(s) = one.filter(|&s| joined[s].is_none()) {
-            for it in self.items.iter() {
-                let mut it = it.borrow_mut();
-                it.wg[s] += 1;
-                it.sg[s] += 1;
-                it.step += 1;
-            }
-            return;
-        }
-        // One pass over the work-items for every space's counts, clocks
-        // and step.
+        // One pass over the work-items: the counts of the spaces the
+        // barrier fences (added without a test per space), the clocks
+        // joined, and the step.
+        let joins = joined.iter().any(Option::is_some);
         for it in self.items.iter() {
             let mut it = it.borrow_mut();
-            for s in 0..3 {
-                if spaces[s] {
-                    it.wg[s] += 1;
-                    it.sg[s] += 1;
-                    if let Some(joined) = &joined[s] {
-                        it.vc[s] = Some(joined.clone());
+            let it = &mut *it;
+            for ((wg, sg), n) in it.wg.iter_mut().zip(&mut it.sg).zip(counted) {
+                *wg += n;
+                *sg += n;
+            }
+            if joins {
+                for (vc, joined) in it.vc.iter_mut().zip(&joined) {
+                    if let Some(joined) = joined {
+                        *vc = Some(joined.clone());
                     }
                 }
             }
@@ -76,9 +66,7 @@ impl GroupCheck {
         debug_assert!(wait.kind == BarrierKind::SubGroup || wait.scope < MemScope::WorkGroup);
         let items = &self.items[first..end];
         // The sub-group's clocks part from the group's.
-        for s in spaces_of(wait.flags) {
-            self.learned.set(self.learned.get() | 1 << s);
-        }
+        spaces_of(wait.flags).for_each(|s| self.learn(s));
         if wait.scope >= MemScope::SubGroup {
             for s in spaces_of(wait.flags) {
                 let known = join_all(items, s).or_else(|| items[0].borrow().vc[s].clone());

@@ -15,9 +15,6 @@ use super::report::{Access, AccessOp, ReportKind, Space};
 use super::state::GroupCheck;
 use crate::sync::{MemFlags, MemOrder, MemScope, Site, SyncError};
 
-/// A bit per space index (`GroupCheck::learned`).
-const ALL_SPACES: u8 = 0b111;
-
 /// Checked launches running now, in any runtime.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -279,11 +276,7 @@ pub(crate) fn atomic_at<R>(
 #[inline]
 pub(crate) fn fence(flags: MemFlags, order: MemOrder, scope: MemScope) {
     if active() {
-        with_current(|g, i| {
-            // An acquire fence may join clocks into the work-item's.
-            g.learned.set(ALL_SPACES);
-            g.items[i].borrow_mut().fence(flags, order, scope)
-        });
+        with_current(|g, i| g.fence(i, flags, order, scope));
     }
 }
 

@@ -89,10 +89,14 @@ fn give_back_atomic(mut a: Box<AtomicShadow>) {
     if a.writes.capacity() > 4096 {
         return;
     }
-    a.writes.clear();
-    a.sync.clear();
-    a.summary = None;
-    a.prune_at = 0;
-    a.plain = None;
+    // Empty as a new one is, with the lists' storage kept.
+    let (mut writes, mut sync) = (std::mem::take(&mut a.writes), std::mem::take(&mut a.sync));
+    writes.clear();
+    sync.clear();
+    *a = AtomicShadow {
+        writes,
+        sync,
+        ..AtomicShadow::default()
+    };
     keep(&ATOMICS, a, KEEP_LISTS);
 }

@@ -33,7 +33,7 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::intern;
-use super::item::{AtomicAccess, ItemState, Kind, OpKind};
+use super::item::{spaces_of, AtomicAccess, ItemState, Kind, OpKind};
 use super::objects;
 use super::pool;
 use super::report::{Access, AccessOp, Report, ReportKind, ReportSet, Space};
@@ -42,7 +42,7 @@ use super::shadow::{
 };
 use super::storage::{to_front, Covers, DenseShadow, Found, LocalDense, ShadowMap};
 use crate::geometry::{Geometry, ItemIds};
-use crate::sync::{MemScope, Site};
+use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
 const SHARDS: usize = 64;
 
@@ -603,6 +603,21 @@ impl GroupCheck {
         value
     }
 
+    /// Notes that some work-item's clock for space `s` may have changed
+    /// since the last work-group barrier (see `learned`).
+    pub(super) fn learn(&self, s: usize) {
+        self.learned.set(self.learned.get() | 1 << s);
+    }
+
+    /// A fence by work-item `i` (`000_96da91f170ff246f.txt`): an acquire
+    /// may join clocks into the work-item's, in the spaces `flags` names.
+    pub(crate) fn fence(&self, i: usize, flags: MemFlags, order: MemOrder, scope: MemScope) {
+        if order.is_acquire() {
+            spaces_of(flags).for_each(|s| self.learn(s));
+        }
+        self.items[i].borrow_mut().fence(flags, order, scope)
+    }
+
     /// The ids of work-item `i` of this group, for a report.
     pub(crate) fn ids(&self, i: usize) -> ItemIds {
         self.launch.ids_of(&self.items[i].borrow().who)
@@ -630,7 +645,7 @@ impl GroupCheck {
                 .cloned()
                 .collect();
             if order.is_acquire() {
-                self.learned.set(self.learned.get() | 1 << s);
+                self.learn(s);
                 for e in &read {
                     join_opt(&mut item.vc[s], &e.clocks[s]);
                 }

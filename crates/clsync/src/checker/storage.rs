@@ -426,20 +426,11 @@ mod page_pool {
     /// Empties a page's cells (their boxes go to this thread's pool) and
     /// keeps the page, if it is a whole one and there is room.
     pub(super) fn give_back(mut cells: Box<[Mutex<Shadow>]>) {
-        if cells.len() != PAGE {
-            return;
-        }
-        {
-            let free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-            if free.len() >= KEEP {
-                return;
-            }
-        }
         for c in cells.iter_mut() {
             c.get_mut().unwrap_or_else(|e| e.into_inner()).recycle();
         }
         let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-        if free.len() < KEEP {
+        if cells.len() == PAGE && free.len() < KEEP {
             free.push(cells);
         }
     }

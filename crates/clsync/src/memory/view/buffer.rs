@@ -87,9 +87,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        // Checked, an unwritten view's read in bounds is only a load (see
-        // `Group::global_unwritten`).
-        if self.checked && !(self.unwritten && index < self.len) {
+        if self.read_is_checked(index) {
             return Self::slow_get(self.buffer, index, self.unwritten);
         }
         if index >= self.len {
@@ -130,7 +128,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub unsafe fn get_relaxed_unchecked(&self, index: usize) -> T {
-        if self.checked && !(self.unwritten && index < self.len) {
+        if self.read_is_checked(index) {
             return Self::slow_get(self.buffer, index, self.unwritten);
         }
         // SAFETY: `index < len`, the buffer's length, as the caller promises
@@ -200,6 +198,13 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
         // SAFETY: the caller promises `index < len` and that no access races
         // with this write; as in `get_unchecked`.
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
+    }
+    /// Whether a read of element `index` goes the checked way: in a
+    /// checked launch, unless the view is unwritten and the index in
+    /// bounds, where the read is only a load (see `Group::global_unwritten`).
+    #[inline(always)]
+    fn read_is_checked(&self, index: usize) -> bool {
+        self.checked && !(self.unwritten && index < self.len)
     }
     /// A checked access, or one out of bounds, out of line (see
     /// `LocalView::slow_get`).
