@@ -22,6 +22,11 @@
 //!   parameter's `src[i]`, at an index that only grows with the ids is
 //!   checked once per loop, by the largest work-item's index, and the loop
 //!   then runs unchecked (`lift/bounds.rs`);
+//! * a local array's `get` and `set` that no other work-item's access in
+//!   the same barrier interval can conflict with become `get_race_free` and
+//!   `set_race_free`, and a written buffer each work-item accesses only at
+//!   its own global id is reached through `Group::global_owned`: a checked
+//!   launch does not check them access by access (`race_free.rs`);
 //! * `for`, `while`, `loop`, `if` and blocks that contain a barrier are run
 //!   by the group; their condition is evaluated by every work-item through
 //!   `Group::uniform`, which stops the group with a barrier divergence if
@@ -50,6 +55,7 @@
 mod awaited;
 mod lift;
 mod pattern;
+mod race_free;
 mod scan;
 mod uniform;
 
@@ -169,19 +175,56 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
                 .filter(|p| is_buffer_ref(&p.ty) && !read.contains(&&p.name))
                 .map(|p| &p.name)
                 .collect();
-            // The written buffers' memory, taken before any name is
-            // rebound to a view.
-            let memory = Ident::new("__clsync_written", Span::mixed_site());
             let g = Ident::new("__clsync_g", Span::mixed_site());
+            // What the barrier intervals prove (`race_free.rs`): local
+            // accesses, and written buffers each work-item accesses only
+            // at its own element, where the parameters are comparable.
+            let local_args: Vec<&Ident> = params
+                .iter()
+                .filter(|p| is_local_arg(&p.ty))
+                .map(|p| &p.name)
+                .collect();
+            let comparable = params.iter().all(|p| is_comparable(&p.ty));
+            let candidates: Vec<&Ident> = viewed
+                .iter()
+                .copied()
+                .filter(|n| comparable && !read.contains(n))
+                .collect();
+            let proofs = race_free::prove(&wi, &g, &f.block, &local_args, &candidates);
+            // The buffers' memory, taken before any name is rebound to a
+            // view.
+            let memory = Ident::new("__clsync_written", Span::mixed_site());
+            let all = Ident::new("__clsync_buffers", Span::mixed_site());
+            let buffers: Vec<&Ident> = params
+                .iter()
+                .filter(|p| is_buffer_ref(&p.ty))
+                .map(|p| &p.name)
+                .collect();
             let mut views: Vec<Tokens> = Vec::new();
+            if let Some(trust) = &proofs.trust {
+                views.push(quote! { #g.trust_race_free(#trust); });
+            }
             if !read.is_empty() {
                 views.push(quote! { let #memory = [#(#written.raw_bytes()),*]; });
             }
+            if !proofs.owned.is_empty() {
+                views.push(quote! { let #all = [#(#buffers.raw_bytes()),*]; });
+            }
             views.extend(viewed.iter().map(|n| {
                 if read.contains(n) {
-                    quote! { let #n = #g.global_unwritten(#n, &#memory); }
-                } else {
-                    quote! { let #n = #g.global(#n); }
+                    return quote! { let #n = #g.global_unwritten(#n, &#memory); };
+                }
+                let Some((_, unique)) = proofs.owned.iter().find(|(b, _)| b == *n) else {
+                    return quote! { let #n = #g.global(#n); };
+                };
+                // Every other buffer's memory.
+                let others = (0..buffers.len()).filter(|i| buffers[*i] != *n);
+                quote! {
+                    let #n = if #unique {
+                        #g.global_owned(#n, &[#(#all[#others]),*])
+                    } else {
+                        #g.global(#n)
+                    };
                 }
             }));
             let lift_params = lift::Params {
@@ -192,7 +235,7 @@ fn expand(require: bool, f: ItemFn) -> syn::Result<Tokens> {
                     .map(|p| p.name.to_string())
                     .collect(),
             };
-            lift::lift(&wi, &f.block, lift_params).map(|body| {
+            lift::lift(&wi, &proofs.body, lift_params).map(|body| {
                 quote! { #(#views)* #body }
             })
         }
@@ -303,6 +346,12 @@ fn is_buffer_ref(ty: &syn::Type) -> bool {
     };
     matches!(&*r.elem, syn::Type::Path(p)
         if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Buffer"))
+}
+
+/// Whether `ty` is `LocalArg<…>` (by its last path segment).
+fn is_local_arg(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p)
+        if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "LocalArg"))
 }
 
 /// Whether `ty` is `&[…]`, a shared slice: constant global memory.

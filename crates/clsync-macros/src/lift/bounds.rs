@@ -149,8 +149,8 @@ impl Rewrite<'_> {
     fn unchecked(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         let method = m.method.to_string();
         let setter = match (method.as_str(), m.args.len()) {
-            ("get", 1) => false,
-            ("set", 2) => true,
+            ("get" | "get_race_free", 1) => false,
+            ("set" | "set_race_free", 2) => true,
             _ => return None,
         };
         let Expr::Path(p) = &*m.receiver else {

@@ -57,6 +57,7 @@ mod intern;
 mod item;
 mod objects;
 mod pool;
+mod race_free;
 mod reads;
 mod report;
 mod shadow;
@@ -72,6 +73,7 @@ pub(crate) use context::{
 };
 pub(crate) use item::{AtomicAccess, OpKind};
 pub(crate) use objects::{register, unregister};
+pub(crate) use shadow::Shadow;
 pub(crate) use state::{GroupCheck, LaunchCheck};
 
 /// Whether the environment turns checking on for every launch:

@@ -302,6 +302,23 @@ impl Shadow {
 }
 
 impl Shadow {
+    /// Whether a plain access that races with nothing (see
+    /// `LocalView::get_race_free`) has nothing to tell the checker here:
+    /// the location holds a plain write, and no atomic history. Then a
+    /// read of it reads a written value, and everything this shadow
+    /// remembers happens before any access that can race with what it
+    /// would remember of this one (see `GroupCheck::race_free_cells`).
+    #[inline(always)]
+    pub(crate) fn settled(&self) -> bool {
+        match self {
+            Shadow::Written(_) => true,
+            Shadow::Full(full) => {
+                full.atomic.is_none() && full.write.is_some_and(|w| !w.op.is_atomic())
+            }
+            _ => false,
+        }
+    }
+
     /// Empties the shadow, keeping its box (if any) for the next location
     /// that needs one on this thread.
     pub(crate) fn recycle(&mut self) {

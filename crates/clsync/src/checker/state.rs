@@ -158,7 +158,7 @@ pub(crate) struct GroupCheck {
     pub(crate) items: Box<[RefCell<ItemState>]>,
     /// Local memory's shadow: dense per local array, most recently used
     /// first, and a map for anything unregistered.
-    local_dense: RefCell<Vec<LocalDense>>,
+    pub(super) local_dense: RefCell<Vec<LocalDense>>,
     local: RefCell<ShadowMap>,
     /// The dense shadows this group has used, so that most accesses find
     /// theirs without a lock.

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -289,7 +290,7 @@ pub(crate) struct LocalDense {
     base: usize,
     end: usize,
     grain: Grain,
-    cells: Box<[Shadow]>,
+    cells: Cells,
     /// A span per cell for a byte-granular shadow, else empty.
     spans: Box<[u16]>,
 }
@@ -304,7 +305,7 @@ impl LocalDense {
             base,
             end,
             grain,
-            cells: local_pool::take(cells),
+            cells: Cells::new(local_pool::take(cells)),
             spans: match grain {
                 Grain::Granule(_) => vec![0; cells].into_boxed_slice(),
                 Grain::Element(_) => Box::default(),
@@ -323,12 +324,12 @@ impl LocalDense {
         let part = self.grain.part(self.base, a, end);
         let (i, next) = (part.cell, part.next);
         if let Grain::Element(_) = self.grain {
-            return (Found::Cell(&mut self.cells[i]), next);
+            return (Found::Cell(self.cells.get_mut(i)), next);
         }
-        let here = part.on_cell(&mut self.cells[i], &mut self.spans[i], spill);
+        let here = part.on_cell(self.cells.get_mut(i), &mut self.spans[i], spill);
         (
             if here {
-                Found::Cell(&mut self.cells[i])
+                Found::Cell(self.cells.get_mut(i))
             } else {
                 Found::Bytes
             },
@@ -348,9 +349,67 @@ impl Drop for DenseShadow {
     }
 }
 
+impl LocalDense {
+    /// Its cells, one per element of `stride` bytes from `base` (element
+    /// `i`'s at `i`), for views that read them between accesses
+    /// ([`GroupCheck::race_free_cells`](super::state::GroupCheck::race_free_cells));
+    /// `None` if its cells are laid out otherwise (a byte array that an
+    /// earlier access read as wider granules). Valid while `self` lives,
+    /// and only between the group's accesses: each access reaches a cell
+    /// through `&mut`.
+    pub(crate) fn element_cells(&self, base: usize, stride: usize) -> Option<*const Shadow> {
+        match self.grain {
+            Grain::Element(s) if s.bytes == stride && self.base == base => {
+                Some(self.cells.ptr.as_ptr().cast_const())
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Drop for LocalDense {
     fn drop(&mut self) {
-        local_pool::give_back(std::mem::take(&mut self.cells));
+        local_pool::give_back(self.cells.take());
+    }
+}
+
+/// A local array's cells, owned through a raw pointer instead of a `Box`,
+/// so that the views the group's loops hold can read them between the
+/// group's accesses through copies of the pointer
+/// ([`LocalDense::element_cells`]): each access reborrows one cell from
+/// the pointer, and a `Box` would claim all of them for every one.
+struct Cells {
+    ptr: NonNull<Shadow>,
+    len: usize,
+}
+
+impl Cells {
+    fn new(cells: Box<[Shadow]>) -> Self {
+        let len = cells.len();
+        // `into_raw` of a boxed slice is never null.
+        let ptr = NonNull::new(Box::into_raw(cells).cast::<Shadow>()).expect("a box is not null");
+        Cells { ptr, len }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, i: usize) -> &mut Shadow {
+        assert!(i < self.len, "cell {i} of {}", self.len);
+        // SAFETY: `ptr` holds `len` initialized cells, owned by `self`
+        // (from `Box::into_raw` in `new`), and `i < len`. `&mut self` is
+        // the only way to a `&mut` cell, so none other is live; the views'
+        // reads through copies of the pointer happen between accesses,
+        // never while this borrow lives (see `LocalDense::element_cells`).
+        unsafe { &mut *self.ptr.as_ptr().add(i) }
+    }
+
+    /// The cells as the box they came from, leaving `self` empty.
+    fn take(&mut self) -> Box<[Shadow]> {
+        let (ptr, len) = (self.ptr, std::mem::replace(&mut self.len, 0));
+        self.ptr = NonNull::dangling();
+        // SAFETY: `ptr` and `len` are those `new` took from
+        // `Box::into_raw` (a dangling pointer and 0, an empty box, after a
+        // `take`), not yet given back: `self` no longer holds them.
+        unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr.as_ptr(), len)) }
     }
 }
 

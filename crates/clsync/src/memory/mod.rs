@@ -41,6 +41,7 @@ pub use image::{Image2d, ImageSizeError, Pixel, MAX_IMAGE2D_SIZE};
 pub use local::{LocalArg, LocalSlice, MAX_LOCAL_MEM_SIZE};
 pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
+pub(crate) use view::Claim;
 pub use view::{BufferView, LocalView, ViewMode};
 
 pub(crate) use local::{check_local_args, LocalArena, LocalDecl};

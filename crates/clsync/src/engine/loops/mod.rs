@@ -88,11 +88,13 @@ use crate::checker::{GroupCheck, Running};
 use crate::engine::{GroupEnv, ItemFailure};
 use crate::error::{GroupStall, KernelPanic, LaunchError, Place, PlaceRun};
 use crate::geometry::ItemIds;
-use crate::memory::{Buffer, BufferView, Element, LocalArg, LocalView, Private, ViewMode};
+use crate::memory::{Buffer, BufferView, Claim, Element, LocalArg, LocalView, Private, ViewMode};
 use crate::scheduler::{hooks, GroupFailure, GroupRunner, Progress, Shared, Worker};
+use race_free::apart;
 
 mod barriers;
 mod blocks;
+mod race_free;
 
 pub use blocks::Block;
 
@@ -133,6 +135,9 @@ pub struct Group<'g> {
     /// (0), or what [`IN_LOOP`] and [`CHECKED`] say. One test on the
     /// barrier's fast path for both.
     barrier_extra: Cell<u8>,
+    /// Whether the local views made now take race-free accesses at their
+    /// word ([`trust_race_free`](Self::trust_race_free)).
+    race_free: Cell<bool>,
     progress: Progress<'g>,
 }
 
@@ -424,7 +429,7 @@ impl Group<'_> {
     /// A view of `buffer` for this group's loops (see [`BufferView`]).
     #[inline]
     pub fn global<'b, T: Element>(&self, buffer: &'b Buffer<T>) -> BufferView<'b, T> {
-        BufferView::new(buffer, self.check.is_some(), false)
+        BufferView::new(buffer, self.check.is_some(), Claim::None)
     }
 
     /// [`global`](Self::global) for a buffer that the kernel only reads:
@@ -462,13 +467,12 @@ impl Group<'_> {
         buffer: &'b Buffer<T>,
         written: &[(*mut u8, usize)],
     ) -> BufferView<'b, T> {
-        let (base, len) = buffer.raw_bytes();
-        let (start, end) = (base as usize, base as usize + len);
-        let apart = written.iter().all(|&(p, n)| {
-            let (p, n) = (p as usize, n);
-            n == 0 || len == 0 || p + n <= start || end <= p
-        });
-        BufferView::new(buffer, self.check.is_some(), apart)
+        let claim = if apart(buffer, written) {
+            Claim::Unwritten
+        } else {
+            Claim::None
+        };
+        BufferView::new(buffer, self.check.is_some(), claim)
     }
 
     /// A view of the group's slice for a local argument sized at launch
@@ -478,7 +482,7 @@ impl Group<'_> {
             arg.launch, self.env.launch_id,
             "LocalArg used with a launch other than the one that made it"
         );
-        self.env.arena.arg(arg).view()
+        self.with_race_free(self.env.arena.arg(arg).view())
     }
 
     /// `view` itself, with the compiler told that its mode (checked or not)
@@ -531,7 +535,7 @@ impl Group<'_> {
     /// A local array declared in the kernel (`__local T name[len];`).
     #[track_caller]
     pub fn local_array<T: Element>(&self, len: usize) -> LocalView<'_, T> {
-        self.env.arena.declared(Location::caller(), len).view()
+        self.with_race_free(self.env.arena.declared(Location::caller(), len).view())
     }
 }
 
@@ -581,6 +585,7 @@ where
             run_on: plan.run_on_divergence,
             current: Cell::new(None),
             barrier_extra: Cell::new(if check.is_some() { CHECKED } else { 0 }),
+            race_free: Cell::new(false),
             progress: progress.fork(),
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.0)(&group)));

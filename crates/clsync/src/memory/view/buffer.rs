@@ -37,10 +37,25 @@ pub struct BufferView<'a, T: Element> {
     base: *const T::Slot,
     len: usize,
     checked: bool,
-    /// Checked, its reads are not the checker's: no work-item of the
-    /// launch writes the buffer ([`Group::global_unwritten`](crate::Group::global_unwritten)).
-    unwritten: bool,
+    /// What the kernel proved of its accesses, which a checked launch
+    /// then checks for their bounds only.
+    claim: Claim,
     buffer: &'a Buffer<T>,
+}
+
+/// What a kernel proved of its accesses to a [`BufferView`], checked: which
+/// of them race with nothing, so that a checked launch checks them for
+/// their bounds only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// Nothing: every access is the checker's.
+    None,
+    /// No work-item of the launch writes the buffer: its reads
+    /// ([`Group::global_unwritten`](crate::Group::global_unwritten)).
+    Unwritten,
+    /// Each work-item accesses only its own element: its reads and writes
+    /// ([`Group::global_owned`](crate::Group::global_owned)).
+    Owned,
 }
 
 impl<T: Element> Clone for BufferView<'_, T> {
@@ -51,13 +66,13 @@ impl<T: Element> Clone for BufferView<'_, T> {
 impl<T: Element> Copy for BufferView<'_, T> {}
 
 impl<'a, T: Element> BufferView<'a, T> {
-    pub(crate) fn new(buffer: &'a Buffer<T>, checked: bool, unwritten: bool) -> Self {
+    pub(crate) fn new(buffer: &'a Buffer<T>, checked: bool, claim: Claim) -> Self {
         let (base, len) = buffer.raw_parts();
         BufferView {
             base,
             len,
             checked,
-            unwritten,
+            claim,
             buffer,
         }
     }
@@ -88,7 +103,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
         if self.read_is_checked(index) {
-            return Self::slow_get(self.buffer, index, self.unwritten);
+            return Self::slow_get(self.buffer, index, self.claim != Claim::None);
         }
         if index >= self.len {
             Self::out_of_bounds(self.buffer, index, false)
@@ -103,7 +118,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
-        if self.checked {
+        if self.write_is_checked(index) {
             return Self::slow_set(self.buffer, index, value);
         }
         if index >= self.len {
@@ -129,7 +144,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[track_caller]
     pub unsafe fn get_relaxed_unchecked(&self, index: usize) -> T {
         if self.read_is_checked(index) {
-            return Self::slow_get(self.buffer, index, self.unwritten);
+            return Self::slow_get(self.buffer, index, self.claim != Claim::None);
         }
         // SAFETY: `index < len`, the buffer's length, as the caller promises
         // outside checked launches and the test above makes sure of in
@@ -148,7 +163,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[inline]
     #[track_caller]
     pub unsafe fn set_relaxed_unchecked(&self, index: usize, value: T) {
-        if self.checked {
+        if self.write_is_checked(index) {
             return Self::slow_set(self.buffer, index, value);
         }
         // SAFETY: as in `get_relaxed_unchecked`.
@@ -173,7 +188,7 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
     #[track_caller]
     pub unsafe fn get_unchecked(&self, index: usize) -> T {
         if self.checked {
-            return Self::slow_get(self.buffer, index, self.unwritten);
+            return Self::slow_get(self.buffer, index, self.claim != Claim::None);
         }
         // SAFETY: the caller promises `index < len`, so the element is live
         // (the buffer is borrowed for `'a`), and that no write races with
@@ -200,11 +215,18 @@ impl<T: Scalar + Element<Slot = <T as Scalar>::Raw>> BufferView<'_, T> {
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
     }
     /// Whether a read of element `index` goes the checked way: in a
-    /// checked launch, unless the view is unwritten and the index in
-    /// bounds, where the read is only a load (see `Group::global_unwritten`).
+    /// checked launch, unless the view is unwritten or owned and the index
+    /// in bounds, where the read is only a load (see
+    /// `Group::global_unwritten`, `Group::global_owned`).
     #[inline(always)]
     fn read_is_checked(&self, index: usize) -> bool {
-        self.checked && !(self.unwritten && index < self.len)
+        self.checked && !(self.claim != Claim::None && index < self.len)
+    }
+    /// Whether a write of `index` is the checker's: as `read_is_checked`,
+    /// where only owned elements are written unchecked.
+    #[inline(always)]
+    fn write_is_checked(&self, index: usize) -> bool {
+        self.checked && !(self.claim == Claim::Owned && index < self.len)
     }
     /// A checked access, or one out of bounds, out of line (see
     /// `LocalView::slow_get`).

@@ -4,6 +4,7 @@ use std::panic::Location;
 
 use super::ViewMode;
 use crate::atomics::{Atomic, AtomicFlag, Global, Local};
+use crate::checker::{GroupCheck, Shadow};
 use crate::memory::local::LocalSlice;
 use crate::memory::scalar::{Element, RawAtomic, Scalar};
 use crate::sync::sealed::Sealed;
@@ -18,6 +19,7 @@ impl<T: Element> LocalSlice<T> {
             base,
             len,
             checked,
+            cells: std::ptr::null(),
             slice: self,
         }
     }
@@ -55,6 +57,11 @@ pub struct LocalView<'a, T: Element> {
     base: *const T::LocalSlot,
     len: usize,
     checked: bool,
+    /// Checked, where the group takes race-free accesses at their word
+    /// ([`Group::trust_race_free`](crate::Group::trust_race_free)): the
+    /// checker's cells for the elements, one each, which
+    /// [`get_race_free`](LocalView::get_race_free) reads; else null.
+    cells: *const Shadow,
     slice: &'a LocalSlice<T>,
 }
 
@@ -83,6 +90,27 @@ impl<T: Element> LocalView<'_, T> {
     pub fn raw_bytes(&self) -> (*mut u8, usize) {
         self.slice.raw_bytes()
     }
+    /// The view, its race-free accesses decided by `check`'s cells for it
+    /// (see `GroupCheck::race_free_cells`), if it has any.
+    pub(crate) fn with_cells(mut self, check: &GroupCheck) -> Self {
+        if self.checked {
+            let stride = std::mem::size_of::<T::LocalSlot>();
+            self.cells = check.race_free_cells(self.base as usize, self.len, stride);
+        }
+        self
+    }
+    /// Whether element `index` (in bounds) needs nothing from the checker
+    /// for an access proven race-free: see `checker::race_free`.
+    #[inline(always)]
+    fn settled(&self, index: usize) -> bool {
+        // SAFETY: a non-null `cells` holds a cell per element, `len` of
+        // them (`with_cells`), and `index < len`. The cells live as long as
+        // the group's check, which outlives the group that lent this view,
+        // and the checker reaches a cell through `&mut` only during one of
+        // the group's accesses, none of which is running while the
+        // kernel's code (this) is.
+        !self.cells.is_null() && unsafe { (*self.cells.add(index)).settled() }
+    }
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
@@ -90,29 +118,13 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
-        if self.checked {
-            return Self::slow_get(self.slice, index);
-        }
-        if index >= self.len {
-            Self::out_of_bounds(self.slice, index, false)
-        }
-        // SAFETY: `index < len`, the slice's length, and the slice is
-        // borrowed for `'a`, so the cell is live; only this thread reaches
-        // it (see `LocalSlice::get`).
-        T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
+        self.read(index, self.checked)
     }
     /// Writes element `index`; out of bounds, as [`LocalSlice::set`].
     #[inline]
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
-        if self.checked {
-            return Self::slow_set(self.slice, index, value);
-        }
-        if index >= self.len {
-            Self::out_of_bounds(self.slice, index, true)
-        }
-        // SAFETY: as in `get`.
-        unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
+        self.write(index, value, self.checked)
     }
     /// Reads element `index` with no bounds check outside checked launches.
     ///
@@ -126,7 +138,7 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
         if self.checked {
             return Self::slow_get(self.slice, index);
         }
-        // SAFETY: the caller promises `index < len`; the rest as in `get`.
+        // SAFETY: the caller promises `index < len`; the rest as in `read`.
         T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
     }
     /// Writes element `index` with no bounds check outside checked launches.
@@ -140,7 +152,7 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
         if self.checked {
             return Self::slow_set(self.slice, index, value);
         }
-        // SAFETY: the caller promises `index < len`; the rest as in `get`.
+        // SAFETY: the caller promises `index < len`; the rest as in `read`.
         unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
     }
     /// Reads the `N` elements from `start` with no bounds check outside
@@ -198,6 +210,89 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
+    /// [`get`](Self::get) for a read the caller proved race-free: within
+    /// its barrier interval (between two work-group barriers that fence
+    /// local memory), no other work-item of the group writes the element.
+    /// `#[kernel]` proves it for the reads of an interval whose accesses to
+    /// the array are all reads, and for accesses at the work-item's own
+    /// element (its local id) in an interval whose accesses to the array
+    /// are all so.
+    ///
+    /// In a checked launch whose group takes such accesses at their word
+    /// ([`Group::trust_race_free`](crate::Group::trust_race_free)), the
+    /// checker is skipped where the element holds a plain write already:
+    /// nothing it would record can race with an access it checks (the
+    /// `checker::race_free` module's notes give the argument). Elsewhere,
+    /// and in any other launch, it is [`get`](Self::get). A false claim
+    /// hides a race from the checker; it is no undefined behaviour.
+    ///
+    /// ```
+    /// use clsync::{Buffer, Launch, NdRange, Runtime};
+    /// use clsync::sync::LOCAL;
+    ///
+    /// let out = Buffer::<u32>::new(64);
+    /// let mut launch = Launch::new("shift", NdRange::new([64]).local([64])).checked(true);
+    /// let tile = launch.local::<u32>(64);
+    /// Runtime::new().launch_groups(&launch, |g| {
+    ///     g.trust_race_free(true);
+    ///     let t = g.local(tile);
+    ///     // Each work-item writes its own element, then reads its neighbour's.
+    ///     g.for_each(move |it| t.set_race_free(it.local_linear_id, it.local_linear_id as u32));
+    ///     g.barrier(LOCAL);
+    ///     g.for_each(|it| out.set(it.global_linear_id, t.get_race_free((it.local_linear_id + 1) % 64)));
+    /// }).unwrap();
+    /// assert_eq!(out.get(0), 1);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn get_race_free(&self, index: usize) -> T {
+        self.read(
+            index,
+            self.checked && !(index < self.len && self.settled(index)),
+        )
+    }
+    /// [`set`](Self::set) for a write the caller proved race-free: within
+    /// its barrier interval, no other work-item of the group accesses the
+    /// element (see [`get_race_free`](Self::get_race_free)). A checked
+    /// launch that takes it at its word skips the checker where the element
+    /// holds a plain write already; the first write of an element is
+    /// checked, and recorded, as any other.
+    #[inline]
+    #[track_caller]
+    pub fn set_race_free(&self, index: usize, value: T) {
+        let checked = self.checked && !(index < self.len && self.settled(index));
+        self.write(index, value, checked)
+    }
+    /// Reads element `index`, through the checker if `checked`; out of
+    /// bounds, as [`LocalSlice::get`].
+    #[inline(always)]
+    #[track_caller]
+    fn read(&self, index: usize, checked: bool) -> T {
+        if checked {
+            return Self::slow_get(self.slice, index);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.slice, index, false)
+        }
+        // SAFETY: `index < len`, the slice's length, and the slice is
+        // borrowed for `'a`, so the cell is live; only this thread reaches
+        // it (see `LocalSlice::get`).
+        T::from_raw(unsafe { *(*self.base.add(index)).as_ptr() })
+    }
+    /// Writes element `index`, through the checker if `checked`; out of
+    /// bounds, as [`LocalSlice::set`].
+    #[inline(always)]
+    #[track_caller]
+    fn write(&self, index: usize, value: T, checked: bool) {
+        if checked {
+            return Self::slow_set(self.slice, index, value);
+        }
+        if index >= self.len {
+            Self::out_of_bounds(self.slice, index, true)
+        }
+        // SAFETY: as in `read`.
+        unsafe { *(*self.base.add(index)).as_ptr() = value.to_raw() }
+    }
     /// A checked access, or one out of bounds: kept out of line, so that
     /// the loops calling `get` stay small enough to inline and vectorize,
     /// and given the slice rather than the view, so that the view's

@@ -22,6 +22,7 @@ mod buffer;
 mod local;
 
 pub use buffer::BufferView;
+pub(crate) use buffer::Claim;
 pub use local::LocalView;
 
 use crate::sync::sealed::Sealed;

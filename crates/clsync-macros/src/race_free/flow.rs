@@ -1,0 +1,266 @@
+//! The walk as control flows: which accesses may share a barrier
+//! interval (see `race_free`'s notes).
+
+use std::collections::{BTreeSet, HashMap};
+
+use proc_macro2::Ident;
+use syn::visit::Visit;
+use syn::{BinOp, Block, Expr, ExprMethodCall};
+
+use crate::scan::is_wi;
+
+/// A loop or labelled block the walk is in: the accesses open where its
+/// `break`s and `continue`s leave.
+struct Exit {
+    label: Option<String>,
+    is_loop: bool,
+    breaks: BTreeSet<usize>,
+    continues: BTreeSet<usize>,
+}
+
+/// The walk as control flows (see the module's notes).
+pub(super) struct Flow<'a> {
+    wi: &'a Ident,
+    at: &'a HashMap<*const ExprMethodCall, usize>,
+    /// The accesses since the last boundary, on some path here.
+    open: BTreeSet<usize>,
+    /// Per access, those that may share an interval with it.
+    pub(super) share: Vec<BTreeSet<usize>>,
+    loops: Vec<Exit>,
+    /// The flags of the barriers taken as boundaries.
+    pub(super) boundaries: Vec<Expr>,
+}
+
+impl<'a> Flow<'a> {
+    /// A walk for `n` accesses, found at `at`, of a kernel whose work-item
+    /// is `wi`.
+    pub(super) fn new(
+        wi: &'a Ident,
+        at: &'a HashMap<*const ExprMethodCall, usize>,
+        n: usize,
+    ) -> Self {
+        Flow {
+            wi,
+            at,
+            open: BTreeSet::new(),
+            share: vec![BTreeSet::new(); n],
+            loops: Vec::new(),
+            boundaries: Vec::new(),
+        }
+    }
+
+    /// Whether `m` is a work-group barrier whose flags are spelled with
+    /// `LOCAL`: `wi.barrier(LOCAL)`, `wi.work_group_barrier(LOCAL |
+    /// GLOBAL)`.
+    fn boundary(&self, m: &ExprMethodCall) -> bool {
+        fn spelled_local(e: &Expr) -> bool {
+            match e {
+                Expr::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "LOCAL"),
+                Expr::Binary(b) if matches!(b.op, BinOp::BitOr(_)) => {
+                    only_paths(&b.left)
+                        && only_paths(&b.right)
+                        && (spelled_local(&b.left) || spelled_local(&b.right))
+                }
+                Expr::Paren(p) => spelled_local(&p.expr),
+                _ => false,
+            }
+        }
+        fn only_paths(e: &Expr) -> bool {
+            match e {
+                Expr::Path(p) => p.qself.is_none(),
+                Expr::Binary(b) if matches!(b.op, BinOp::BitOr(_)) => {
+                    only_paths(&b.left) && only_paths(&b.right)
+                }
+                Expr::Paren(p) => only_paths(&p.expr),
+                _ => false,
+            }
+        }
+        is_wi(&m.receiver, self.wi)
+            && matches!(
+                m.method.to_string().as_str(),
+                "barrier" | "work_group_barrier"
+            )
+            && m.args.len() == 1
+            && only_paths(&m.args[0])
+            && spelled_local(&m.args[0])
+    }
+
+    /// The loop or labelled block a `break` or `continue` with `label`
+    /// leaves.
+    fn exit(&mut self, label: Option<&syn::Lifetime>) -> Option<&mut Exit> {
+        let label = label.map(|l| l.ident.to_string());
+        self.loops.iter_mut().rev().find(|e| match &label {
+            Some(l) => e.label.as_ref() == Some(l),
+            None => e.is_loop,
+        })
+    }
+
+    /// Runs a loop's body until the accesses open at its top stop growing;
+    /// `cond` is its condition, evaluated at the top. The accesses open
+    /// after it: at the top once the condition is evaluated, where
+    /// `exits_at_top`, and where its `break`s leave.
+    fn run_loop(
+        &mut self,
+        label: Option<&syn::Label>,
+        cond: Option<&Expr>,
+        body: &Block,
+        exits_at_top: bool,
+    ) {
+        self.loops.push(Exit {
+            label: label.map(|l| l.name.ident.to_string()),
+            is_loop: true,
+            breaks: BTreeSet::new(),
+            continues: BTreeSet::new(),
+        });
+        let mut head = self.open.clone();
+        let top = loop {
+            self.open = head.clone();
+            if let Some(c) = cond {
+                self.visit_expr(c);
+            }
+            let top = self.open.clone();
+            self.visit_block(body);
+            let exit = self.loops.last().expect("pushed above");
+            let mut next = head.clone();
+            next.extend(self.open.iter().copied());
+            next.extend(exit.continues.iter().copied());
+            if next == head {
+                break top;
+            }
+            head = next;
+        };
+        let exit = self.loops.pop().expect("pushed above");
+        self.open = if exits_at_top { top } else { BTreeSet::new() };
+        self.open.extend(exit.breaks);
+    }
+}
+
+impl<'ast> Visit<'ast> for Flow<'_> {
+    fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
+        self.visit_expr(&m.receiver);
+        for a in &m.args {
+            self.visit_expr(a);
+        }
+        if self.boundary(m) {
+            self.open.clear();
+            self.boundaries.push(m.args[0].clone());
+        } else if let Some(&x) = self.at.get(&(m as *const _)) {
+            for &o in &self.open {
+                self.share[o].insert(x);
+                self.share[x].insert(o);
+            }
+            self.share[x].insert(x);
+            self.open.insert(x);
+        }
+    }
+
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        self.visit_expr(&e.cond);
+        let entry = self.open.clone();
+        self.visit_block(&e.then_branch);
+        let then = std::mem::replace(&mut self.open, entry);
+        if let Some((_, other)) = &e.else_branch {
+            self.visit_expr(other);
+        }
+        self.open.extend(then);
+    }
+
+    fn visit_expr_match(&mut self, e: &'ast syn::ExprMatch) {
+        self.visit_expr(&e.expr);
+        let entry = std::mem::take(&mut self.open);
+        let mut out = BTreeSet::new();
+        for arm in &e.arms {
+            self.open = entry.clone();
+            if let Some((_, guard)) = &arm.guard {
+                self.visit_expr(guard);
+            }
+            self.visit_expr(&arm.body);
+            out.extend(std::mem::take(&mut self.open));
+        }
+        self.open = out;
+    }
+
+    fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+        self.visit_expr(&e.left);
+        if matches!(e.op, BinOp::And(_) | BinOp::Or(_)) {
+            // The right side may not run.
+            let entry = self.open.clone();
+            self.visit_expr(&e.right);
+            self.open.extend(entry);
+        } else {
+            self.visit_expr(&e.right);
+        }
+    }
+
+    fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+        self.run_loop(e.label.as_ref(), Some(&e.cond), &e.body, true);
+    }
+
+    fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+        self.visit_expr(&e.expr);
+        self.run_loop(e.label.as_ref(), None, &e.body, true);
+    }
+
+    fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+        self.run_loop(e.label.as_ref(), None, &e.body, false);
+    }
+
+    fn visit_expr_block(&mut self, e: &'ast syn::ExprBlock) {
+        let Some(label) = &e.label else {
+            return self.visit_block(&e.block);
+        };
+        self.loops.push(Exit {
+            label: Some(label.name.ident.to_string()),
+            is_loop: false,
+            breaks: BTreeSet::new(),
+            continues: BTreeSet::new(),
+        });
+        self.visit_block(&e.block);
+        let exit = self.loops.pop().expect("pushed above");
+        self.open.extend(exit.breaks);
+    }
+
+    fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
+        if let Some(v) = &e.expr {
+            self.visit_expr(v);
+        }
+        let open = std::mem::take(&mut self.open);
+        if let Some(exit) = self.exit(e.label.as_ref()) {
+            exit.breaks.extend(open);
+        }
+    }
+
+    fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
+        let open = std::mem::take(&mut self.open);
+        if let Some(exit) = self.exit(e.label.as_ref()) {
+            exit.continues.extend(open);
+        }
+    }
+
+    fn visit_expr_return(&mut self, e: &'ast syn::ExprReturn) {
+        if let Some(v) = &e.expr {
+            self.visit_expr(v);
+        }
+        // Nothing of this work-item follows.
+        self.open.clear();
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let Some(init) = &l.init else { return };
+        self.visit_expr(&init.expr);
+        if let Some((_, other)) = &init.diverge {
+            // It leaves (through a `break`, `continue` or `return` the
+            // walk follows); the `let` goes on from before it.
+            let entry = self.open.clone();
+            self.visit_expr(other);
+            self.open = entry;
+        }
+    }
+
+    // Code that runs elsewhere or is not parsed: no tracked view is named
+    // there (`plain_uses`), and a barrier there is no boundary.
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}

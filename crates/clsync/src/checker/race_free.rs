@@ -1,0 +1,69 @@
+//! Accesses a compiler proved race-free, and what the checker still needs
+//! of them: the shadow cells of a local array, which a view reads between
+//! the group's accesses to skip the checker for such an access where the
+//! cell says nothing would change.
+//!
+//! # The proof, and why the checker may skip
+//!
+//! `#[kernel]` proves an access to a local array race-free when no access
+//! of another work-item that may fall in the same barrier interval (the
+//! code between two work-group barriers that fence local memory) conflicts
+//! with it: it is a read and every access that may share its interval is a
+//! read, or every such access (itself included, by another work-item) is
+//! at the work-item's own element (its local id). Then:
+//!
+//! * no access of its interval races with it, so checking it finds
+//!   nothing;
+//! * every access that can race with one it would be recorded as (an
+//!   access to the same element, unordered with it) lies in its interval:
+//!   accesses in other intervals of the group are ordered with it by a
+//!   barrier that fences local memory, and other groups have other local
+//!   memory. Such an access is not race-free by the same proof, so it is
+//!   checked, against a shadow that lacks only what this access would have
+//!   added, which happens before it.
+//!
+//! What the record would still have said is whether the element was
+//! written: a read of local memory no work-item wrote is a report. So the
+//! skip is taken only where the cell holds a plain write and no atomic
+//! history ([`Shadow::settled`]); elsewhere (the first write of an
+//! element, a read before any write) the access is checked as any other,
+//! and the report, if any, is the same.
+//!
+//! The proof assumes the group runs barrier by barrier: a checked launch
+//! that runs on from a divergent barrier
+//! ([`Launch::run_on_divergence`](crate::Launch::run_on_divergence)) takes
+//! no access at its word (`Group::trust_race_free`).
+
+use super::objects;
+use super::shadow::Shadow;
+use super::state::GroupCheck;
+use super::storage::{to_front, LocalDense};
+
+impl GroupCheck {
+    /// The shadow cells of the local array of `len` elements of `stride`
+    /// bytes from `base` (element `i`'s at `i`), made now if this group has
+    /// none yet, for a view's race-free accesses
+    /// (`LocalView::get_race_free`); null if there are none laid out so.
+    ///
+    /// The pointer is valid while this group's check lives, which outlives
+    /// the group's views, and may be read only between the group's
+    /// accesses: each access reaches a cell through `&mut`, and none is
+    /// live while a kernel's own code runs.
+    pub(crate) fn race_free_cells(&self, base: usize, len: usize, stride: usize) -> *const Shadow {
+        if len == 0 {
+            return std::ptr::null();
+        }
+        let mut dense = self.local_dense.borrow_mut();
+        let made = || {
+            objects::extent(base)
+                .filter(|&(b, n, s)| (b, n, s) == (base, len, stride))
+                .map(|(b, n, s)| LocalDense::new(b, n, s, s))
+        };
+        if !to_front(&mut dense, base, made) {
+            return std::ptr::null();
+        }
+        dense[0]
+            .element_cells(base, stride)
+            .unwrap_or(std::ptr::null())
+    }
+}

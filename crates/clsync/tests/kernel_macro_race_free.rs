@@ -1,0 +1,335 @@
+//! `#[kernel]`'s barrier-interval proofs: local accesses that race with
+//! nothing (`LocalView::get_race_free`, `set_race_free`) and buffers each
+//! work-item accesses only at its own element (`Group::global_owned`),
+//! which a checked launch does not check access by access.
+//!
+//! The reference is the same kernel run checked on the coroutine engine,
+//! which makes no proof: where the proofs hold, both report the same
+//! problems at the same lines; where a run-time condition of a proof fails
+//! (a constant named `LOCAL` that fences global memory, a second dimension,
+//! a buffer passed twice), nothing is taken at its word and the race is
+//! still found.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use clsync::checker::{Report, ReportKind};
+use clsync::sync::LOCAL;
+use clsync::{kernel, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
+
+/// The problems of a report list, each once: kind, memory and the
+/// unordered pair of lines.
+fn problems(reports: &[Report]) -> BTreeSet<(ReportKind, String, u32, u32)> {
+    reports
+        .iter()
+        .map(|r| {
+            let first = r.first.as_ref().map_or(0, |a| a.site.line);
+            let (a, b) = (first.min(r.site.line), first.max(r.site.line));
+            let memory = r.memory.as_ref().map_or(String::new(), |m| m.name.clone());
+            (r.kind, memory, a, b)
+        })
+        .collect()
+}
+
+/// The reports of a checked launch (none where it succeeded).
+fn reports(result: Result<clsync::LaunchSummary, clsync::LaunchError>) -> Vec<Report> {
+    match result {
+        Ok(_) => Vec::new(),
+        Err(e) => common::check::reports_of(e),
+    }
+}
+
+/// An inclusive scan of each group, as the `scan` sample does it.
+#[kernel(groups)]
+fn scan(wi: &WorkItem, data: &Buffer<i32>, tile: LocalArg<i32>) {
+    let l = wi.get_local_id(0);
+    let g = wi.get_global_id(0);
+    let size = wi.get_local_size(0);
+    let t = wi.local(tile);
+    t.set(l, data.get(g));
+    let mut offset = 1;
+    while offset < size {
+        wi.barrier(LOCAL);
+        let add = if l >= offset { t.get(l - offset) } else { 0 };
+        wi.barrier(LOCAL);
+        t.set(l, t.get(l).wrapping_add(add));
+        offset *= 2;
+    }
+    data.set(g, t.get(l));
+}
+
+/// [`scan`] without the barrier between the reads of the neighbours and
+/// the writes: each write races with a neighbour's read.
+#[kernel(groups)]
+fn scan_racy(wi: &WorkItem, data: &Buffer<i32>, tile: LocalArg<i32>) {
+    let l = wi.get_local_id(0);
+    let g = wi.get_global_id(0);
+    let size = wi.get_local_size(0);
+    let t = wi.local(tile);
+    t.set(l, data.get(g));
+    let mut offset = 1;
+    while offset < size {
+        wi.barrier(LOCAL);
+        let add = if l >= offset { t.get(l - offset) } else { 0 };
+        t.set(l, t.get(l).wrapping_add(add));
+        offset *= 2;
+    }
+    data.set(g, t.get(l));
+}
+
+/// Only the even work-items write their element; after the barrier, each
+/// reads its own: the odd ones read local memory nothing wrote.
+#[kernel(groups)]
+fn half_written(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let g = wi.get_global_id(0);
+    let t = wi.local(tile);
+    if l % 2 == 0 {
+        t.set(l, 7);
+    }
+    wi.barrier(LOCAL);
+    out.set(g, t.get(l));
+}
+
+/// A `LOCAL` of the kernel's own that fences global memory: its barrier
+/// orders no local access.
+mod global_named_local {
+    use clsync::sync::{Flags, GLOBAL};
+    use clsync::{kernel, Buffer, LocalArg, WorkItem};
+
+    const LOCAL: Flags<2> = GLOBAL;
+
+    /// Each work-item writes its element, passes a barrier of global
+    /// memory, and reads its neighbour's: a race in local memory.
+    #[kernel(groups)]
+    pub fn neighbours(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+        let l = wi.get_local_id(0);
+        let g = wi.get_global_id(0);
+        let n = wi.get_local_size(0);
+        let t = wi.local(tile);
+        t.set(l, g as u32);
+        wi.barrier(LOCAL);
+        out.set(g, t.get((l + 1) % n));
+    }
+}
+
+/// Each work-item writes the element at its local id of dimension 0 and
+/// reads it back: in a group of one dimension, its own element.
+#[kernel(groups)]
+fn own_row(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let t = wi.local(tile);
+    t.set(l, wi.get_global_linear_id() as u32);
+    wi.barrier(LOCAL);
+    out.set(wi.get_global_linear_id(), t.get(l));
+}
+
+/// Doubles `data` in place, each work-item its own element, and reads
+/// `other` one element ahead.
+#[kernel(groups)]
+fn double_beside(wi: &WorkItem, data: &Buffer<u32>, other: &Buffer<u32>) {
+    let g = wi.get_global_id(0);
+    let v = data.get(g);
+    data.set(g, 2 * v);
+    let _ = other.get((g + 1) % other.len());
+}
+
+/// Asserts that the lifted run found a problem of `kind`, and the same
+/// problems as the general engine.
+fn same_problems(kind: ReportKind, (lifted, general): (Vec<Report>, Vec<Report>)) {
+    assert!(lifted.iter().any(|r| r.kind == kind), "{lifted:?}");
+    assert_eq!(problems(&lifted), problems(&general));
+}
+
+/// Runs `lifted` and the same kernel on the coroutine engine (`general`),
+/// both over `launch` (checked); returns their reports.
+fn both(
+    lifted: impl FnOnce(&Runtime, &Launch) -> Vec<Report>,
+    general: impl FnOnce(&Runtime, &Launch) -> Vec<Report>,
+    launch: &Launch,
+) -> (Vec<Report>, Vec<Report>) {
+    let rt = common::rt();
+    (lifted(&rt, launch), general(&rt, launch))
+}
+
+#[test]
+fn a_scan_with_proofs_is_right_checked_and_unchecked_and_reports_nothing() {
+    common::within(60, || {
+        let n = 1000;
+        let input: Vec<i32> = (0..n as i32).map(|i| i * 37 % 101 - 50).collect();
+        let mut want = input.clone();
+        for group in want.chunks_mut(64) {
+            for i in 1..group.len() {
+                group[i] = group[i].wrapping_add(group[i - 1]);
+            }
+        }
+        for checked in [false, true] {
+            let data = Buffer::from_slice(&input);
+            let mut launch = Launch::new("scan", NdRange::new([n]).local([64])).checked(checked);
+            let tile = launch.local::<i32>(64);
+            scan_launch(&common::rt(), &launch, &data, tile)
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            assert_eq!(data.to_vec(), want, "checked: {checked}");
+        }
+    });
+}
+
+#[test]
+fn a_missing_barrier_is_the_same_race_as_on_the_general_engine() {
+    same_problems(
+        ReportKind::DataRace,
+        common::within(60, || {
+            let data = Buffer::from_slice(&[1i32; 128]);
+            let mut launch =
+                Launch::new("scan_racy", NdRange::new([128]).local([32])).checked(true);
+            let tile = launch.local::<i32>(32);
+            both(
+                |rt, l| reports(scan_racy_launch(rt, l, &data, tile)),
+                |rt, l| reports(rt.launch(l, |wi| scan_racy(wi, &data, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+#[test]
+fn a_read_of_an_unwritten_element_in_an_interval_of_reads_is_reported() {
+    same_problems(
+        ReportKind::UninitializedLocal,
+        common::within(60, || {
+            let out = Buffer::<u32>::new(64);
+            let mut launch =
+                Launch::new("half_written", NdRange::new([64]).local([16])).checked(true);
+            let tile = launch.local::<u32>(16);
+            both(
+                |rt, l| reports(half_written_launch(rt, l, &out, tile)),
+                |rt, l| reports(rt.launch(l, |wi| half_written(wi, &out, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+/// The macro takes a barrier spelled with `LOCAL` as a boundary; the group
+/// checks the flags when it starts, and here they fence global memory
+/// only, so nothing is taken at its word.
+#[test]
+fn a_constant_named_local_that_fences_global_memory_bounds_no_interval() {
+    same_problems(
+        ReportKind::DataRace,
+        common::within(60, || {
+            let out = Buffer::<u32>::new(64);
+            let mut launch =
+                Launch::new("neighbours", NdRange::new([64]).local([16])).checked(true);
+            let tile = launch.local::<u32>(16);
+            both(
+                |rt, l| reports(global_named_local::neighbours_launch(rt, l, &out, tile)),
+                |rt, l| reports(rt.launch(l, |wi| global_named_local::neighbours(wi, &out, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+/// In a group of two dimensions, `get_local_id(0)` is the same for the
+/// work-items of a column: they write one element, which the group
+/// checks when it starts.
+#[test]
+fn a_local_id_of_dimension_0_is_no_owner_in_a_group_of_two() {
+    same_problems(
+        ReportKind::DataRace,
+        common::within(60, || {
+            let out = Buffer::<u32>::new(32);
+            let mut launch =
+                Launch::new("own_row", NdRange::new([8, 4]).local([4, 2])).checked(true);
+            let tile = launch.local::<u32>(8);
+            both(
+                |rt, l| reports(own_row_launch(rt, l, &out, tile)),
+                |rt, l| reports(rt.launch(l, |wi| own_row(wi, &out, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+/// `data` is owned (every access at the global id); passed as `other` too,
+/// it overlaps another parameter, so nothing is taken at its word and the
+/// neighbour's read races with the write. In a launch of two dimensions,
+/// the global id of dimension 0 is no owner either.
+#[test]
+fn an_owned_buffer_passed_twice_or_in_two_dimensions_still_races() {
+    for (global, local, twice) in [([64, 1], [16, 1], true), ([16, 4], [4, 2], false)] {
+        same_problems(
+            ReportKind::DataRace,
+            common::within(60, move || {
+                let data = Buffer::from_slice(&[3u32; 64]);
+                let spare = Buffer::from_slice(&[3u32; 64]);
+                let other = if twice { &data } else { &spare };
+                let launch =
+                    Launch::new("double_beside", NdRange::new(global).local(local)).checked(true);
+                both(
+                    |rt, l| reports(double_beside_launch(rt, l, &data, other)),
+                    |rt, l| reports(rt.launch(l, |wi| double_beside(wi, &data, other))),
+                    &launch,
+                )
+            }),
+        );
+    }
+}
+
+/// An owned buffer apart from every other parameter: right checked and
+/// unchecked, and nothing to report.
+#[test]
+fn an_owned_buffer_is_doubled_right_checked_and_unchecked() {
+    common::within(60, || {
+        let spare = Buffer::from_slice(&[1u32; 8]);
+        for checked in [false, true] {
+            let data = Buffer::from_slice(&(0..100u32).collect::<Vec<_>>());
+            let launch =
+                Launch::new("double_beside", NdRange::new([100]).local([25])).checked(checked);
+            double_beside_launch(&common::rt(), &launch, &data, &spare)
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            assert_eq!(
+                data.to_vec(),
+                (0..100u32).map(|i| 2 * i).collect::<Vec<_>>()
+            );
+        }
+    });
+}
+
+/// `Group::trust_race_free` decides whether a checked launch takes the
+/// claims at their word: a false claim (every work-item writes element 0,
+/// each claiming it races with nothing) hides the race only where the
+/// group trusts it, and a launch that runs on from divergences never does.
+#[test]
+fn a_false_claim_hides_a_race_only_where_the_group_trusts_it() {
+    for (trust, run_on) in [(false, false), (true, false), (true, true)] {
+        let reports = common::within(60, move || {
+            let mut launch = Launch::new("claims", NdRange::new([16]).local([16])).checked(true);
+            if run_on {
+                launch = launch.run_on_divergence(true);
+            }
+            let tile = launch.local::<u32>(16);
+            Runtime::with_threads(1)
+                .check_groups(&launch, |g| {
+                    g.trust_race_free(trust);
+                    let t = g.local(tile);
+                    g.for_each(move |it| t.set_race_free(it.local_linear_id, 1));
+                    g.barrier(LOCAL);
+                    g.for_each(move |it| t.set_race_free(0, it.local_linear_id as u32));
+                })
+                .unwrap()
+        });
+        if trust && !run_on {
+            assert!(reports.is_empty(), "{reports:?}");
+        } else {
+            assert_eq!(
+                reports.len(),
+                1,
+                "trust {trust}, run on {run_on}: {reports:?}"
+            );
+            assert_eq!(reports[0].kind, ReportKind::DataRace);
+        }
+    }
+}
