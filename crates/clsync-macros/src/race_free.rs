@@ -43,12 +43,15 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprMethodCall, Pat, Stmt};
 
 mod flow;
+mod place;
+mod quiet;
 
 use flow::Flow;
+use place::Names;
 
 use crate::pattern::{split_tuple_lets, strip_type};
 use crate::scan::{is_wi, mentions};
-use crate::uniform::locals;
+use crate::uniform::{self, locals};
 
 /// What the proofs give the expansion.
 pub(crate) struct Proofs {
@@ -121,6 +124,20 @@ pub(crate) fn prove(
             (once(&v) && plain_uses(&v, &after, &["get", "set", "len", "is_empty"])).then_some(v)
         })
         .collect();
+    // The local arrays of atomics every use of which is quiet
+    // (`quiet.rs`).
+    let fenced = quiet::names_a_fence(&tokens);
+    let quiet: Vec<Ident> = (0..stmts.len())
+        .filter_map(|i| {
+            let v = local_view(wi, &stmts[i], local_args, &tokens)?;
+            let after = Block {
+                brace_token: body.brace_token,
+                stmts: stmts[i + 1..].to_vec(),
+            };
+            let quiet = !fenced && once(&v) && plain_uses(&v, &after, &["at"]);
+            (quiet && quiet::quiet_uses(&v, &after)).then_some(v)
+        })
+        .collect();
 
     // Every tracked access, in the order of the syntax tree.
     let mut found = Found {
@@ -136,7 +153,6 @@ pub(crate) fn prove(
         .map(|&(view, m)| Access {
             view,
             write: m.method == "set",
-            owned: index_id(&m.args[0], &ids).filter(|id| id.local()),
         })
         .collect();
     let at: HashMap<*const ExprMethodCall, usize> = found
@@ -145,27 +161,33 @@ pub(crate) fn prove(
         .enumerate()
         .map(|(i, &(_, m))| (m as *const _, i))
         .collect();
-    let mut flow = Flow::new(wi, &at, accesses.len());
+    let names = Names {
+        stable: stable(wi, &stmts, &once, &bound),
+        locals: bound.iter().cloned().collect(),
+        ids,
+    };
+    let mut flow = Flow::new(wi, &at, &names, accesses.len());
     for s in &stmts {
         flow.visit_stmt(s);
     }
+    let unstable = &flow.unstable;
+    let apart = |x: usize, y: usize| {
+        let (a, b) = (&accesses[x], &accesses[y]);
+        let (p, q) = (&flow.places[x], &flow.places[y]);
+        a.view != b.view
+            || !(a.write || b.write)
+            || (p.owner(unstable).is_some() && q.owner(unstable).is_some())
+            || p.apart(q, unstable)
+    };
     let proven: Vec<bool> = (0..accesses.len())
-        .map(|x| {
-            let a = &accesses[x];
-            flow.share[x].contains(&x)
-                && flow.share[x]
-                    .iter()
-                    .map(|&y| &accesses[y])
-                    .filter(|b| b.view == a.view)
-                    .all(|b| !(a.write || b.write) || (a.owned.is_some() && b.owned.is_some()))
-        })
+        .map(|x| flow.share[x].contains(&x) && flow.share[x].iter().all(|&y| apart(x, y)))
         .collect();
 
     let mut body = Block {
         brace_token: body.brace_token,
         stmts,
     };
-    let trust = proven.iter().any(|p| *p).then(|| {
+    let trust = (proven.iter().any(|p| *p) || !quiet.is_empty()).then(|| {
         let mut seen = HashSet::new();
         let flags = flow
             .boundaries
@@ -175,8 +197,8 @@ pub(crate) fn prove(
                 quote!(::clsync::sync::FenceFlags::mem_flags(#f).contains(::clsync::sync::MemFlags::LOCAL))
             });
         let mut kinds: Vec<Id> = Vec::new();
-        for (a, _) in accesses.iter().zip(&proven).filter(|(_, p)| **p) {
-            if let Some(id) = a.owned.filter(|id| !kinds.contains(id)) {
+        for (place, _) in flow.places.iter().zip(&proven).filter(|(_, p)| **p) {
+            if let Some(id) = place.owner(unstable).filter(|id| !kinds.contains(id)) {
                 kinds.push(id);
             }
         }
@@ -189,20 +211,31 @@ pub(crate) fn prove(
         next: 0,
     };
     rename.visit_block_mut(&mut body);
+    quiet::Rename(&quiet).visit_block_mut(&mut body);
 
     let owned = buffers
         .iter()
-        .filter_map(|b| owned_buffer(b, &body, &ids).map(|id| ((*b).clone(), id.unique(g))))
+        .filter_map(|b| owned_buffer(b, &body, &names.ids).map(|id| ((*b).clone(), id.unique(g))))
         .collect();
     Proofs { body, trust, owned }
 }
 
-/// The variables bound once, by a statement at the top of the body, to an
-/// id a work-item owns (`let l = wi.get_local_id(0);`).
+/// The variables bound once in the body (so that each use of the name is
+/// that binding's), to an id a work-item owns (`let l =
+/// wi.get_local_id(0);`, at the top or in a block).
 fn ids(wi: &Ident, stmts: &[Stmt], once: &dyn Fn(&Ident) -> bool) -> HashMap<String, Id> {
+    struct Lets<'ast>(Vec<&'ast syn::Local>);
+    impl<'ast> Visit<'ast> for Lets<'ast> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.0.push(l);
+            visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut lets = Lets(Vec::new());
+    stmts.iter().for_each(|s| lets.visit_stmt(s));
     let mut out = HashMap::new();
-    for s in stmts {
-        let Stmt::Local(local) = s else { continue };
+    for local in lets.0 {
         let (Pat::Ident(p), Some(init)) = (strip_type(&local.pat), &local.init) else {
             continue;
         };
@@ -226,6 +259,38 @@ fn ids(wi: &Ident, stmts: &[Stmt], once: &dyn Fn(&Ident) -> bool) -> HashMap<Str
             _ => continue,
         };
         out.insert(p.ident.to_string(), id);
+    }
+    out
+}
+
+/// The variables, bound once by a statement at the top of the body, whose
+/// value the whole group shares: a uniform value (`uniform::expr`), and,
+/// for a `let mut`, changed only by statements the group runs, to uniform
+/// values (`uniform::group_mutable`, as the lifting holds them).
+fn stable(
+    wi: &Ident,
+    stmts: &[Stmt],
+    once: &dyn Fn(&Ident) -> bool,
+    bound: &[String],
+) -> HashSet<String> {
+    let mut out: HashSet<String> = HashSet::new();
+    for (i, s) in stmts.iter().enumerate() {
+        let Stmt::Local(local) = s else { continue };
+        let (Pat::Ident(p), Some(init)) = (strip_type(&local.pat), &local.init) else {
+            continue;
+        };
+        if p.by_ref.is_some() || p.subpat.is_some() || init.diverge.is_some() || !once(&p.ident) {
+            continue;
+        }
+        let name = p.ident.to_string();
+        let per_item = |n: &str| n != name && bound.iter().any(|b| b == n) && !out.contains(n);
+        let uniform = |e: &Expr| uniform::expr(e, wi, &per_item);
+        if uniform(&init.expr)
+            && (p.mutability.is_none()
+                || uniform::group_mutable(&p.ident, wi, &stmts[i + 1..], &uniform))
+        {
+            out.insert(name);
+        }
     }
     out
 }
@@ -333,9 +398,6 @@ fn tracked(m: &ExprMethodCall, views: &[Ident]) -> Option<usize> {
 struct Access {
     view: usize,
     write: bool,
-    /// The id its index is, where that is a local id: the work-item's own
-    /// element.
-    owned: Option<Id>,
 }
 
 /// The tracked accesses, in the order `syn` visits them (`Rename` counts

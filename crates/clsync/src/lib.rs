@@ -88,7 +88,7 @@ pub use geometry::{
 };
 pub use memory::{
     AtomicValue, Buffer, BufferView, Image2d, ImageSizeError, LocalArg, LocalSlice, LocalView,
-    MAX_IMAGE2D_SIZE, MAX_LOCAL_MEM_SIZE,
+    QuietAtomic, MAX_IMAGE2D_SIZE, MAX_LOCAL_MEM_SIZE,
 };
 pub use runtime::{Launch, LaunchSummary, Runtime, DEFAULT_WATCHDOG, MIN_WATCHDOG};
 pub use scheduler::Schedule;

@@ -12,33 +12,10 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
 use clsync::checker::{Report, ReportKind};
 use clsync::sync::LOCAL;
 use clsync::{kernel, Buffer, Launch, LocalArg, NdRange, Runtime, WorkItem};
-
-/// The problems of a report list, each once: kind, memory and the
-/// unordered pair of lines.
-fn problems(reports: &[Report]) -> BTreeSet<(ReportKind, String, u32, u32)> {
-    reports
-        .iter()
-        .map(|r| {
-            let first = r.first.as_ref().map_or(0, |a| a.site.line);
-            let (a, b) = (first.min(r.site.line), first.max(r.site.line));
-            let memory = r.memory.as_ref().map_or(String::new(), |m| m.name.clone());
-            (r.kind, memory, a, b)
-        })
-        .collect()
-}
-
-/// The reports of a checked launch (none where it succeeded).
-fn reports(result: Result<clsync::LaunchSummary, clsync::LaunchError>) -> Vec<Report> {
-    match result {
-        Ok(_) => Vec::new(),
-        Err(e) => common::check::reports_of(e),
-    }
-}
+use common::check::{problems, reports_or_none};
 
 /// An inclusive scan of each group, as the `scan` sample does it.
 #[kernel(groups)]
@@ -76,6 +53,46 @@ fn scan_racy(wi: &WorkItem, data: &Buffer<i32>, tile: LocalArg<i32>) {
         offset *= 2;
     }
     data.set(g, t.get(l));
+}
+
+/// A tree reduction of each group into `out[group]`: writes below `half`,
+/// reads at `l + half`, in one interval.
+#[kernel(groups)]
+fn reduce(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let s = wi.local(tile);
+    s.set(l, input.get(wi.get_global_id(0)));
+    let mut half = wi.get_local_size(0) / 2;
+    while half > 0 {
+        wi.barrier(LOCAL);
+        if l < half {
+            s.set(l, s.get(l) + s.get(l + half));
+        }
+        half /= 2;
+    }
+    if l == 0 {
+        out.set(wi.get_group_id(0), s.get(0));
+    }
+}
+
+/// [`reduce`] with its reads one element down (`l + half - 1`), onto an
+/// element a work-item below `half` writes in the same interval.
+#[kernel(groups)]
+fn reduce_skewed(wi: &WorkItem, input: &Buffer<u32>, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let s = wi.local(tile);
+    s.set(l, input.get(wi.get_global_id(0)));
+    let mut half = wi.get_local_size(0) / 2;
+    while half > 0 {
+        wi.barrier(LOCAL);
+        if l < half {
+            s.set(l, s.get(l) + s.get(l + half - 1));
+        }
+        half /= 2;
+    }
+    if l == 0 {
+        out.set(wi.get_group_id(0), s.get(0));
+    }
 }
 
 /// Only the even work-items write their element; after the barrier, each
@@ -176,6 +193,42 @@ fn a_scan_with_proofs_is_right_checked_and_unchecked_and_reports_nothing() {
 }
 
 #[test]
+fn a_tree_reduction_with_proofs_is_right_checked_and_unchecked_and_reports_nothing() {
+    common::within(60, || {
+        let input: Vec<u32> = (0..1024u32).map(|i| i * 7 % 13).collect();
+        let want: Vec<u32> = input.chunks(64).map(|c| c.iter().sum()).collect();
+        for checked in [false, true] {
+            let (data, out) = (Buffer::from_slice(&input), Buffer::<u32>::new(16));
+            let mut launch =
+                Launch::new("reduce", NdRange::new([1024]).local([64])).checked(checked);
+            let tile = launch.local::<u32>(64);
+            reduce_launch(&common::rt(), &launch, &data, &out, tile)
+                .unwrap_or_else(|e| panic!("checked: {checked}: {e}"));
+            assert_eq!(out.to_vec(), want, "checked: {checked}");
+        }
+    });
+}
+
+/// The skewed reads are not at `l + half`: they share the interval with
+/// the writes below `half`, and race with them.
+#[test]
+fn a_skewed_tree_reduction_is_the_same_race_as_on_the_general_engine() {
+    same_problems(
+        ReportKind::DataRace,
+        common::within(60, || {
+            let (data, out) = (Buffer::from_slice(&[1u32; 256]), Buffer::<u32>::new(4));
+            let mut launch = Launch::new("reduce", NdRange::new([256]).local([64])).checked(true);
+            let tile = launch.local::<u32>(64);
+            both(
+                |rt, l| reports_or_none(reduce_skewed_launch(rt, l, &data, &out, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| reduce_skewed(wi, &data, &out, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+#[test]
 fn a_missing_barrier_is_the_same_race_as_on_the_general_engine() {
     same_problems(
         ReportKind::DataRace,
@@ -185,8 +238,8 @@ fn a_missing_barrier_is_the_same_race_as_on_the_general_engine() {
                 Launch::new("scan_racy", NdRange::new([128]).local([32])).checked(true);
             let tile = launch.local::<i32>(32);
             both(
-                |rt, l| reports(scan_racy_launch(rt, l, &data, tile)),
-                |rt, l| reports(rt.launch(l, |wi| scan_racy(wi, &data, tile))),
+                |rt, l| reports_or_none(scan_racy_launch(rt, l, &data, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| scan_racy(wi, &data, tile))),
                 &launch,
             )
         }),
@@ -203,8 +256,8 @@ fn a_read_of_an_unwritten_element_in_an_interval_of_reads_is_reported() {
                 Launch::new("half_written", NdRange::new([64]).local([16])).checked(true);
             let tile = launch.local::<u32>(16);
             both(
-                |rt, l| reports(half_written_launch(rt, l, &out, tile)),
-                |rt, l| reports(rt.launch(l, |wi| half_written(wi, &out, tile))),
+                |rt, l| reports_or_none(half_written_launch(rt, l, &out, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| half_written(wi, &out, tile))),
                 &launch,
             )
         }),
@@ -224,8 +277,12 @@ fn a_constant_named_local_that_fences_global_memory_bounds_no_interval() {
                 Launch::new("neighbours", NdRange::new([64]).local([16])).checked(true);
             let tile = launch.local::<u32>(16);
             both(
-                |rt, l| reports(global_named_local::neighbours_launch(rt, l, &out, tile)),
-                |rt, l| reports(rt.launch(l, |wi| global_named_local::neighbours(wi, &out, tile))),
+                |rt, l| reports_or_none(global_named_local::neighbours_launch(rt, l, &out, tile)),
+                |rt, l| {
+                    reports_or_none(
+                        rt.launch(l, |wi| global_named_local::neighbours(wi, &out, tile)),
+                    )
+                },
                 &launch,
             )
         }),
@@ -245,8 +302,8 @@ fn a_local_id_of_dimension_0_is_no_owner_in_a_group_of_two() {
                 Launch::new("own_row", NdRange::new([8, 4]).local([4, 2])).checked(true);
             let tile = launch.local::<u32>(8);
             both(
-                |rt, l| reports(own_row_launch(rt, l, &out, tile)),
-                |rt, l| reports(rt.launch(l, |wi| own_row(wi, &out, tile))),
+                |rt, l| reports_or_none(own_row_launch(rt, l, &out, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| own_row(wi, &out, tile))),
                 &launch,
             )
         }),
@@ -269,8 +326,8 @@ fn an_owned_buffer_passed_twice_or_in_two_dimensions_still_races() {
                 let launch =
                     Launch::new("double_beside", NdRange::new(global).local(local)).checked(true);
                 both(
-                    |rt, l| reports(double_beside_launch(rt, l, &data, other)),
-                    |rt, l| reports(rt.launch(l, |wi| double_beside(wi, &data, other))),
+                    |rt, l| reports_or_none(double_beside_launch(rt, l, &data, other)),
+                    |rt, l| reports_or_none(rt.launch(l, |wi| double_beside(wi, &data, other))),
                     &launch,
                 )
             }),

@@ -1,13 +1,15 @@
 //! The walk as control flows: which accesses may share a barrier
 //! interval (see `race_free`'s notes).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::Ident;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprMethodCall};
 
+use super::place::{Guard, Names, Place};
 use crate::scan::is_wi;
+use crate::uniform::is_assign;
 
 /// A loop or labelled block the walk is in: the accesses open where its
 /// `break`s and `continue`s leave.
@@ -22,10 +24,24 @@ struct Exit {
 pub(super) struct Flow<'a> {
     wi: &'a Ident,
     at: &'a HashMap<*const ExprMethodCall, usize>,
-    /// The accesses since the last boundary, on some path here.
+    names: &'a Names,
+    /// The accesses since the last boundary, on some path here; and, from
+    /// `n` up, the assignments to stable variables (`assigns`).
     open: BTreeSet<usize>,
+    /// How many accesses there are.
+    n: usize,
+    /// The event of an assignment to each stable variable, from `n` up.
+    assigns: HashMap<String, usize>,
     /// Per access, those that may share an interval with it.
     pub(super) share: Vec<BTreeSet<usize>>,
+    /// Per access, what its index says of its element where it is.
+    pub(super) places: Vec<Place>,
+    /// The stable variables some access relies on in an interval where
+    /// they may have been assigned before it: their value may differ
+    /// between two accesses of the interval.
+    pub(super) unstable: HashSet<String>,
+    /// The conditions that hold here.
+    guards: Vec<Guard>,
     loops: Vec<Exit>,
     /// The flags of the barriers taken as boundaries.
     pub(super) boundaries: Vec<Expr>,
@@ -37,15 +53,51 @@ impl<'a> Flow<'a> {
     pub(super) fn new(
         wi: &'a Ident,
         at: &'a HashMap<*const ExprMethodCall, usize>,
+        names: &'a Names,
         n: usize,
     ) -> Self {
+        let mut stable: Vec<&String> = names.stable.iter().collect();
+        stable.sort();
         Flow {
             wi,
             at,
+            names,
             open: BTreeSet::new(),
+            n,
+            assigns: stable
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| (s.clone(), n + i))
+                .collect(),
             share: vec![BTreeSet::new(); n],
+            places: vec![Place::default(); n],
+            unstable: HashSet::new(),
+            guards: Vec::new(),
             loops: Vec::new(),
             boundaries: Vec::new(),
+        }
+    }
+
+    /// Walks `body` where `cond` holds.
+    fn guarded(&mut self, cond: &Expr, body: &Block) {
+        let guards = self.names.guards(cond);
+        let depth = self.guards.len();
+        self.guards.extend(guards);
+        self.visit_block(body);
+        self.guards.truncate(depth);
+    }
+
+    /// An assignment to `target`: if it is a stable variable, its value
+    /// may differ for the accesses after it in this interval.
+    fn assigned(&mut self, target: &Expr) {
+        if let Expr::Path(p) = target {
+            if let Some(&e) = p
+                .path
+                .get_ident()
+                .and_then(|i| self.assigns.get(&i.to_string()))
+            {
+                self.open.insert(e);
+            }
         }
     }
 
@@ -119,7 +171,10 @@ impl<'a> Flow<'a> {
                 self.visit_expr(c);
             }
             let top = self.open.clone();
-            self.visit_block(body);
+            match cond {
+                Some(c) => self.guarded(c, body),
+                None => self.visit_block(body),
+            }
             let exit = self.loops.last().expect("pushed above");
             let mut next = head.clone();
             next.extend(self.open.iter().copied());
@@ -145,7 +200,14 @@ impl<'ast> Visit<'ast> for Flow<'_> {
             self.open.clear();
             self.boundaries.push(m.args[0].clone());
         } else if let Some(&x) = self.at.get(&(m as *const _)) {
-            for &o in &self.open {
+            let place = self.names.place(&m.args[0], &self.guards);
+            for u in &place.uses {
+                if self.assigns.get(u).is_some_and(|e| self.open.contains(e)) {
+                    self.unstable.insert(u.clone());
+                }
+            }
+            self.places[x] = place;
+            for &o in self.open.iter().filter(|o| **o < self.n) {
                 self.share[o].insert(x);
                 self.share[x].insert(o);
             }
@@ -157,7 +219,7 @@ impl<'ast> Visit<'ast> for Flow<'_> {
     fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
         self.visit_expr(&e.cond);
         let entry = self.open.clone();
-        self.visit_block(&e.then_branch);
+        self.guarded(&e.cond, &e.then_branch);
         let then = std::mem::replace(&mut self.open, entry);
         if let Some((_, other)) = &e.else_branch {
             self.visit_expr(other);
@@ -180,7 +242,18 @@ impl<'ast> Visit<'ast> for Flow<'_> {
         self.open = out;
     }
 
+    fn visit_expr_assign(&mut self, e: &'ast syn::ExprAssign) {
+        self.visit_expr(&e.right);
+        self.visit_expr(&e.left);
+        self.assigned(&e.left);
+    }
+
     fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+        if is_assign(&e.op) {
+            self.visit_expr(&e.right);
+            self.visit_expr(&e.left);
+            return self.assigned(&e.left);
+        }
         self.visit_expr(&e.left);
         if matches!(e.op, BinOp::And(_) | BinOp::Or(_)) {
             // The right side may not run.

@@ -44,26 +44,61 @@ fn a_scan_proves_its_own_elements_and_its_intervals_of_reads() {
 }
 
 #[test]
-fn a_reads_neighbour_in_the_interval_of_writes_is_not_proven() {
-    let (body, _, _) = proofs(
-        "fn k(wi: &WorkItem, tile: LocalArg<u32>) {
+fn a_tree_reduction_writes_below_half_and_reads_above_it() {
+    let (body, trust, _) = proofs(
+        "fn k(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
             let l = wi.get_local_id(0);
             let s = wi.local(tile);
             s.set(l, 1);
             let mut half = 128;
             while half > 0 {
                 wi.barrier(LOCAL);
-                if l < half {
+                if l < half && l + half < wi.get_local_size(0) {
                     s.set(l, s.get(l) + s.get(l + half));
                 }
                 half /= 2;
             }
+            if l == 0 {
+                out.set(wi.get_group_id(0), s.get(0));
+            }
         }",
     );
-    // `s.get(l)` meets only reads and its own element, and the first
-    // write only itself; the loop's write meets the read at `l + half`.
-    assert_eq!(body.matches("get_race_free").count(), 1, "{body}");
-    assert_eq!(body.matches("set_race_free").count(), 1, "{body}");
+    assert!(trust);
+    // Every access: the last interval's `s.get(0)` is work-item 0's own.
+    assert_eq!(body.matches("get_race_free").count(), 3, "{body}");
+    assert_eq!(body.matches("set_race_free").count(), 2, "{body}");
+}
+
+#[test]
+fn a_split_that_changes_within_its_interval_or_per_work_item_proves_nothing() {
+    for (split, change) in [
+        // Halved between the write below it and the read above it.
+        ("let mut half = 128;", "half /= 2;"),
+        // Each work-item's own.
+        ("let half = l / 2 + 1;", ""),
+        // Changed under a work-item's own condition.
+        ("let mut half = 128;", "if l == 3 { half = 2; }"),
+    ] {
+        let (body, _, _) = proofs(&format!(
+            "fn k(wi: &WorkItem, tile: LocalArg<u32>) {{
+                let l = wi.get_local_id(0);
+                let s = wi.local(tile);
+                s.set(l, 1);
+                {split}
+                wi.barrier(LOCAL);
+                if l < half {{
+                    s.set(l, 2);
+                }}
+                {change}
+                let v = s.get(l + half);
+            }}"
+        ));
+        assert_eq!(
+            body.matches("race_free").count(),
+            1,
+            "{split} {change}: {body}"
+        );
+    }
 }
 
 #[test]
@@ -164,4 +199,60 @@ fn a_break_out_of_the_loop_reaches_the_code_after_it() {
         }",
     );
     assert_eq!(body.matches("race_free").count(), 0, "{body}");
+}
+
+#[test]
+fn a_histograms_bins_are_quiet_unless_an_order_a_scope_or_a_fence_says_otherwise() {
+    let kernel = |count: &str, extra: &str| {
+        format!(
+            "fn k(wi: &WorkItem, bytes: &Buffer<u8>, tile: LocalArg<AtomicUint>) {{
+                let l = wi.get_local_id(0);
+                let bins = wi.local(tile);
+                bins.at(l).store_explicit_scope(0, Relaxed, WorkGroupScope);
+                wi.barrier(LOCAL);
+                {count};
+                {extra}
+                wi.barrier(LOCAL);
+                let c = bins.at(l).load_explicit(Relaxed);
+            }}"
+        )
+    };
+    let add = "bins.at(bytes.get(l) as usize).fetch_add_explicit_scope(1, Relaxed, WorkGroupScope)";
+    let (body, trust, _) = proofs(&kernel(add, ""));
+    assert!(trust);
+    assert_eq!(body.matches("at_quiet").count(), 3, "{body}");
+    for (count, extra) in [
+        (add, "wi.mem_fence(LOCAL);"),
+        (
+            "bins.at(3).fetch_add_explicit_scope(1, Acquire, WorkGroupScope)",
+            "",
+        ),
+        (
+            "bins.at(3).fetch_add_explicit_scope(1, Relaxed, SubGroupScope)",
+            "",
+        ),
+        ("bins.at(3).fetch_add(1)", ""),
+        (add, "let all = bins.as_slice();"),
+    ] {
+        let (body, _, _) = proofs(&kernel(count, extra));
+        assert_eq!(
+            body.matches("at_quiet").count(),
+            0,
+            "{count} {extra}: {body}"
+        );
+    }
+}
+
+#[test]
+fn a_global_id_bound_in_a_block_still_owns_its_element() {
+    let (_, _, owned) = proofs(
+        "fn k(wi: &WorkItem, data: &Buffer<i32>, totals: &Buffer<i32>) {
+            let group = wi.get_group_id(0);
+            if group > 0 {
+                let g = wi.get_global_id(0);
+                data.set(g, data.get(g).wrapping_add(totals.get(group - 1)));
+            }
+        }",
+    );
+    assert_eq!(owned, ["data"]);
 }

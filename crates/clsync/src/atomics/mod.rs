@@ -53,7 +53,7 @@ mod flag;
 mod perform;
 mod space;
 
-pub(crate) use perform::{perform, raised, Effect};
+pub(crate) use perform::{perform, raised, unchecked, Effect};
 
 pub use atomic::{
     Atomic, AtomicDouble, AtomicFloat, AtomicInt, AtomicIntptr, AtomicLong, AtomicPtrdiff,

@@ -93,6 +93,30 @@ pub(crate) fn raised<R>(
     at: &'static Location<'static>,
     f: impl FnOnce() -> (R, Effect),
 ) -> R {
+    announce(local, &a, at);
+    checker::atomic(addr, local, a, at, || done(f()))
+}
+
+/// [`raised`] without the checker: poll, trace and tell the watchdog of a
+/// change, for an operation that a kernel proved races with nothing and
+/// synchronizes nothing (`QuietAtomic`). Still polled, so that a kernel
+/// spinning on such atomics can be cancelled.
+#[cold]
+#[inline(never)]
+pub(crate) fn unchecked<R>(
+    local: bool,
+    a: AtomicAccess,
+    at: &'static Location<'static>,
+    f: impl FnOnce() -> (R, Effect),
+) -> R {
+    announce(local, &a, at);
+    done(f()).0
+}
+
+/// What comes before an operation whose gate is raised: a cancellation
+/// poll, and the trace's note of it.
+#[inline(always)]
+fn announce(local: bool, a: &AtomicAccess, at: &'static Location<'static>) {
     hooks::poll(at);
     trace::note(|| SyncEvent::Atomic {
         op: a.op,
@@ -101,11 +125,14 @@ pub(crate) fn raised<R>(
         scope: a.scope,
         local,
     });
-    checker::atomic(addr, local, a, at, || {
-        let (r, effect) = f();
-        if effect.changed() {
-            hooks::changed();
-        }
-        (r, effect.wrote())
-    })
+}
+
+/// What comes after: the watchdog told of a change; the result, and
+/// whether the operation wrote.
+#[inline(always)]
+fn done<R>((r, effect): (R, Effect)) -> (R, bool) {
+    if effect.changed() {
+        hooks::changed();
+    }
+    (r, effect.wrote())
 }

@@ -174,6 +174,17 @@ pub(crate) struct AtomicAccess {
 }
 
 impl AtomicAccess {
+    /// A relaxed operation `op` of `kind` at `scope`.
+    pub(crate) fn relaxed(op: &'static str, kind: OpKind, scope: MemScope) -> Self {
+        AtomicAccess {
+            op,
+            kind,
+            order: MemOrder::Relaxed,
+            failure: None,
+            scope,
+        }
+    }
+
     /// Whether it reads (everything but a store).
     pub(super) fn reads(&self) -> bool {
         self.kind != OpKind::Store

@@ -319,6 +319,17 @@ impl Shadow {
         }
     }
 
+    /// Whether the location holds a write, plain or atomic: a read of it
+    /// reads a written value (see `LocalView::at_quiet`).
+    #[inline(always)]
+    pub(crate) fn written(&self) -> bool {
+        match self {
+            Shadow::Written(_) => true,
+            Shadow::Full(full) => full.write.is_some(),
+            _ => false,
+        }
+    }
+
     /// Empties the shadow, keeping its box (if any) for the next location
     /// that needs one on this thread.
     pub(crate) fn recycle(&mut self) {

@@ -42,7 +42,7 @@ pub use local::{LocalArg, LocalSlice, MAX_LOCAL_MEM_SIZE};
 pub use private::Private;
 pub use scalar::{AtomicInteger, AtomicValue, Element, RawAtomic, RmwOp, Scalar};
 pub(crate) use view::Claim;
-pub use view::{BufferView, LocalView, ViewMode};
+pub use view::{BufferView, LocalView, QuietAtomic, ViewMode};
 
 pub(crate) use local::{check_local_args, LocalArena, LocalDecl};
 

@@ -30,8 +30,8 @@ pub use order::{
     RmwOrder, SeqCst, StoreOrder,
 };
 pub use scope::{
-    AllSvmDevicesScope, AtomicScope, BarrierScope, DeviceScope, FenceScopeFor, MemScope, Scope,
-    SubGroupScope, WorkGroupScope, WorkItemScope,
+    AllSvmDevicesScope, AtomicScope, BarrierScope, DeviceScope, FenceScopeFor, GroupScope,
+    MemScope, Scope, SubGroupScope, WorkGroupScope, WorkItemScope,
 };
 pub use validate::SyncError;
 

@@ -85,6 +85,11 @@ pub trait Scope: Copy + Sealed {
 pub trait AtomicScope: Scope {}
 /// Scopes a barrier's fence may take: all but work_item.
 pub trait BarrierScope: Scope {}
+/// Atomic scopes that include every work-item of a work-group:
+/// work_group, device and all_svm_devices. Two atomics of such scopes on
+/// one work-group's local memory never race (their scopes include each
+/// other's work-items).
+pub trait GroupScope: AtomicScope {}
 /// Scopes a fence with flags `F` may take: work_item only with the image
 /// flag alone, the others with any flags.
 pub trait FenceScopeFor<F>: Scope {}
@@ -115,3 +120,6 @@ macro_rules! wide_scopes {
 }
 wide_scopes!(SubGroupScope WorkGroupScope DeviceScope AllSvmDevicesScope);
 impl FenceScopeFor<Flags<4>> for WorkItemScope {}
+impl GroupScope for WorkGroupScope {}
+impl GroupScope for DeviceScope {}
+impl GroupScope for AllSvmDevicesScope {}

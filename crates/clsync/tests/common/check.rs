@@ -114,3 +114,26 @@ pub fn reports_of(e: LaunchError) -> Vec<Report> {
         e => panic!("expected reports, got {e}"),
     }
 }
+
+/// The reports of a checked launch (none where it succeeded).
+pub fn reports_or_none(result: Result<clsync::LaunchSummary, LaunchError>) -> Vec<Report> {
+    match result {
+        Ok(_) => Vec::new(),
+        Err(e) => reports_of(e),
+    }
+}
+
+/// The problems of a report list, each once: kind, memory and the
+/// unordered pair of lines (for comparing two engines' reports, whose
+/// counts and work-items may differ).
+pub fn problems(reports: &[Report]) -> std::collections::BTreeSet<(ReportKind, String, u32, u32)> {
+    reports
+        .iter()
+        .map(|r| {
+            let first = r.first.as_ref().map_or(0, |a| a.site.line);
+            let (a, b) = (first.min(r.site.line), first.max(r.site.line));
+            let memory = r.memory.as_ref().map_or(String::new(), |m| m.name.clone());
+            (r.kind, memory, a, b)
+        })
+        .collect()
+}

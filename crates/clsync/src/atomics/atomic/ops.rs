@@ -296,3 +296,108 @@ impl<T: AtomicInteger, S: Space> Atomic<T, S> {
         }
     }
 }
+
+/// The relaxed operations of an atomic that no other access races with or
+/// synchronizes through (see `QuietAtomic`): with the gate raised they are
+/// polled and traced, not checked.
+impl<T: AtomicValue, S: Space> Atomic<T, S> {
+    #[inline(always)]
+    pub(crate) fn quiet_load(&self, scope: MemScope, at: &'static Location<'static>) -> T {
+        if crate::gate::quiet() {
+            return self.load_now(MemOrder::Relaxed);
+        }
+        self.quiet_load_slow(scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn quiet_load_slow(&self, scope: MemScope, at: &'static Location<'static>) -> T {
+        let f = move || (self.load_now(MemOrder::Relaxed), Effect::Read);
+        self.unchecked("atomic_load", OpKind::Load, scope, at, f)
+    }
+
+    #[inline(always)]
+    pub(crate) fn quiet_store(&self, v: T, scope: MemScope, at: &'static Location<'static>) {
+        if crate::gate::quiet() {
+            return self.store_now(v, MemOrder::Relaxed);
+        }
+        self.quiet_store_slow(v, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn quiet_store_slow(&self, v: T, scope: MemScope, at: &'static Location<'static>) {
+        let f = move || (self.store_now(v, MemOrder::Relaxed), Effect::STORE);
+        self.unchecked("atomic_store", OpKind::Store, scope, at, f)
+    }
+
+    #[inline(always)]
+    pub(crate) fn quiet_exchange(
+        &self,
+        v: T,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
+        if crate::gate::quiet() {
+            return self.exchange_now(v, MemOrder::Relaxed);
+        }
+        self.quiet_exchange_slow(v, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn quiet_exchange_slow(&self, v: T, scope: MemScope, at: &'static Location<'static>) -> T {
+        let f = move || {
+            let old = self.exchange_now(v, MemOrder::Relaxed);
+            (old, Effect::rmw(old.to_raw(), v.to_raw()))
+        };
+        self.unchecked("atomic_exchange", OpKind::Rmw, scope, at, f)
+    }
+
+    /// [`checked`](Self::checked) without the checker.
+    #[inline(always)]
+    fn unchecked<R>(
+        &self,
+        op: &'static str,
+        kind: OpKind,
+        scope: MemScope,
+        at: &'static Location<'static>,
+        f: impl FnOnce() -> (R, Effect),
+    ) -> R {
+        let access = AtomicAccess::relaxed(op, kind, scope);
+        crate::atomics::unchecked(S::LOCAL, access, at, f)
+    }
+}
+
+impl<T: AtomicInteger, S: Space> Atomic<T, S> {
+    #[inline(always)]
+    pub(crate) fn quiet_rmw(
+        &self,
+        op: RmwOp,
+        v: T,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
+        if crate::gate::quiet() {
+            return self.rmw_now(op, v, MemOrder::Relaxed);
+        }
+        self.quiet_rmw_slow(op, v, scope, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn quiet_rmw_slow(
+        &self,
+        op: RmwOp,
+        v: T,
+        scope: MemScope,
+        at: &'static Location<'static>,
+    ) -> T {
+        let f = move || {
+            let old = self.rmw_now(op, v, MemOrder::Relaxed);
+            let new = <T::Raw as RawAtomic>::apply(op, old.to_raw(), v.to_raw());
+            (old, Effect::rmw(old.to_raw(), new))
+        };
+        self.unchecked(op.name(), OpKind::Rmw, scope, at, f)
+    }
+}

@@ -54,9 +54,9 @@ impl<T: Element> LocalSlice<T> {
 /// assert_eq!(data.get(0), 63);
 /// ```
 pub struct LocalView<'a, T: Element> {
-    base: *const T::LocalSlot,
-    len: usize,
-    checked: bool,
+    pub(super) base: *const T::LocalSlot,
+    pub(super) len: usize,
+    pub(super) checked: bool,
     /// Checked, where the group takes race-free accesses at their word
     /// ([`Group::trust_race_free`](crate::Group::trust_race_free)): the
     /// checker's cells for the elements, one each, which
@@ -99,18 +99,27 @@ impl<T: Element> LocalView<'_, T> {
         }
         self
     }
-    /// Whether element `index` (in bounds) needs nothing from the checker
-    /// for an access proven race-free: see `checker::race_free`.
+    /// Whether element `index` (in bounds) holds a write of any kind, for
+    /// an atomic proven quiet: see [`LocalView::at_quiet`].
     #[inline(always)]
-    fn settled(&self, index: usize) -> bool {
-        // SAFETY: a non-null `cells` holds a cell per element, `len` of
-        // them (`with_cells`), and `index < len`. The cells live as long as
-        // the group's check, which outlives the group that lent this view,
-        // and the checker reaches a cell through `&mut` only during one of
-        // the group's accesses, none of which is running while the
-        // kernel's code (this) is.
-        !self.cells.is_null() && unsafe { (*self.cells.add(index)).settled() }
+    pub(super) fn written(&self, index: usize) -> bool {
+        // SAFETY: as in `settled`.
+        !self.cells.is_null() && unsafe { (*self.cells.add(index)).written() }
     }
+}
+
+/// Whether element `index` (in bounds) of the view whose cells are `cells`
+/// needs nothing from the checker for an access proven race-free: see
+/// `checker::race_free`.
+#[inline(always)]
+fn settled(cells: *const Shadow, index: usize) -> bool {
+    // SAFETY: a non-null `cells` holds a cell per element, `len` of them
+    // (`with_cells`), and `index < len`. The cells live as long as the
+    // group's check, which outlives the group that lent the view, and the
+    // checker reaches a cell through `&mut` only during one of the group's
+    // accesses, none of which is running while the kernel's code (this)
+    // is.
+    !cells.is_null() && unsafe { (*cells.add(index)).settled() }
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
@@ -246,10 +255,10 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get_race_free(&self, index: usize) -> T {
-        self.read(
-            index,
-            self.checked && !(index < self.len && self.settled(index)),
-        )
+        if self.checked {
+            return Self::race_free_get(self.slice, self.base, self.cells, index);
+        }
+        self.read(index, false)
     }
     /// [`set`](Self::set) for a write the caller proved race-free: within
     /// its barrier interval, no other work-item of the group accesses the
@@ -260,8 +269,48 @@ impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
     #[inline]
     #[track_caller]
     pub fn set_race_free(&self, index: usize, value: T) {
-        let checked = self.checked && !(index < self.len && self.settled(index));
-        self.write(index, value, checked)
+        if self.checked {
+            return Self::race_free_set(self.slice, self.base, self.cells, index, value);
+        }
+        self.write(index, value, false)
+    }
+    /// A checked [`get_race_free`](Self::get_race_free): a load where the
+    /// element is settled, else the checker's. Out of line and cold, as
+    /// `slow_get`, and for the same reason: the unchecked loops stay small
+    /// enough to vectorize (a reduction's unchecked loop, which its bounds
+    /// cannot hoist, took 1.5 times as long with this call not cold).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn race_free_get(
+        slice: &LocalSlice<T>,
+        base: *const T::LocalSlot,
+        cells: *const Shadow,
+        index: usize,
+    ) -> T {
+        if index < slice.len() && settled(cells, index) {
+            // SAFETY: `index < len`, as in `read`.
+            return T::from_raw(unsafe { *(*base.add(index)).as_ptr() });
+        }
+        slice.get(index)
+    }
+    /// A checked [`set_race_free`](Self::set_race_free), as
+    /// `race_free_get`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn race_free_set(
+        slice: &LocalSlice<T>,
+        base: *const T::LocalSlot,
+        cells: *const Shadow,
+        index: usize,
+        value: T,
+    ) {
+        if index < slice.len() && settled(cells, index) {
+            // SAFETY: as in `race_free_get`.
+            return unsafe { *(*base.add(index)).as_ptr() = value.to_raw() };
+        }
+        slice.set(index, value)
     }
     /// Reads element `index`, through the checker if `checked`; out of
     /// bounds, as [`LocalSlice::get`].

@@ -16,14 +16,17 @@
 //! [`LocalSlice`](crate::LocalSlice), out of line: every access reports to
 //! the checker.
 //!
-//! [`LocalView`] is in `local.rs`, [`BufferView`] in `buffer.rs`.
+//! [`LocalView`] is in `local.rs`, [`BufferView`] in `buffer.rs`, and
+//! [`QuietAtomic`], a local atomic a kernel proved quiet, in `quiet.rs`.
 
 mod buffer;
 mod local;
+mod quiet;
 
 pub use buffer::BufferView;
 pub(crate) use buffer::Claim;
 pub use local::LocalView;
+pub use quiet::QuietAtomic;
 
 use crate::sync::sealed::Sealed;
 
