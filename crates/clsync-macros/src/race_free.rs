@@ -5,17 +5,20 @@
 //! * **Local arrays.** An interval is the code between two work-group
 //!   barriers that fence local memory (`wi.barrier(LOCAL)`). Accesses in
 //!   different intervals are ordered by a barrier; two accesses of the same
-//!   interval by different work-items conflict unless both read, or both
-//!   are at the work-item's own element (its local id). A `get` or `set`
-//!   that conflicts with no access that may share its interval (itself
-//!   included, by another work-item) becomes `get_race_free` or
-//!   `set_race_free`, which a checked launch decides from the element's
-//!   shadow cell alone (`checker::race_free` in `clsync` gives the
-//!   argument). A scan's reads of its neighbours' elements, in an interval
-//!   of reads, and its update of its own, in an interval of its own
-//!   elements, are such accesses; a reduction's `s.set(l, s.get(l) +
-//!   s.get(l + half))` is not (the read at `l + half` shares its interval
-//!   with the writes, and only the guard `l < half` keeps them apart).
+//!   interval by different work-items conflict unless both read, both are
+//!   at the work-item's own element (its local id), or one is below a
+//!   value the whole group shares and the other at or above it
+//!   (`place.rs`). A `get` or `set` that conflicts with no access that may
+//!   share its interval (itself included, by another work-item) becomes
+//!   `get_race_free` or `set_race_free`, which a checked launch decides
+//!   from the element's shadow cell alone (`checker::race_free` in
+//!   `clsync` gives the argument). A scan's reads of its neighbours'
+//!   elements, in an interval of reads, and its update of its own, in an
+//!   interval of its own elements, are such accesses; so are a tree
+//!   reduction's `if l < half { s.set(l, s.get(l) + s.get(l + half)) }`.
+//! * **Local arrays of atomics** whose every use is a relaxed, group-wide
+//!   operation, in a kernel that names no fence, go through `at_quiet`
+//!   (`quiet.rs`).
 //! * **Buffers.** A written buffer parameter whose every access is at the
 //!   work-item's own global id is reached through `Group::global_owned`:
 //!   no two work-items access one element, so no access races.
@@ -196,8 +199,10 @@ pub(crate) fn prove(
             .map(|f| {
                 quote!(::clsync::sync::FenceFlags::mem_flags(#f).contains(::clsync::sync::MemFlags::LOCAL))
             });
+        // Every id a proof may have taken for an owner's: a proven
+        // access's, and those of the accesses it was found apart from.
         let mut kinds: Vec<Id> = Vec::new();
-        for (place, _) in flow.places.iter().zip(&proven).filter(|(_, p)| **p) {
+        for place in &flow.places {
             if let Some(id) = place.owner(unstable).filter(|id| !kinds.contains(id)) {
                 kinds.push(id);
             }
