@@ -7,10 +7,12 @@
 //!
 //! `#[kernel]` proves an access to a local array race-free when no access
 //! of another work-item that may fall in the same barrier interval (the
-//! code between two work-group barriers that fence local memory) conflicts
-//! with it: it is a read and every access that may share its interval is a
-//! read, or every such access (itself included, by another work-item) is
-//! at the work-item's own element (its local id). Then:
+//! code between two work-group barriers that fence local memory) can
+//! conflict with it: for each access that may share its interval (itself
+//! included, by another work-item), both read, or both are at their
+//! work-items' own elements (their local ids), or one is below a value the
+//! whole group shares through the interval and the other at or above it.
+//! Then:
 //!
 //! * no access of its interval races with it, so checking it finds
 //!   nothing;
@@ -28,6 +30,14 @@
 //! history ([`Shadow::settled`]); elsewhere (the first write of an
 //! element, a read before any write) the access is checked as any other,
 //! and the report, if any, is the same.
+//!
+//! A local array of atomics whose every access is a relaxed operation of
+//! work-group scope or wider, in a kernel with no fence
+//! (`LocalView::at_quiet`), is the same argument without intervals: no two
+//! such atomics race (their scopes include each other's work-items), none
+//! synchronizes anything (relaxed, and no fence to order them), and
+//! nothing else touches the array. What the checker still needs is whether
+//! an element was written before an operation reads it ([`Shadow::written`]).
 //!
 //! The proof assumes the group runs barrier by barrier: a checked launch
 //! that runs on from a divergent barrier

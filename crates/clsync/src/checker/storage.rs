@@ -460,7 +460,7 @@ mod local_pool {
 /// which cost a checked reduction of 16M elements a third of its time.
 /// A program that checks launch after launch (a test suite, a benchmark)
 /// reuses the pages of the last ones instead, emptied as their shadows
-/// are dropped. At most [`KEEP_BYTES`] are kept, for the whole process.
+/// are dropped. At most `KEEP_BYTES` are kept, for the whole process.
 mod page_pool {
     use super::{Shadow, PAGE};
     use std::sync::Mutex;
