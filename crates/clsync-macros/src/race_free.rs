@@ -182,8 +182,13 @@ pub(crate) fn prove(
             || (p.owner(unstable).is_some() && q.owner(unstable).is_some())
             || p.apart(q, unstable)
     };
+    // Two accesses may share an interval where the boundaries before them
+    // meet (an access shares its own with itself, by another work-item).
+    let meet = |x: usize, y: usize| !flow.reach[x].is_disjoint(&flow.reach[y]);
     let proven: Vec<bool> = (0..accesses.len())
-        .map(|x| flow.share[x].contains(&x) && flow.share[x].iter().all(|&y| apart(x, y)))
+        .map(|x| {
+            !flow.reach[x].is_empty() && (0..accesses.len()).all(|y| !meet(x, y) || apart(x, y))
+        })
         .collect();
 
     let mut body = Block {

@@ -109,6 +109,21 @@ fn half_written(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
     out.set(g, t.get(l));
 }
 
+/// After one barrier, work-item 0 reads element 5 in one branch while
+/// the others write it in the other: the two branches share the interval.
+#[kernel(groups)]
+fn siblings(wi: &WorkItem, out: &Buffer<u32>, tile: LocalArg<u32>) {
+    let l = wi.get_local_id(0);
+    let t = wi.local(tile);
+    t.set(l, 1);
+    wi.barrier(LOCAL);
+    if l == 0 {
+        out.set(wi.get_group_id(0), t.get(5));
+    } else {
+        t.set(5, l as u32);
+    }
+}
+
 /// A `LOCAL` of the kernel's own that fences global memory: its barrier
 /// orders no local access.
 mod global_named_local {
@@ -240,6 +255,23 @@ fn a_missing_barrier_is_the_same_race_as_on_the_general_engine() {
             both(
                 |rt, l| reports_or_none(scan_racy_launch(rt, l, &data, tile)),
                 |rt, l| reports_or_none(rt.launch(l, |wi| scan_racy(wi, &data, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+#[test]
+fn a_read_and_a_write_in_two_branches_are_the_same_race_as_on_the_general_engine() {
+    same_problems(
+        ReportKind::DataRace,
+        common::within(60, || {
+            let out = Buffer::<u32>::new(4);
+            let mut launch = Launch::new("siblings", NdRange::new([64]).local([16])).checked(true);
+            let tile = launch.local::<u32>(16);
+            both(
+                |rt, l| reports_or_none(siblings_launch(rt, l, &out, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| siblings(wi, &out, tile))),
                 &launch,
             )
         }),

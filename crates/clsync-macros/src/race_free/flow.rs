@@ -20,20 +20,38 @@ struct Exit {
     continues: BTreeSet<usize>,
 }
 
+/// The events the walk's state holds: below [`ASSIGNED`], a boundary (by
+/// its number, [`START`] for the kernel's start) that may be the last one
+/// passed on some path here; from it up, an assignment to a stable
+/// variable (`assigns`) since that boundary.
+const ASSIGNED: usize = 1 << 30;
+
+/// The kernel's start, as a boundary.
+const START: usize = 0;
+
 /// The walk as control flows (see the module's notes).
+///
+/// Two work-items' accesses share an interval when both come after the
+/// same passing of one barrier and before the next: where the barriers are
+/// in control flow the group takes together (the group-level form checks
+/// that it does, and stops at a divergence), after the same barrier, by
+/// its place in the code. So each access is given the boundaries that may
+/// be the last one passed before it (`reach`), on any path: accesses in
+/// two branches of one `if` after one barrier share its interval, since
+/// two work-items may take one branch each.
 pub(super) struct Flow<'a> {
     wi: &'a Ident,
     at: &'a HashMap<*const ExprMethodCall, usize>,
     names: &'a Names,
-    /// The accesses since the last boundary, on some path here; and, from
-    /// `n` up, the assignments to stable variables (`assigns`).
+    /// The events that may hold here, on some path (see [`ASSIGNED`]).
     open: BTreeSet<usize>,
-    /// How many accesses there are.
-    n: usize,
-    /// The event of an assignment to each stable variable, from `n` up.
+    /// The number of each boundary, by its call.
+    sites: HashMap<*const ExprMethodCall, usize>,
+    /// The event of an assignment to each stable variable.
     assigns: HashMap<String, usize>,
-    /// Per access, those that may share an interval with it.
-    pub(super) share: Vec<BTreeSet<usize>>,
+    /// Per access, the boundaries that may be the last one passed before
+    /// it: two accesses whose sets meet may share an interval.
+    pub(super) reach: Vec<BTreeSet<usize>>,
     /// Per access, what its index says of its element where it is.
     pub(super) places: Vec<Place>,
     /// The stable variables some access relies on in an interval where
@@ -62,14 +80,14 @@ impl<'a> Flow<'a> {
             wi,
             at,
             names,
-            open: BTreeSet::new(),
-            n,
+            open: BTreeSet::from([START]),
+            sites: HashMap::new(),
             assigns: stable
                 .into_iter()
                 .enumerate()
-                .map(|(i, s)| (s.clone(), n + i))
+                .map(|(i, s)| (s.clone(), ASSIGNED + i))
                 .collect(),
-            share: vec![BTreeSet::new(); n],
+            reach: vec![BTreeSet::new(); n],
             places: vec![Place::default(); n],
             unstable: HashSet::new(),
             guards: Vec::new(),
@@ -197,7 +215,10 @@ impl<'ast> Visit<'ast> for Flow<'_> {
             self.visit_expr(a);
         }
         if self.boundary(m) {
+            let next = self.sites.len() + 1;
+            let site = *self.sites.entry(m as *const _).or_insert(next);
             self.open.clear();
+            self.open.insert(site);
             self.boundaries.push(m.args[0].clone());
         } else if let Some(&x) = self.at.get(&(m as *const _)) {
             let place = self.names.place(&m.args[0], &self.guards);
@@ -207,12 +228,8 @@ impl<'ast> Visit<'ast> for Flow<'_> {
                 }
             }
             self.places[x] = place;
-            for &o in self.open.iter().filter(|o| **o < self.n) {
-                self.share[o].insert(x);
-                self.share[x].insert(o);
-            }
-            self.share[x].insert(x);
-            self.open.insert(x);
+            let last = self.open.range(..ASSIGNED).copied();
+            self.reach[x].extend(last);
         }
     }
 

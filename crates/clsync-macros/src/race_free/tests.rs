@@ -256,3 +256,26 @@ fn a_global_id_bound_in_a_block_still_owns_its_element() {
     );
     assert_eq!(owned, ["data"]);
 }
+
+#[test]
+fn accesses_in_two_branches_after_one_barrier_share_its_interval() {
+    // Work-item 0 reads element 5 while the others write it: one branch
+    // each, in the same interval.
+    let (body, _, _) = proofs(
+        "fn k(wi: &WorkItem, tile: LocalArg<u32>) {
+            let l = wi.get_local_id(0);
+            let t = wi.local(tile);
+            t.set(l, 0);
+            wi.barrier(LOCAL);
+            if l == 0 {
+                let v = t.get(5);
+            } else {
+                t.set(5, 1);
+            }
+        }",
+    );
+    // The first write alone, before the barrier; the read and the writes
+    // of element 5 meet after it.
+    assert_eq!(body.matches("race_free").count(), 1, "{body}");
+    assert!(body.contains("t . set_race_free (l , 0)"), "{body}");
+}
