@@ -389,6 +389,14 @@ impl Launch {
         self
     }
 
+    /// Whether a checked launch runs on from a divergent barrier
+    /// ([`run_on_divergence`](Launch::run_on_divergence)): an engine that
+    /// proves accesses race-free by the kernel's barrier intervals takes no
+    /// proof at its word then.
+    pub fn runs_on_divergence(&self) -> bool {
+        self.run_on_divergence
+    }
+
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.name

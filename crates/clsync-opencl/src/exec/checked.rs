@@ -43,7 +43,8 @@ fn space_of(info: &super::ctx::SlotInfo) -> Option<bool> {
 /// not a race, as in Oclgrind), 3 for a write whose bytes are not known
 /// (a copy), 0 for a read, 2 for a read that only feeds a store of the
 /// value back (a compiler's load of a vector to store some of its
-/// components: no read of a write-only buffer).
+/// components: no read of a write-only buffer), 4 for a read of local
+/// memory that races with nothing (`translate::intervals`).
 ///
 /// A plain access of `size` bytes in the checked build, reported to the
 /// checker byte by byte (so that accesses of different sizes and
@@ -326,6 +327,10 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
     // keep one record per element.
     let (addr, len) = (addr as usize, size as usize);
     match host.site_ids.get(site as usize) {
+        // A read of local memory the build proved races with nothing.
+        Some(&id) if code == 4 && local && host.race_free => {
+            clsync::checker::engine::race_free_read_at(addr, len, id)
+        }
         Some(&id) => clsync::checker::engine::plain_range_at(addr, len, space, write, value, id),
         None => {
             clsync::checker::engine::plain_range(addr, len, space, write, value, site_at(ctx, site))

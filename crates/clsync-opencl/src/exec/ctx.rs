@@ -195,6 +195,10 @@ pub struct HostSide<'a> {
     pub significant: &'a [Vec<bool>],
     /// The launch's images, by handle minus one.
     pub images: &'a [crate::exec::image::ImageRef],
+    /// Whether the checker takes the build's race-free loads at their
+    /// word (`translate::intervals`): a checked launch that does not run
+    /// on from divergent barriers.
+    pub race_free: bool,
 }
 
 /// What runs a work-item.

@@ -52,6 +52,10 @@ pub(super) struct Setup<'a> {
     /// Words of a work-item's private block.
     pub private_words: usize,
     pub checked: bool,
+    /// A checked launch that does not run on from divergent barriers:
+    /// the build's race-free loads are taken at their word (see
+    /// `HostSide::race_free`).
+    race_free: bool,
     /// Checked launches: the checker's id of each source location of the
     /// build, by the index compiled code passes (interned once here, not
     /// at each access).
@@ -199,6 +203,7 @@ impl Setup<'_> {
             exchanges: &self.exchanges,
             significant: &self.build.significant,
             images: &self.images,
+            race_free: self.race_free,
         }
     }
 
@@ -324,6 +329,7 @@ pub(super) fn run(
         private,
         private_words: bound.private_bytes.div_ceil(8),
         checked,
+        race_free: checked && !launch.runs_on_divergence(),
         site_ids: if checked {
             build
                 .sites

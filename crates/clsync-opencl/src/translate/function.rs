@@ -108,6 +108,10 @@ pub(crate) struct Fx<'a, 'm> {
     /// one.
     pub lvalue_loads: std::collections::HashSet<Word>,
     pub lvalue_load: bool,
+    /// The loads of local memory that race with nothing (checked builds;
+    /// see `intervals`), and whether the load being translated is one.
+    pub race_free_loads: std::collections::HashSet<Word>,
+    pub race_free_load: bool,
     /// Checked builds: the function's private variables that live in
     /// registers (see `promote`), and those already declared.
     pub promotable: std::collections::HashSet<Word>,
@@ -219,6 +223,8 @@ fn translate_as(
         promotable: Default::default(),
         promoted: Default::default(),
         lvalue_load: false,
+        race_free_loads: Default::default(),
+        race_free_load: false,
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
@@ -286,6 +292,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
+            self.race_free_loads = super::intervals::race_free_loads(self.m, f);
             self.promotable = super::promote::promotable(self.m, f);
         }
         let zero = |o: &Operand| match o {

@@ -388,9 +388,12 @@ impl Fx<'_, '_> {
         let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
         let a = self.b.ins().iadd_imm_s(addr, offset as i64);
         let n = self.b.ins().iconst(types::I64, size as i64);
-        // 2: a read that only feeds a store of the value back.
+        // 2: a read that only feeds a store of the value back; 4: a read
+        // of local memory that races with nothing (`intervals`).
         let code = if write {
             1
+        } else if self.race_free_load {
+            4
         } else if self.lvalue_load {
             2
         } else {
@@ -525,6 +528,9 @@ impl Fx<'_, '_> {
                 self.lvalue_load = inst
                     .result_id
                     .is_some_and(|r| self.lvalue_loads.contains(&r));
+                self.race_free_load = inst
+                    .result_id
+                    .is_some_and(|r| self.race_free_loads.contains(&r));
                 let v = self.load_value(
                     ptr,
                     slot_of,
@@ -533,6 +539,7 @@ impl Fx<'_, '_> {
                     storage,
                 );
                 self.lvalue_load = false;
+                self.race_free_load = false;
                 let v = v?;
                 self.def(inst, v);
             }

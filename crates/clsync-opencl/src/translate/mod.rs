@@ -27,6 +27,7 @@ mod function;
 mod group;
 mod half;
 mod image;
+mod intervals;
 mod memory;
 mod promote;
 mod shadow;

@@ -200,6 +200,16 @@ fn plain_slow(addr: usize, space: Space, write: bool, at: &'static Location<'sta
     with_current(|g, i| g.plain(i, addr, 1, space, kind, site_id_of(at)));
 }
 
+/// A read of the `len` bytes of local memory from `addr` that the
+/// engine's compiler proved races with nothing, at an interned site (see
+/// `GroupCheck::race_free_read`).
+#[inline]
+pub(crate) fn race_free_read_at(addr: usize, len: usize, site: std::num::NonZeroU32) {
+    if active() {
+        with_current(|g, i| g.race_free_read(i, addr, len, site));
+    }
+}
+
 /// Plain accesses to the `len` bytes from `addr` at a given site, for
 /// engines (`checker::engine`): a write of `value` where it is known.
 #[inline]

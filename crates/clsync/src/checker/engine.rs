@@ -15,7 +15,9 @@
 
 use crate::sync::{MemFlags, MemOrder, MemScope, Site};
 
-use super::context::{atomic_at, fence, plain_at, plain_at_id};
+use super::context::{
+    atomic_at, fence, plain_at, plain_at_id, race_free_read_at as race_free_read_at_id,
+};
 use super::item::{AtomicAccess, OpKind};
 use super::Space;
 
@@ -62,6 +64,20 @@ pub fn plain_range_at(
     site: SiteId,
 ) {
     plain_at_id(addr, len, space, write, value, site.0)
+}
+
+/// [`plain_range_at`] for a read of local memory that the engine's
+/// compiler proved races with nothing: no access of another work-item
+/// that may share its barrier interval writes local memory. Where the
+/// bytes' shadow already holds a plain write, there is nothing to check
+/// (the argument is `#[kernel]`'s, in the `checker::race_free` module's
+/// notes); elsewhere (bytes nothing wrote: a report) it is
+/// [`plain_range_at`]'s read. The engine vouches for the proof, and takes
+/// none at its word in a launch that runs on from divergent barriers
+/// ([`Launch::runs_on_divergence`](crate::Launch::runs_on_divergence)).
+#[inline]
+pub fn race_free_read_at(addr: usize, len: usize, site: SiteId) {
+    race_free_read_at_id(addr, len, site.0)
 }
 
 /// What an atomic operation does, for [`atomic`].

@@ -44,10 +44,14 @@
 //! ([`Launch::run_on_divergence`](crate::Launch::run_on_divergence)) takes
 //! no access at its word (`Group::trust_race_free`).
 
+use std::num::NonZeroU32;
+
+use super::item::Kind;
 use super::objects;
+use super::report::Space;
 use super::shadow::Shadow;
 use super::state::GroupCheck;
-use super::storage::{to_front, LocalDense};
+use super::storage::{to_front, Covers, Found, LocalDense};
 
 impl GroupCheck {
     /// The shadow cells of the local array of `len` elements of `stride`
@@ -75,5 +79,26 @@ impl GroupCheck {
         dense[0]
             .element_cells(base, stride)
             .unwrap_or(std::ptr::null())
+    }
+
+    /// A read by work-item `i` of the `len` bytes of local memory from
+    /// `addr`, proven race-free by a compiler (`clsync-opencl`'s
+    /// `translate::intervals`): nothing to do where the cell of those bytes
+    /// in one of the group's two front shadows holds a plain write
+    /// ([`Shadow::settled`]); anything else is [`plain`](Self::plain)'s
+    /// read.
+    pub(crate) fn race_free_read(&self, i: usize, addr: usize, len: usize, site: NonZeroU32) {
+        let end = addr + len;
+        {
+            let mut dense = self.local_dense.borrow_mut();
+            if let Some(d) = dense.iter_mut().take(2).find(|d| d.covers(addr)) {
+                if let (Found::Cell(cell), next) = d.cell(addr, end, self.spill(Space::Local)) {
+                    if next == end && cell.settled() {
+                        return;
+                    }
+                }
+            }
+        }
+        self.plain(i, addr, len, Space::Local, Kind::Read, site);
     }
 }

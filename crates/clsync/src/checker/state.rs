@@ -378,7 +378,7 @@ impl GroupCheck {
 
     /// Where a split granule of `space` puts its bytes' shadows: the
     /// group's map (local memory) or the launch's (see `storage::Grain`).
-    fn spill(&self, space: Space) -> impl Fn(usize, Shadow) + '_ {
+    pub(super) fn spill(&self, space: Space) -> impl Fn(usize, Shadow) + '_ {
         move |b, s| {
             if space == Space::Local {
                 self.local.borrow_mut().insert(b, s);

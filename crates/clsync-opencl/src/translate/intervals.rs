@@ -1,0 +1,348 @@
+//! Loads of local memory that race with nothing, by the kernel's barrier
+//! intervals: the checked build's counterpart of `#[kernel]`'s proofs
+//! (`clsync-macros`' `race_free`).
+//!
+//! An interval is the code between two work-group barriers that fence
+//! local memory. Two work-items' accesses race only if they fall in one
+//! interval (a barrier orders the others), and in a kernel whose barriers
+//! sit in control flow the group takes together (a divergence is a report,
+//! and the launch stops there), two work-items in one interval have passed
+//! the same barrier last. So each access gets the barriers that may be the
+//! last one passed before it, on any path through the kernel's blocks
+//! (the kernel's start counts as one); a load of local memory whose
+//! barriers meet no write's is in intervals where nothing writes local
+//! memory, and races with nothing. A scan's reads of its neighbours and a
+//! matrix product's reads of its tiles are such loads.
+//!
+//! Conservative where it cannot see: a store, atomic or copy through a
+//! local or generic pointer, any instruction this module does not know
+//! that takes such a pointer, and every function call (a callee may write
+//! a module-scope local variable) count as writes of local memory; a
+//! barrier that is not a work-group barrier fencing local memory (or one in
+//! a callee) bounds nothing. Only a kernel that no function calls is
+//! looked at: a callee's intervals are its callers'.
+//!
+//! The launch takes the proof at its word only where it does not run on
+//! from a divergent barrier (`exec::checked`, `HostSide::race_free`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use clsync_spirv::spirv::{Op, StorageClass, Word};
+use clsync_spirv::{Constant, Function, Instruction, Module, Operand, Type};
+
+use super::cfg::block_graph;
+
+/// What an instruction is to the intervals.
+enum Role {
+    /// A work-group barrier fencing local memory: the start of an
+    /// interval.
+    Boundary,
+    /// It may write local memory.
+    Write,
+    /// A load of local memory.
+    Load(Word),
+    /// Nothing of the above.
+    Other,
+}
+
+/// The result ids of `f`'s loads of local memory that race with nothing
+/// (see the module's notes); empty where `f` is not a whole kernel's code
+/// ([`whole_kernel`]).
+pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
+    if !whole_kernel(m, f) || f.blocks.is_empty() {
+        return HashSet::new();
+    }
+    let types = pointer_types(m, f);
+    let roles: Vec<Vec<Role>> = f
+        .blocks
+        .iter()
+        .map(|b| {
+            b.instructions
+                .iter()
+                .map(|(i, _)| role(m, &types, i))
+                .collect()
+        })
+        .collect();
+    // Each boundary's number (the kernel's start is 0).
+    let mut sites: HashMap<(usize, usize), usize> = HashMap::new();
+    for (b, block) in roles.iter().enumerate() {
+        for (k, r) in block.iter().enumerate() {
+            if matches!(r, Role::Boundary) {
+                let n = sites.len() + 1;
+                sites.insert((b, k), n);
+            }
+        }
+    }
+    // The boundaries that may be the last passed, at each block's start:
+    // the kernel's start at the entry, joined over predecessors, until
+    // nothing changes.
+    let (_, succ) = block_graph(f);
+    let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); f.blocks.len()];
+    entry[0].insert(0);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (b, next) in succ.iter().enumerate() {
+            let mut state = entry[b].clone();
+            walk(&roles[b], b, &sites, &mut state, |_, _| {});
+            for &s in next {
+                if !state.is_subset(&entry[s]) {
+                    entry[s].extend(state.iter().copied());
+                    changed = true;
+                }
+            }
+        }
+    }
+
+    // Each write's and each load's boundaries.
+    let mut written: BTreeSet<usize> = BTreeSet::new();
+    let mut loads: Vec<(Word, BTreeSet<usize>)> = Vec::new();
+    for (b, start) in entry.iter().enumerate() {
+        let mut state = start.clone();
+        walk(&roles[b], b, &sites, &mut state, |r, state| match r {
+            Role::Write => written.extend(state.iter().copied()),
+            Role::Load(id) => loads.push((*id, state.clone())),
+            Role::Boundary | Role::Other => {}
+        });
+    }
+    loads
+        .into_iter()
+        .filter(|(_, at)| !at.is_empty() && at.is_disjoint(&written))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Walks block `b`'s instructions (their `roles`) from `state`, the
+/// boundaries that may be the last passed at its start: a boundary (its
+/// number in `sites`) replaces them; `at` sees every other instruction
+/// with them.
+fn walk(
+    roles: &[Role],
+    b: usize,
+    sites: &HashMap<(usize, usize), usize>,
+    state: &mut BTreeSet<usize>,
+    mut at: impl FnMut(&Role, &BTreeSet<usize>),
+) {
+    for (k, r) in roles.iter().enumerate() {
+        match sites.get(&(b, k)) {
+            Some(&n) => {
+                state.clear();
+                state.insert(n);
+            }
+            None => at(r, state),
+        }
+    }
+}
+
+/// Whether `f`'s code is all of a kernel's, from its start to its end: a
+/// kernel no function calls, or a function whose one call is from such a
+/// kernel that does nothing else a barrier interval would see (clang
+/// makes each kernel a stub that calls the kernel's body, a function of
+/// its own).
+fn whole_kernel(m: &Module, f: &Function) -> bool {
+    let kernel = |id: Word| m.entry_points.iter().any(|e| e.function == id);
+    let calls_of = |id: Word| -> Vec<&Function> {
+        m.functions
+            .iter()
+            .flat_map(|g| {
+                g.blocks.iter().flat_map(move |b| {
+                    b.instructions.iter().filter_map(move |(i, _)| {
+                        let call = i.class.opcode == Op::FunctionCall
+                            && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == id);
+                        call.then_some(g)
+                    })
+                })
+            })
+            .collect()
+    };
+    let callers = calls_of(f.id);
+    if kernel(f.id) {
+        return callers.is_empty();
+    }
+    let [stub] = callers.as_slice() else {
+        return false;
+    };
+    if !kernel(stub.id) || !calls_of(stub.id).is_empty() {
+        return false;
+    }
+    // The stub's own code: the call, and nothing that touches local
+    // memory or waits.
+    let types = pointer_types(m, stub);
+    stub.blocks.iter().all(|b| {
+        b.instructions.iter().all(|(i, _)| {
+            let the_call = i.class.opcode == Op::FunctionCall
+                && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == f.id);
+            the_call || matches!(role(m, &types, i), Role::Other)
+        })
+    })
+}
+
+/// The type of each pointer id `f` can name: its parameters', its
+/// instructions' results, the module's variables.
+fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
+    let mut types: HashMap<Word, Word> = f.params.iter().copied().collect();
+    types.extend(m.globals.iter().map(|g| (g.id, g.ty)));
+    for block in &f.blocks {
+        for (i, _) in &block.instructions {
+            if let (Some(id), Some(ty)) = (i.result_id, i.result_type) {
+                types.insert(id, ty);
+            }
+        }
+    }
+    types
+}
+
+/// What `i` is to the intervals (see [`Role`]).
+fn role(m: &Module, types: &HashMap<Word, Word>, i: &Instruction) -> Role {
+    // The address space of the pointer `id`, if it is one.
+    let space = |id: &Word| match types.get(id).map(|t| m.ty(*t)) {
+        Some(Ok(Type::Pointer { storage, .. })) => Some(*storage),
+        _ => None,
+    };
+    let local = |id: &Word| {
+        matches!(
+            space(id),
+            Some(StorageClass::Workgroup | StorageClass::Generic)
+        )
+    };
+    let constant = |o: Option<&Operand>| match o {
+        Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+            match m.constants.get(id) {
+                Some(Constant::Scalar { bits, .. }) => Some(*bits),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let refs = || {
+        i.operands.iter().filter_map(|o| match o {
+            Operand::IdRef(id) => Some(id),
+            _ => None,
+        })
+    };
+    match i.class.opcode {
+        Op::ControlBarrier => {
+            // Work-group execution; memory scope of the work-group or
+            // wider (CrossDevice 0, Device 1, Workgroup 2); semantics
+            // with WorkgroupMemory (the runtime's CLK_LOCAL_MEM_FENCE).
+            let exec = constant(i.operands.first());
+            let scope = constant(i.operands.get(1));
+            let semantics = constant(i.operands.get(2));
+            match (exec, scope, semantics) {
+                (Some(2), Some(0..=2), Some(s)) if s & 0x100 != 0 => Role::Boundary,
+                _ => Role::Other,
+            }
+        }
+        Op::Load => match (i.result_id, i.operands.first()) {
+            (Some(id), Some(Operand::IdRef(p))) if space(p) == Some(StorageClass::Workgroup) => {
+                Role::Load(id)
+            }
+            _ => Role::Other,
+        },
+        // Pointers made from pointers, and uses that neither read nor
+        // write through them.
+        Op::AccessChain
+        | Op::InBoundsAccessChain
+        | Op::PtrAccessChain
+        | Op::InBoundsPtrAccessChain
+        | Op::Bitcast
+        | Op::PtrCastToGeneric
+        | Op::GenericCastToPtr
+        | Op::GenericCastToPtrExplicit
+        | Op::CopyObject
+        | Op::Phi
+        | Op::Select
+        | Op::PtrEqual
+        | Op::PtrNotEqual
+        | Op::PtrDiff
+        | Op::LifetimeStart
+        | Op::LifetimeStop
+        | Op::Name
+        | Op::Line
+        | Op::NoLine => Role::Other,
+        Op::FunctionCall => Role::Write,
+        _ if refs().any(local) => Role::Write,
+        _ => Role::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::race_free_loads;
+
+    /// How many of the loads of local memory in `src`'s functions race
+    /// with nothing, built optimized and as `-cl-opt-disable` leaves it.
+    fn proven(src: &str) -> [usize; 2] {
+        ["", "-cl-opt-disable"].map(|options| {
+            let p = crate::Program::build(src, "k.cl", options)
+                .unwrap_or_else(|e| panic!("build failed:\n{e}"));
+            let m = &p.module;
+            m.functions
+                .iter()
+                .map(|f| race_free_loads(m, f).len())
+                .sum()
+        })
+    }
+
+    #[test]
+    fn a_tiles_reads_between_barriers_race_with_nothing() {
+        let src = "kernel void k(global const float *a, global float *c) {
+            local float t[64];
+            size_t l = get_local_id(0);
+            float acc = 0.0f;
+            for (int i = 0; i < 4; i++) {
+                t[l] = a[i * 64 + l];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (int j = 0; j < 64; j++) acc += t[j];
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            c[get_global_id(0)] = acc;
+        }";
+        let [o2, o0] = proven(src);
+        assert!(o2 >= 1, "optimized: {o2}");
+        // Unoptimized, the private variables are stored through local
+        // pointers kept in them: conservative, nothing proven.
+        let _ = o0;
+    }
+
+    #[test]
+    fn a_read_and_a_write_after_one_barrier_share_its_interval() {
+        // Work-item 0 reads t[5] while the others write it: one branch
+        // each, after the same barrier.
+        let src = "kernel void k(global int *out) {
+            local int t[64];
+            size_t l = get_local_id(0);
+            t[l] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (l == 0) out[0] = t[5]; else t[5] = (int)l;
+        }";
+        assert_eq!(proven(src), [0, 0]);
+    }
+
+    #[test]
+    fn a_barrier_of_global_memory_bounds_no_interval() {
+        let src = "kernel void k(global int *out) {
+            local int t[64];
+            size_t l = get_local_id(0);
+            t[l] = 1;
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            out[l] = t[(l + 1) % 64];
+        }";
+        assert_eq!(proven(src), [0, 0]);
+    }
+
+    #[test]
+    fn a_call_in_the_interval_counts_as_a_write() {
+        let src = "void put(local int *t, size_t i) { t[i] = 2; }
+        kernel void k(global int *out) {
+            local int t[64];
+            size_t l = get_local_id(0);
+            t[l] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[l] = t[(l + 1) % 64];
+            put(t, l);
+        }";
+        // Optimized, `put` is inlined: its store is the interval's write.
+        assert_eq!(proven(src), [0, 0]);
+    }
+}
