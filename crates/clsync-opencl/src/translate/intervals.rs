@@ -11,16 +11,18 @@
 //! last one passed before it, on any path through the kernel's blocks
 //! (the kernel's start counts as one); a load of local memory whose
 //! barriers meet no write's is in intervals where nothing writes local
-//! memory, and races with nothing. A scan's reads of its neighbours and a
-//! matrix product's reads of its tiles are such loads.
+//! memory, and races with nothing: a matrix product's reads of its tiles,
+//! between the barrier after the tiles are written and the one before
+//! they are written again.
 //!
 //! Conservative where it cannot see: a store, atomic or copy through a
 //! local or generic pointer, any instruction this module does not know
 //! that takes such a pointer, and every function call (a callee may write
 //! a module-scope local variable) count as writes of local memory; a
 //! barrier that is not a work-group barrier fencing local memory (or one in
-//! a callee) bounds nothing. Only a kernel that no function calls is
-//! looked at: a callee's intervals are its callers'.
+//! a callee) bounds nothing. Only a kernel's whole code is looked at (a
+//! kernel no function calls, or the body that clang's stub for a kernel
+//! calls once): a callee's intervals are its callers'.
 //!
 //! The launch takes the proof at its word only where it does not run on
 //! from a divergent barrier (`exec::checked`, `HostSide::race_free`).
