@@ -116,31 +116,25 @@ pub(crate) fn prove(
     let once = |name: &Ident| bound.iter().filter(|n| *name == n.as_str()).count() == 1;
     let tokens = body.to_token_stream();
     let ids = ids(wi, &stmts, &once);
-    // Its uses are the statements after its `let`.
-    let views: Vec<Ident> = (0..stmts.len())
-        .filter_map(|i| {
-            let v = local_view(wi, &stmts[i], local_args, &tokens)?;
-            let after = Block {
-                brace_token: body.brace_token,
-                stmts: stmts[i + 1..].to_vec(),
-            };
-            (once(&v) && plain_uses(&v, &after, &["get", "set", "len", "is_empty"])).then_some(v)
-        })
-        .collect();
-    // The local arrays of atomics every use of which is quiet
-    // (`quiet.rs`).
+    // The local arrays' views, by what their uses allow (the statements
+    // after each one's `let`): `get` and `set`, whose accesses the walk
+    // below looks at; or only quiet atomics (`quiet.rs`).
     let fenced = quiet::names_a_fence(&tokens);
-    let quiet: Vec<Ident> = (0..stmts.len())
-        .filter_map(|i| {
-            let v = local_view(wi, &stmts[i], local_args, &tokens)?;
-            let after = Block {
-                brace_token: body.brace_token,
-                stmts: stmts[i + 1..].to_vec(),
-            };
-            let quiet = !fenced && once(&v) && plain_uses(&v, &after, &["at"]);
-            (quiet && quiet::quiet_uses(&v, &after)).then_some(v)
-        })
-        .collect();
+    let (mut views, mut quiet): (Vec<Ident>, Vec<Ident>) = (Vec::new(), Vec::new());
+    for i in 0..stmts.len() {
+        let Some(v) = local_view(wi, &stmts[i], local_args, &tokens).filter(|v| once(v)) else {
+            continue;
+        };
+        let after = Block {
+            brace_token: body.brace_token,
+            stmts: stmts[i + 1..].to_vec(),
+        };
+        if plain_uses(&v, &after, &["get", "set", "len", "is_empty"]) {
+            views.push(v);
+        } else if !fenced && plain_uses(&v, &after, &["at"]) && quiet::quiet_uses(&v, &after) {
+            quiet.push(v);
+        }
+    }
 
     // Every tracked access, in the order of the syntax tree.
     let mut found = Found {
@@ -196,11 +190,9 @@ pub(crate) fn prove(
         stmts,
     };
     let trust = (proven.iter().any(|p| *p) || !quiet.is_empty()).then(|| {
-        let mut seen = HashSet::new();
         let flags = flow
             .boundaries
             .iter()
-            .filter(|f| seen.insert(f.to_token_stream().to_string()))
             .map(|f| {
                 quote!(::clsync::sync::FenceFlags::mem_flags(#f).contains(::clsync::sync::MemFlags::LOCAL))
             });

@@ -185,6 +185,37 @@ fn both(
     (lifted(&rt, launch), general(&rt, launch))
 }
 
+/// Runs a kernel with one local array of `tile` elements over `range`,
+/// checked, lifted and on the coroutine engine (`general`), on the
+/// buffers `make` makes; asserts [`same_problems`].
+fn same_problems_with_tile<T: clsync::memory::Element, B: Sync + 'static>(
+    kind: ReportKind,
+    name: &'static str,
+    range: NdRange,
+    tile: usize,
+    make: fn() -> B,
+    lifted: Lifted<T, B>,
+    general: fn(&WorkItem, &B, LocalArg<T>),
+) {
+    same_problems(
+        kind,
+        common::within(60, move || {
+            let b = make();
+            let mut launch = Launch::new(name, range).checked(true);
+            let tile = launch.local::<T>(tile);
+            both(
+                |rt, l| reports_or_none(lifted(rt, l, &b, tile)),
+                |rt, l| reports_or_none(rt.launch(l, |wi| general(wi, &b, tile))),
+                &launch,
+            )
+        }),
+    );
+}
+
+/// A lifted kernel's launch, as [`same_problems_with_tile`] calls it.
+type Lifted<T, B> =
+    fn(&Runtime, &Launch, &B, LocalArg<T>) -> Result<clsync::LaunchSummary, clsync::LaunchError>;
+
 #[test]
 fn a_scan_with_proofs_is_right_checked_and_unchecked_and_reports_nothing() {
     common::within(60, || {
@@ -228,71 +259,53 @@ fn a_tree_reduction_with_proofs_is_right_checked_and_unchecked_and_reports_nothi
 /// the writes below `half`, and race with them.
 #[test]
 fn a_skewed_tree_reduction_is_the_same_race_as_on_the_general_engine() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::DataRace,
-        common::within(60, || {
-            let (data, out) = (Buffer::from_slice(&[1u32; 256]), Buffer::<u32>::new(4));
-            let mut launch = Launch::new("reduce", NdRange::new([256]).local([64])).checked(true);
-            let tile = launch.local::<u32>(64);
-            both(
-                |rt, l| reports_or_none(reduce_skewed_launch(rt, l, &data, &out, tile)),
-                |rt, l| reports_or_none(rt.launch(l, |wi| reduce_skewed(wi, &data, &out, tile))),
-                &launch,
-            )
-        }),
+        "reduce",
+        NdRange::new([256]).local([64]),
+        64,
+        || (Buffer::from_slice(&[1u32; 256]), Buffer::<u32>::new(4)),
+        |rt, l, (data, out), t| reduce_skewed_launch(rt, l, data, out, t),
+        |wi, (data, out), t| reduce_skewed(wi, data, out, t),
     );
 }
 
 #[test]
 fn a_missing_barrier_is_the_same_race_as_on_the_general_engine() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::DataRace,
-        common::within(60, || {
-            let data = Buffer::from_slice(&[1i32; 128]);
-            let mut launch =
-                Launch::new("scan_racy", NdRange::new([128]).local([32])).checked(true);
-            let tile = launch.local::<i32>(32);
-            both(
-                |rt, l| reports_or_none(scan_racy_launch(rt, l, &data, tile)),
-                |rt, l| reports_or_none(rt.launch(l, |wi| scan_racy(wi, &data, tile))),
-                &launch,
-            )
-        }),
+        "scan_racy",
+        NdRange::new([128]).local([32]),
+        32,
+        || Buffer::from_slice(&[1i32; 128]),
+        scan_racy_launch,
+        scan_racy,
     );
 }
 
 #[test]
 fn a_read_and_a_write_in_two_branches_are_the_same_race_as_on_the_general_engine() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::DataRace,
-        common::within(60, || {
-            let out = Buffer::<u32>::new(4);
-            let mut launch = Launch::new("siblings", NdRange::new([64]).local([16])).checked(true);
-            let tile = launch.local::<u32>(16);
-            both(
-                |rt, l| reports_or_none(siblings_launch(rt, l, &out, tile)),
-                |rt, l| reports_or_none(rt.launch(l, |wi| siblings(wi, &out, tile))),
-                &launch,
-            )
-        }),
+        "siblings",
+        NdRange::new([64]).local([16]),
+        16,
+        || Buffer::<u32>::new(4),
+        siblings_launch,
+        siblings,
     );
 }
 
 #[test]
 fn a_read_of_an_unwritten_element_in_an_interval_of_reads_is_reported() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::UninitializedLocal,
-        common::within(60, || {
-            let out = Buffer::<u32>::new(64);
-            let mut launch =
-                Launch::new("half_written", NdRange::new([64]).local([16])).checked(true);
-            let tile = launch.local::<u32>(16);
-            both(
-                |rt, l| reports_or_none(half_written_launch(rt, l, &out, tile)),
-                |rt, l| reports_or_none(rt.launch(l, |wi| half_written(wi, &out, tile))),
-                &launch,
-            )
-        }),
+        "half_written",
+        NdRange::new([64]).local([16]),
+        16,
+        || Buffer::<u32>::new(64),
+        half_written_launch,
+        half_written,
     );
 }
 
@@ -301,23 +314,14 @@ fn a_read_of_an_unwritten_element_in_an_interval_of_reads_is_reported() {
 /// only, so nothing is taken at its word.
 #[test]
 fn a_constant_named_local_that_fences_global_memory_bounds_no_interval() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::DataRace,
-        common::within(60, || {
-            let out = Buffer::<u32>::new(64);
-            let mut launch =
-                Launch::new("neighbours", NdRange::new([64]).local([16])).checked(true);
-            let tile = launch.local::<u32>(16);
-            both(
-                |rt, l| reports_or_none(global_named_local::neighbours_launch(rt, l, &out, tile)),
-                |rt, l| {
-                    reports_or_none(
-                        rt.launch(l, |wi| global_named_local::neighbours(wi, &out, tile)),
-                    )
-                },
-                &launch,
-            )
-        }),
+        "neighbours",
+        NdRange::new([64]).local([16]),
+        16,
+        || Buffer::<u32>::new(64),
+        global_named_local::neighbours_launch,
+        global_named_local::neighbours,
     );
 }
 
@@ -326,19 +330,14 @@ fn a_constant_named_local_that_fences_global_memory_bounds_no_interval() {
 /// checks when it starts.
 #[test]
 fn a_local_id_of_dimension_0_is_no_owner_in_a_group_of_two() {
-    same_problems(
+    same_problems_with_tile(
         ReportKind::DataRace,
-        common::within(60, || {
-            let out = Buffer::<u32>::new(32);
-            let mut launch =
-                Launch::new("own_row", NdRange::new([8, 4]).local([4, 2])).checked(true);
-            let tile = launch.local::<u32>(8);
-            both(
-                |rt, l| reports_or_none(own_row_launch(rt, l, &out, tile)),
-                |rt, l| reports_or_none(rt.launch(l, |wi| own_row(wi, &out, tile))),
-                &launch,
-            )
-        }),
+        "own_row",
+        NdRange::new([8, 4]).local([4, 2]),
+        8,
+        || Buffer::<u32>::new(32),
+        own_row_launch,
+        own_row,
     );
 }
 

@@ -61,7 +61,7 @@ pub(super) struct Flow<'a> {
     /// The conditions that hold here.
     guards: Vec<Guard>,
     loops: Vec<Exit>,
-    /// The flags of the barriers taken as boundaries.
+    /// The flags of the barriers taken as boundaries, each barrier once.
     pub(super) boundaries: Vec<Expr>,
 }
 
@@ -216,10 +216,13 @@ impl<'ast> Visit<'ast> for Flow<'_> {
         }
         if self.boundary(m) {
             let next = self.sites.len() + 1;
-            let site = *self.sites.entry(m as *const _).or_insert(next);
+            let site = *self.sites.entry(m as *const _).or_insert_with(|| {
+                // A loop's walk meets its barriers again: each once here.
+                self.boundaries.push(m.args[0].clone());
+                next
+            });
             self.open.clear();
             self.open.insert(site);
-            self.boundaries.push(m.args[0].clone());
         } else if let Some(&x) = self.at.get(&(m as *const _)) {
             let place = self.names.place(&m.args[0], &self.guards);
             for u in &place.uses {

@@ -167,18 +167,7 @@ impl Analysis<'_> {
             let ops = &inst.operands;
             let result = inst.result_id;
             let made = match inst.class.opcode {
-                // Pointers made from pointers.
-                Op::AccessChain
-                | Op::InBoundsAccessChain
-                | Op::PtrAccessChain
-                | Op::InBoundsPtrAccessChain
-                | Op::Bitcast
-                | Op::GenericCastToPtr
-                | Op::GenericCastToPtrExplicit
-                | Op::PtrCastToGeneric
-                | Op::CopyObject
-                | Op::Phi
-                | Op::Select => self.all(ops, 0),
+                op if makes_pointer(op) => self.all(ops, 0),
                 Op::Load => match ops.first() {
                     Some(Operand::IdRef(p)) if self.variables.contains(p) => {
                         self.held.get(p).copied().unwrap_or(0)
@@ -269,5 +258,25 @@ fn reads_only(m: &Module, ops: &[Operand]) -> bool {
         Some(
             X::vloadn | X::vload_half | X::vload_halfn | X::vloada_halfn | X::prefetch | X::printf
         )
+    )
+}
+
+/// Whether `op` makes a pointer from its pointer operands (an access
+/// chain, a cast, a copy, a phi or a select): the pointer reaches what
+/// they reach.
+pub(super) fn makes_pointer(op: Op) -> bool {
+    matches!(
+        op,
+        Op::AccessChain
+            | Op::InBoundsAccessChain
+            | Op::PtrAccessChain
+            | Op::InBoundsPtrAccessChain
+            | Op::Bitcast
+            | Op::GenericCastToPtr
+            | Op::GenericCastToPtrExplicit
+            | Op::PtrCastToGeneric
+            | Op::CopyObject
+            | Op::Phi
+            | Op::Select
     )
 }

@@ -103,8 +103,7 @@ impl<T: Element> LocalView<'_, T> {
     /// an atomic proven quiet: see [`LocalView::at_quiet`].
     #[inline(always)]
     pub(super) fn written(&self, index: usize) -> bool {
-        // SAFETY: as in `settled`.
-        !self.cells.is_null() && unsafe { (*self.cells.add(index)).written() }
+        cell(self.cells, index).is_some_and(Shadow::written)
     }
 }
 
@@ -113,13 +112,20 @@ impl<T: Element> LocalView<'_, T> {
 /// `checker::race_free`.
 #[inline(always)]
 fn settled(cells: *const Shadow, index: usize) -> bool {
+    cell(cells, index).is_some_and(Shadow::settled)
+}
+
+/// Element `index`'s cell (in bounds) of a view whose cells are `cells`,
+/// if it has any.
+#[inline(always)]
+fn cell<'c>(cells: *const Shadow, index: usize) -> Option<&'c Shadow> {
     // SAFETY: a non-null `cells` holds a cell per element, `len` of them
-    // (`with_cells`), and `index < len`. The cells live as long as the
-    // group's check, which outlives the group that lent the view, and the
-    // checker reaches a cell through `&mut` only during one of the group's
-    // accesses, none of which is running while the kernel's code (this)
-    // is.
-    !cells.is_null() && unsafe { (*cells.add(index)).settled() }
+    // (`with_cells`), and our callers pass `index < len`. The cells live
+    // as long as the group's check, which outlives the group that lent the
+    // view, and the checker reaches a cell through `&mut` only during one
+    // of the group's accesses, none of which is running while the kernel's
+    // code (the caller, which drops the reference before it returns) is.
+    (!cells.is_null()).then(|| unsafe { &*cells.add(index) })
 }
 
 impl<T: Scalar + Element<LocalSlot = <T as Scalar>::Raw>> LocalView<'_, T> {
