@@ -216,6 +216,25 @@ kernel void flips(global int *out, global int *marks, int h) {
     out[g] = x;
 }
 
+// Branches on the work-item's id that clang nests (`l >= 2` inside
+// `l >= 1`), a value made inside a branch, a loop of the batch inside
+// one: a batch whose lanes all go one way runs the region together, one
+// whose lanes part runs it one lane at a time.
+kernel void nested(global int *out, global const int *in, int k) {
+    size_t g = get_global_id(0);
+    int l = get_local_id(0);
+    int v = in[g];
+    if (l >= 1) v += in[g - 1];
+    if (l >= 2) v += in[g - 2];
+    if (l >= 5) v += in[g - 5];
+    if (l % 8 < 4) {
+        int w = v * 2;
+        for (int i = 0; i < k; i++) w += in[g] + i;
+        v = w - 1;
+    }
+    out[g] = v;
+}
+
 // An index that steps by one from lane to lane as 32-bit arithmetic goes,
 // but wraps between two lanes once widened.
 kernel void wraps(global int *out) {
@@ -618,4 +637,34 @@ fn batches_whose_lanes_all_skip_a_region() {
     assert_eq!(b, want);
     let marked: Vec<i32> = want.iter().map(|x| if *x < 0 { *x } else { 0 }).collect();
     assert_eq!(marks.to_vec(), marked);
+}
+
+#[test]
+fn nested_branches_on_the_id_run_together_where_the_lanes_agree() {
+    let p = program();
+    assert_eq!(p.kernel("nested").unwrap().lanes(), vec![Ok(())]);
+    let (n, local, k) = (72usize, 24usize, 3i32);
+    let input: Vec<i32> = (0..n as i32).map(|x| x * 7 % 11 - 3).collect();
+    let inp = Buffer::from_slice(&input);
+    let (a, b) = both(&p, "nested", NdRange::new([n]).local([local]), n, || {
+        vec![Arg::Buffer(&inp), Arg::of(&[k])]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| {
+            let l = g % local;
+            let mut v = input[g];
+            for back in [1, 2, 5] {
+                if l >= back {
+                    v += input[g - back];
+                }
+            }
+            if l % 8 < 4 {
+                let w = v * 2 + (0..k).map(|i| input[g] + i).sum::<i32>();
+                v = w - 1;
+            }
+            v
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
 }

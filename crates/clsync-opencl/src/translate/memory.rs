@@ -5,7 +5,9 @@
 use clsync_spirv::spirv::{BuiltIn, MemoryAccess, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{
+    types, BlockArg, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
+};
 
 use super::cl_type;
 use super::function::{mem, Fx};
@@ -85,8 +87,13 @@ impl Fx<'_, '_> {
         // offset past any object.
         let rooted = slot_of != ptr;
         let off = if rooted {
-            let base = self.b.ins().band_imm_s(slot_of, OFFSET_MASK as i64);
-            let d = self.b.ins().isub(ptr, slot_of);
+            // The root's offset as `root - (root & !mask)`: Cranelift
+            // rematerializes a `band` with a constant in every block that
+            // uses it, inside the loops too, while this is computed once
+            // where the root is (no rule of Cranelift's folds it back).
+            let tag = self.b.ins().band_imm_s(slot_of, !OFFSET_MASK as i64);
+            let base = self.b.ins().isub(slot_of, tag);
+            let d = self.distance(ptr, slot_of);
             self.b.ins().iadd(base, d)
         } else {
             self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64)
@@ -119,6 +126,52 @@ impl Fx<'_, '_> {
         };
         let native = self.b.ins().iadd(base, off);
         (ok, native)
+    }
+
+    /// `ptr - root`, where access chains made `ptr` from `root`: the sum of
+    /// the additions on the way, read back from the function's code, so
+    /// that an index's arithmetic is all the offset costs (Cranelift folds
+    /// `(root + x) - root` but not `((root + x) + c) - root`, which its
+    /// rules make of `root + (x + c)`); `isub` where the way is not plain
+    /// additions (a phi, a select).
+    fn distance(&mut self, ptr: Value, root: Value) -> Value {
+        match self.added_to(ptr, root, 8) {
+            Some(Some(d)) => d,
+            Some(None) => self.b.ins().iconst(types::I64, 0),
+            None => self.b.ins().isub(ptr, root),
+        }
+    }
+
+    /// What additions of at most `depth` levels added to `root` to make
+    /// `v`: `Some(None)` for `root` itself.
+    fn added_to(&mut self, v: Value, root: Value, depth: u32) -> Option<Option<Value>> {
+        let dfg = &self.b.func.dfg;
+        let v = dfg.resolve_aliases(v);
+        if v == root {
+            return Some(None);
+        }
+        if depth == 0 {
+            return None;
+        }
+        let inst = dfg.value_def(v).inst()?;
+        let InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args: [a, b],
+        } = dfg.insts[inst]
+        else {
+            return None;
+        };
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(d) = self.added_to(x, root, depth - 1) {
+                // `y` is an operand of `v`'s definition, which dominates
+                // the access: so it does here.
+                return Some(Some(match d {
+                    None => y,
+                    Some(d) => self.b.ins().iadd(d, y),
+                }));
+            }
+        }
+        None
     }
 
     /// The value of the pointer access chains made `ptr` from, if they

@@ -197,7 +197,7 @@ pub(crate) fn batchable(
         whole.insert(b);
         todo.extend(succ[b].iter().map(|s| (*s, 0)));
     }
-    let serial = super::serial::regions(f, order, &succ, &u, &whole)?;
+    let serial = super::serial::regions(m, f, order, &succ, &u, &whole)?;
     let (packed_phis, packed) = super::packed::predict(m, f, &u, &serial, cross, rows);
     let packed_cross = match rows {
         true => packed.intersection(cross).copied().collect(),

@@ -315,8 +315,14 @@ impl Fx<'_, '_> {
         let at = self.b.ins().iadd(reached, at);
         // A batch's work-items all stopped at one place.
         let step = if self.batched() { LANES } else { 1 };
-        for j in 0..step {
-            self.b.ins().store(mem(), r, at, 4 * j as i32);
+        if step == 4 {
+            // One store of the four places.
+            let v = self.b.ins().splat(types::I32X4, r);
+            self.b.ins().store(mem(), v, at, 0);
+        } else {
+            for j in 0..step {
+                self.b.ins().store(mem(), r, at, 4 * j as i32);
+            }
         }
         let l1 = self.b.ins().iadd_imm_s(l, step as i64);
         let stride = match step {

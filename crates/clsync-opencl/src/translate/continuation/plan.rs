@@ -162,6 +162,39 @@ pub(crate) fn ids_read(m: &Module, f: &Function) -> (u64, HashMap<Word, u8>) {
     (read, components)
 }
 
+/// Whether `op` is integer arithmetic (but division), a comparison, a
+/// conversion between integer widths or an extract: what reads no memory,
+/// has no effect and cannot trap, so that it may run again or ahead of its
+/// block (a shift past the width is the translation's masked shift
+/// wherever it runs).
+pub(super) fn pure_integer(op: Op) -> bool {
+    matches!(
+        op,
+        Op::IAdd
+            | Op::ISub
+            | Op::IMul
+            | Op::ShiftLeftLogical
+            | Op::ShiftRightLogical
+            | Op::ShiftRightArithmetic
+            | Op::BitwiseAnd
+            | Op::BitwiseOr
+            | Op::BitwiseXor
+            | Op::UConvert
+            | Op::SConvert
+            | Op::IEqual
+            | Op::INotEqual
+            | Op::ULessThan
+            | Op::ULessThanEqual
+            | Op::UGreaterThan
+            | Op::UGreaterThanEqual
+            | Op::SLessThan
+            | Op::SLessThanEqual
+            | Op::SGreaterThan
+            | Op::SGreaterThanEqual
+            | Op::CompositeExtract
+    )
+}
+
 /// The values of `f` cheap enough to compute again where a work-item
 /// resumes instead of keeping them in its frame: integer arithmetic,
 /// comparisons, conversions, extracts and access chains whose operands are
@@ -171,35 +204,14 @@ pub(crate) fn ids_read(m: &Module, f: &Function) -> (u64, HashMap<Word, u8>) {
 fn rematerialized(m: &Module, f: &Function, free: &HashSet<Word>) -> HashMap<Word, Instruction> {
     let params: HashSet<Word> = f.params.iter().map(|(p, _)| *p).collect();
     let cheap = |op: Op| {
-        matches!(
-            op,
-            Op::IAdd
-                | Op::ISub
-                | Op::IMul
-                | Op::ShiftLeftLogical
-                | Op::ShiftRightLogical
-                | Op::ShiftRightArithmetic
-                | Op::BitwiseAnd
-                | Op::BitwiseOr
-                | Op::BitwiseXor
-                | Op::UConvert
-                | Op::SConvert
-                | Op::IEqual
-                | Op::INotEqual
-                | Op::ULessThan
-                | Op::ULessThanEqual
-                | Op::UGreaterThan
-                | Op::UGreaterThanEqual
-                | Op::SLessThan
-                | Op::SLessThanEqual
-                | Op::SGreaterThan
-                | Op::SGreaterThanEqual
-                | Op::CompositeExtract
-                | Op::AccessChain
-                | Op::InBoundsAccessChain
-                | Op::PtrAccessChain
-                | Op::InBoundsPtrAccessChain
-        )
+        pure_integer(op)
+            || matches!(
+                op,
+                Op::AccessChain
+                    | Op::InBoundsAccessChain
+                    | Op::PtrAccessChain
+                    | Op::InBoundsPtrAccessChain
+            )
     };
     let mut remat: HashMap<Word, Instruction> = HashMap::new();
     // A value's operands come first in dominance order, which is not
