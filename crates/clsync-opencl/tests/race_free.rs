@@ -2,10 +2,11 @@
 //! kernel's barrier intervals (`translate::intervals`), which a checked
 //! launch does not check access by access where the bytes hold a write.
 //!
-//! The reference is the same launch run on from divergent barriers, which
-//! takes no proof at its word (`Launch::runs_on_divergence`): where the
-//! kernels have no divergence, the two find the same problems, optimized
-//! and unoptimized.
+//! The reference is the same launch on coroutines run on from divergent
+//! barriers, which takes no proof at its word (`Launch::runs_on_divergence`);
+//! the work-item loops take them, whether they stop at a divergence or run
+//! on (a group then stops taking them once it diverged). All three find
+//! the same problems, optimized and unoptimized.
 
 mod common;
 
@@ -33,9 +34,12 @@ fn problems(found: &Findings) -> BTreeSet<(String, u32, u32)> {
     diagnostics.chain(checker).collect()
 }
 
-/// Runs kernel `k` of `src`, checked, with proofs taken and without
-/// (running on from divergences), in both builds; asserts the two find
-/// the same problems and returns them (optimized).
+/// Runs kernel `k` of `src`, checked, with proofs taken (work-item loops,
+/// stopping at a divergence or running on) and without (coroutines,
+/// running on), in both builds; asserts they find the same problems and
+/// returns them (optimized, running on). The launch that stops at a
+/// divergence finds what precedes it, which the others find too (all of
+/// it, where the kernel does not diverge: the other tests).
 fn same_problems(
     src: &str,
     range: NdRange,
@@ -44,8 +48,7 @@ fn same_problems(
     let mut out = BTreeSet::new();
     for options in ["", "-cl-opt-disable"] {
         let p: Program = common::build(src, "k.cl", options);
-        let k = p.kernel("k").unwrap();
-        let run = |run_on: bool| {
+        let run = |k: clsync_opencl::Kernel, run_on: bool| {
             k.run_with(
                 &Runtime::with_threads(2),
                 range.clone(),
@@ -53,12 +56,22 @@ fn same_problems(
                 |l| l.run_on_divergence(run_on),
                 true,
             )
-            .unwrap_or_else(|e| panic!("{options}: {e}"))
+            .map(|f| problems(&f))
+            .ok()
         };
-        let (proved, reference) = (problems(&run(false)), problems(&run(true)));
-        assert_eq!(proved, reference, "options {options:?}");
+        let k = || p.kernel("k").unwrap();
+        let reference = run(k().on_coroutines(), true).expect("the reference runs on");
+        let running_on = run(k(), true).expect("runs on");
+        assert_eq!(running_on, reference, "options {options:?}, running on");
+        // A launch that stops at a divergence finds what precedes it.
+        if let Some(stopping) = run(k(), false) {
+            assert!(
+                stopping.is_subset(&reference),
+                "options {options:?}, stopping: {stopping:?} of {reference:?}"
+            );
+        }
         if options.is_empty() {
-            out = proved;
+            out = running_on;
         }
     }
     out
@@ -140,4 +153,34 @@ fn a_read_of_local_memory_nothing_wrote_is_still_reported() {
         vec![Arg::Buffer(out)]
     });
     assert!(!found.is_empty(), "an uninitialized read: {found:?}");
+}
+
+#[test]
+fn after_a_divergent_barrier_a_group_checks_the_loads_it_proved() {
+    // Half the group waits at one barrier, half at another: running on,
+    // the first half's reads of its neighbours (which the build proves
+    // race with nothing, no local write following the first barrier) meet
+    // the second half's writes, which follow the second.
+    let src = "kernel void k(global int *out) {
+        local int t[16];
+        size_t l = get_local_id(0);
+        t[l] = (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int v = 0;
+        if (l < 8) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            v = t[l + 1];
+        } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            t[l] = 7;
+        }
+        out[get_global_id(0)] = v;
+    }";
+    let out = buffer(vec![0; 32]);
+    let found = same_problems(src, NdRange::new([32]).local([16]), || {
+        vec![Arg::Buffer(out)]
+    });
+    // The read (line 9) and the write (line 12).
+    let race = (format!("{:?}", ReportKind::DataRace), 9, 12);
+    assert!(found.contains(&race), "{found:?}");
 }

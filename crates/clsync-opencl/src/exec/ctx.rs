@@ -197,8 +197,9 @@ pub struct HostSide<'a> {
     pub images: &'a [crate::exec::image::ImageRef],
     /// Whether the checker takes the build's race-free loads at their
     /// word (`translate::intervals`): a checked launch that does not run
-    /// on from divergent barriers.
-    pub race_free: bool,
+    /// on from divergent barriers, or a group of work-item loops until it
+    /// diverges (see `exec::loops`).
+    pub race_free: std::cell::Cell<bool>,
 }
 
 /// What runs a work-item.

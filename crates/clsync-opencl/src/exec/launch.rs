@@ -52,8 +52,9 @@ pub(super) struct Setup<'a> {
     /// Words of a work-item's private block.
     pub private_words: usize,
     pub checked: bool,
-    /// A checked launch that does not run on from divergent barriers:
-    /// the build's race-free loads are taken at their word (see
+    /// A checked launch that does not run on from divergent barriers, or
+    /// runs as work-item loops (which stop taking them in a group once it
+    /// diverged): the build's race-free loads are taken at their word (see
     /// `HostSide::race_free`).
     race_free: bool,
     /// Checked launches: the checker's id of each source location of the
@@ -203,7 +204,7 @@ impl Setup<'_> {
             exchanges: &self.exchanges,
             significant: &self.build.significant,
             images: &self.images,
-            race_free: self.race_free,
+            race_free: std::cell::Cell::new(self.race_free),
         }
     }
 
@@ -311,6 +312,11 @@ pub(super) fn run(
     } else {
         Vec::new()
     };
+    let group_entry = build
+        .groups
+        .get(&k.name)
+        .filter(|_| !engine.coroutines && !coroutines_only());
+    let loops = group_entry.is_some();
     let setup = Setup {
         p,
         k,
@@ -329,7 +335,7 @@ pub(super) fn run(
         private,
         private_words: bound.private_bytes.div_ceil(8),
         checked,
-        race_free: checked && !launch.runs_on_divergence(),
+        race_free: checked && (!launch.runs_on_divergence() || loops),
         site_ids: if checked {
             build
                 .sites
@@ -347,11 +353,9 @@ pub(super) fn run(
         copies: Copies::default(),
         exchanges: Exchanges::default(),
     };
-    let result = match build.groups.get(&k.name) {
-        Some(g) if !engine.coroutines && !coroutines_only() => {
-            loops::run(&setup, g, rt, &launch, !engine.no_lanes && !lanes_off())
-        }
-        _ => on_coroutines(&setup, entry, rt, &launch),
+    let result = match group_entry {
+        Some(g) => loops::run(&setup, g, rt, &launch, !engine.no_lanes && !lanes_off()),
+        None => on_coroutines(&setup, entry, rt, &launch),
     };
     let diagnostics = setup
         .reports

@@ -152,6 +152,14 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
                 let (site, runs) = divergence(s, entry, reached);
                 g.report_divergence(site, runs);
                 reported = true;
+                // From here the work-items of one interval may have passed
+                // different barriers, which the build's proofs take for
+                // apart: the group's loads are all checked. (Those made
+                // so far each shared its interval with every work-item's
+                // accesses since the group's last common barrier, as the
+                // proof says, and the group's meeting below orders them
+                // before all that follows.)
+                host.race_free.set(false);
             }
             let Some(&k) = reached.iter().find(|k| **k != 0) else {
                 unreachable!("places that differ are not all 0")
