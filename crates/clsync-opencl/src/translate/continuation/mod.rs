@@ -61,6 +61,7 @@ mod packed;
 mod plan;
 mod rows;
 mod serial;
+mod together;
 
 pub use batch::LANES;
 pub(crate) use batch::{all_batchable, batchable};

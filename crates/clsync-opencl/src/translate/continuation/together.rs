@@ -1,0 +1,295 @@
+//! A divergent region that a lane batch runs together where its lanes do
+//! not part (see `serial`'s module docs): which regions have such a copy
+//! and the conditions their batches compare, the entry's comparisons, and
+//! the copy's translation.
+
+use std::collections::{HashMap, HashSet};
+
+use clsync_spirv::spirv::{Op, Word};
+use clsync_spirv::{Function, Instruction, Module, Operand};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, BlockArg, InstBuilder};
+
+use super::batch::LANES;
+use crate::translate::function::Fx;
+use crate::CompileError;
+
+/// The conditions a batch compares to run region `blocks` together, and
+/// the instructions of the region that make them (see `Serial::together`),
+/// or none.
+pub(super) fn together_conds(
+    m: &Module,
+    f: &Function,
+    blocks: &HashSet<usize>,
+    entry: usize,
+    join: usize,
+    diverges: impl Fn(usize) -> bool,
+) -> (Vec<Word>, Vec<Instruction>) {
+    let none = (Vec::new(), Vec::new());
+    let made: HashMap<Word, &Instruction> = blocks
+        .iter()
+        .flat_map(|&b| &f.blocks[b].instructions)
+        .filter_map(|(i, _)| Some((i.result_id?, i)))
+        .collect();
+    let defined: HashSet<Word> = made.keys().copied().collect();
+    let mut conds = Vec::new();
+    let mut inner: Vec<usize> = blocks.iter().copied().filter(|b| diverges(*b)).collect();
+    inner.sort_unstable();
+    for b in std::iter::once(entry).chain(inner) {
+        match f.blocks[b].instructions.last() {
+            Some((i, _)) if i.class.opcode == Op::BranchConditional => match i.operands.first() {
+                Some(Operand::IdRef(c)) if !conds.contains(c) => conds.push(*c),
+                Some(Operand::IdRef(_)) => {}
+                _ => return none,
+            },
+            _ => return none,
+        }
+    }
+    // What the region makes of them, each before its uses.
+    let mut speculated: Vec<Instruction> = Vec::new();
+    let mut todo: Vec<(Word, bool)> = conds.iter().map(|c| (*c, false)).collect();
+    let mut seen = HashSet::new();
+    while let Some((id, operands_done)) = todo.pop() {
+        let Some(inst) = made.get(&id) else { continue };
+        if operands_done {
+            speculated.push((*inst).clone());
+            continue;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        // A work-item built-in's value is the group's or the work-item's
+        // own, whatever block reads it.
+        let builtin = inst.class.opcode == Op::Load
+            && !crate::translate::uniform::volatile(inst)
+            && matches!(inst.operands.first(),
+                Some(Operand::IdRef(p)) if crate::translate::builtin_of(m, *p).is_some());
+        // A division by a constant that is positive at its width cannot
+        // trap (not 0, not -1).
+        let divides = matches!(
+            inst.class.opcode,
+            Op::UDiv | Op::SDiv | Op::UMod | Op::SRem | Op::SMod
+        ) && matches!(inst.operands.get(1), Some(Operand::IdRef(d)) if positive(m, *d));
+        let pure = builtin || divides || speculable(inst.class.opcode);
+        if !pure || speculated.len() + todo.len() > 64 {
+            return none;
+        }
+        todo.push((id, true));
+        for o in &inst.operands {
+            if let Operand::IdRef(w) = o {
+                todo.push((*w, false));
+            }
+        }
+    }
+    if escapes(f, blocks, &defined, join) {
+        return none;
+    }
+    (conds, speculated)
+}
+
+/// Whether `id` is an integer constant above zero as a signed number of
+/// its width.
+fn positive(m: &Module, id: Word) -> bool {
+    let Some(clsync_spirv::Constant::Scalar { ty, bits }) = m.constants.get(&id) else {
+        return false;
+    };
+    match m.ty(*ty) {
+        Ok(clsync_spirv::Type::Int(w)) if (1..=64).contains(w) => {
+            *bits > 0 && *bits < 1u64 << (w - 1)
+        }
+        _ => false,
+    }
+}
+
+/// Whether an instruction of `op` may run where its block would not (see
+/// `plan::pure_integer`; and the logical operations and selects).
+fn speculable(op: Op) -> bool {
+    super::plan::pure_integer(op)
+        || matches!(
+            op,
+            Op::LogicalAnd
+                | Op::LogicalOr
+                | Op::LogicalNot
+                | Op::LogicalEqual
+                | Op::LogicalNotEqual
+                | Op::Select
+                | Op::Not
+                | Op::SNegate
+        )
+}
+
+/// Whether a value that region `blocks` defines (`defined`) is used
+/// outside them, other than by a phi of `join`.
+fn escapes(f: &Function, blocks: &HashSet<usize>, defined: &HashSet<Word>, join: usize) -> bool {
+    f.blocks.iter().enumerate().any(|(b, blk)| {
+        !blocks.contains(&b)
+            && blk.instructions.iter().any(|(i, _)| {
+                !(b == join && i.class.opcode == Op::Phi)
+                    && i.operands
+                        .iter()
+                        .any(|o| matches!(o, Operand::IdRef(w) if defined.contains(w)))
+            })
+    })
+}
+
+impl Fx<'_, '_> {
+    /// The entry of region `r` (whose terminator is `term`) where the
+    /// region has a copy for the batch together: compares every lane's
+    /// `conds` with the first lane's and goes to the copy where all agree,
+    /// else to `serial_entry`, the first lane's entry of the region.
+    pub(super) fn enter_together(
+        &mut self,
+        r: usize,
+        term: &Instruction,
+        conds: &[Word],
+        serial_entry: ir::Block,
+    ) -> Result<(), CompileError> {
+        let speculated = self.serial().expect("a batched build").regions[r]
+            .speculated
+            .clone();
+        for inst in &speculated {
+            self.batch_instruction(inst)?;
+        }
+        // Per lane, the conditions' values; then branches, each a
+        // compare and a jump: on the first lane's entry condition, on
+        // every other lane's being the same, on every lane's inner
+        // conditions being the first lane's; any that differs goes to
+        // the lanes one at a time.
+        let mut lanes = Vec::new();
+        for cond in conds {
+            lanes.push(self.per_lane(|fx, _| fx.get1(*cond))?);
+        }
+        let targets = [self.id(term, 1)?, self.id(term, 2)?];
+        let sides = [self.b.create_block(), self.b.create_block()];
+        self.b.ins().brif(lanes[0][0], sides[0], &[], sides[1], &[]);
+        for (side, to) in sides.into_iter().zip(targets) {
+            self.b.switch_to_block(side);
+            let taken = side == sides[0];
+            for c in &lanes[0][1..] {
+                let next = self.b.create_block();
+                match taken {
+                    true => self.b.ins().brif(*c, next, &[], serial_entry, &[]),
+                    false => self.b.ins().brif(*c, serial_entry, &[], next, &[]),
+                };
+                self.b.switch_to_block(next);
+            }
+            for cs in &lanes[1..] {
+                for c in &cs[1..] {
+                    let next = self.b.create_block();
+                    let same = self.b.ins().icmp(IntCC::Equal, cs[0], *c);
+                    self.b.ins().brif(same, next, &[], serial_entry, &[]);
+                    self.b.switch_to_block(next);
+                }
+            }
+            // Every lane goes to `to`, together.
+            self.serial_mut().together = Some(r);
+            let edge = self.together_jump(to);
+            self.serial_mut().together = None;
+            edge?;
+        }
+        Ok(())
+    }
+
+    /// In the batch's copy of region `r`: the edge to `to`. To the join,
+    /// every lane's variables of its phis are defined (a uniform phi's
+    /// with its one value) and the edge passes nothing; inside the copy
+    /// the edge is a batch's (none here: `edge_args` makes it).
+    pub(super) fn together_edge(
+        &mut self,
+        r: usize,
+        to: Word,
+    ) -> Result<Option<Vec<BlockArg>>, CompileError> {
+        let join = self.serial().expect("a batched build").regions[r].join;
+        if to != join {
+            return Ok(None);
+        }
+        let phis = self.phis.get(&to).cloned().unwrap_or_default();
+        for (id, _, pairs) in phis {
+            let Some((v, _)) = pairs.iter().find(|(_, p)| *p == self.current) else {
+                return Err(CompileError::Invalid(format!(
+                    "phi %{id} has no value for the edge from %{}",
+                    self.current
+                )));
+            };
+            let lanes = match self.varying_lane(*v) {
+                Some(_) => self.per_lane(|fx, _| fx.get(*v))?,
+                None => vec![self.get(*v)?; LANES],
+            };
+            for (j, vals) in lanes.into_iter().enumerate() {
+                let vars = self
+                    .serial()
+                    .and_then(|s| s.join_vars.get(&(id, j)).cloned())
+                    .unwrap_or_default();
+                for (var, x) in vars.into_iter().zip(vals) {
+                    self.b.def_var(var, x);
+                }
+            }
+        }
+        Ok(Some(Vec::new()))
+    }
+
+    /// The batch's jump to `to`, the block or the batch's copy, with the
+    /// edge's values (a loop's back-edge polls first, as `control`'s).
+    fn together_jump(&mut self, to: Word) -> Result<(), CompileError> {
+        use cranelift_codegen::ir::InstBuilder;
+        if self.is_back_edge(to) {
+            self.poll();
+        }
+        let args = self.edge_args(to)?;
+        let t = self.target(to)?;
+        self.b.ins().jump(t, &args);
+        Ok(())
+    }
+
+    /// Translates region `r`'s copy for the batch together: its blocks
+    /// (`labels`) as batched code, the copies' phis their own. What the
+    /// region defines is put back as it was after (each lane's copy
+    /// defines it again, and nothing past the region uses it).
+    pub(super) fn together_copy(
+        &mut self,
+        r: usize,
+        f: &Function,
+        labels: &[Word],
+    ) -> Result<(), CompileError> {
+        let blocks: Vec<&clsync_spirv::Block> = labels
+            .iter()
+            .filter_map(|l| f.blocks.iter().find(|b| b.label == *l))
+            .collect();
+        let defined: Vec<Word> = blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter_map(|(i, _)| i.result_id)
+            .collect();
+        let saved = self.save_values(&defined);
+        let phis = self
+            .serial()
+            .expect("a batched build")
+            .together_phis
+            .clone();
+        for (id, sets) in phis.into_iter().filter(|(id, _)| defined.contains(id)) {
+            match sets.as_slice() {
+                [one] => {
+                    self.vals.insert(id, one.clone());
+                }
+                lanes => {
+                    for (j, v) in lanes.iter().enumerate() {
+                        self.set_lane_value(id, j, v.clone());
+                    }
+                }
+            }
+        }
+        self.serial_mut().together = Some(r);
+        let mut res = Ok(());
+        for blk in blocks {
+            let cb = self.serial().expect("a batched build").copies[&(blk.label, LANES)];
+            self.b.switch_to_block(cb);
+            res = self.block_body(blk, true);
+            if res.is_err() {
+                break;
+            }
+        }
+        self.serial_mut().together = None;
+        self.restore_values(saved);
+        res
+    }
+}
