@@ -184,3 +184,41 @@ fn after_a_divergent_barrier_a_group_checks_the_loads_it_proved() {
     let race = (format!("{:?}", ReportKind::DataRace), 9, 12);
     assert!(found.contains(&race), "{found:?}");
 }
+
+#[test]
+fn reads_of_one_local_array_while_another_is_written_report_what_the_reference_does() {
+    // A ping-pong between two local arguments: each step reads one and
+    // writes the other (nothing to report); then the same step writing
+    // the array it reads (a race with the neighbour's read).
+    let src = "kernel void k(global int *out, local int *a, local int *b, int same) {
+        size_t l = get_local_id(0);
+        a[l] = (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (same) {
+            a[l] = a[(l + 1) % 16] + 1;
+        } else {
+            b[l] = a[(l + 1) % 16] + 1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = same ? a[l] : b[l];
+    }";
+    for same in [0i32, 1] {
+        let out = buffer(vec![0; 32]);
+        let found = same_problems(src, NdRange::new([32]).local([16]), move || {
+            vec![
+                Arg::Buffer(out),
+                Arg::Local(64),
+                Arg::Local(64),
+                Arg::of(&[same]),
+            ]
+        });
+        let race = found
+            .iter()
+            .any(|p| p.0 == format!("{:?}", ReportKind::DataRace));
+        assert_eq!(race, same == 1, "same {same}: {found:?}");
+        if same == 0 {
+            let want: Vec<i32> = (0..32).map(|g| (g % 16 + 1) % 16 + 1).collect();
+            assert_eq!(out.to_vec(), want);
+        }
+    }
+}

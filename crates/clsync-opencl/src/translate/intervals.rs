@@ -15,10 +15,15 @@
 //! between the barrier after the tiles are written and the one before
 //! they are written again.
 //!
-//! Conservative where it cannot see: a store, atomic or copy through a
-//! local or generic pointer, any instruction this module does not know
-//! that takes such a pointer, and every function call (a callee may write
-//! a module-scope local variable) count as writes of local memory; a
+//! A store through a pointer into a local object the code names (a
+//! kernel's `local` parameter or `local` array, through access chains:
+//! `objects`) writes that object only, and a load of another object the
+//! code names does not meet it: a scan's reads of one of its two arrays
+//! while it writes the other. Conservative where it cannot see: a store
+//! through another local or generic pointer, an atomic or copy through
+//! one, any instruction this module does not know that takes such a
+//! pointer, and every function call (a callee may write a module-scope
+//! local variable) count as writes of all local memory; a
 //! barrier that is not a work-group barrier fencing local memory (or one in
 //! a callee) bounds nothing. Only a kernel's whole code is looked at (a
 //! kernel no function calls, or the body that clang's stub for a kernel
@@ -40,10 +45,11 @@ enum Role {
     /// A work-group barrier fencing local memory: the start of an
     /// interval.
     Boundary,
-    /// It may write local memory.
-    Write,
-    /// A load of local memory.
-    Load(Word),
+    /// It may write local memory: the local object it writes, where the
+    /// code shows it (see [`objects`]).
+    Write(Option<Word>),
+    /// A load of local memory, and the object it reads, where known.
+    Load(Word, Option<Word>),
     /// Nothing of the above.
     Other,
 }
@@ -56,13 +62,14 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
         return HashSet::new();
     }
     let types = pointer_types(m, f);
+    let objects = objects(m, f);
     let roles: Vec<Vec<Role>> = f
         .blocks
         .iter()
         .map(|b| {
             b.instructions
                 .iter()
-                .map(|(i, _)| role(m, &types, i))
+                .map(|(i, _)| role(m, &types, &objects, i))
                 .collect()
         })
         .collect();
@@ -97,22 +104,113 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
         }
     }
 
-    // Each write's and each load's boundaries.
-    let mut written: BTreeSet<usize> = BTreeSet::new();
-    let mut loads: Vec<(Word, BTreeSet<usize>)> = Vec::new();
+    // Each write's boundaries, by the object it writes (`None`: any), and
+    // each load's.
+    let mut written: HashMap<Option<Word>, BTreeSet<usize>> = HashMap::new();
+    let mut loads: Vec<(Word, Option<Word>, BTreeSet<usize>)> = Vec::new();
     for (b, start) in entry.iter().enumerate() {
         let mut state = start.clone();
         walk(&roles[b], b, &sites, &mut state, |r, state| match r {
-            Role::Write => written.extend(state.iter().copied()),
-            Role::Load(id) => loads.push((*id, state.clone())),
+            Role::Write(object) => written
+                .entry(*object)
+                .or_default()
+                .extend(state.iter().copied()),
+            Role::Load(id, object) => loads.push((*id, *object, state.clone())),
             Role::Boundary | Role::Other => {}
         });
     }
+    // A load and a write race where their boundaries meet, unless they
+    // touch two objects the code tells apart.
     loads
         .into_iter()
-        .filter(|(_, at)| !at.is_empty() && at.is_disjoint(&written))
-        .map(|(id, _)| id)
+        .filter(|(_, object, at)| {
+            !at.is_empty()
+                && written.iter().all(|(w, bounds)| {
+                    let apart = matches!((object, w), (Some(a), Some(b)) if a != b);
+                    apart || at.is_disjoint(bounds)
+                })
+        })
+        .map(|(id, _, _)| id)
         .collect()
+}
+
+/// The local object each pointer of `f` points into, where the code
+/// shows it: a `local` parameter of the kernel or a module-scope local
+/// variable (a kernel's `local` array), followed through access chains.
+/// Two such objects are apart: each `local` argument of a launch is an
+/// allocation of its own, and so is each variable. For the body that
+/// clang's stub calls, a parameter is the stub's argument it receives,
+/// where that is one of the stub's parameters.
+fn objects(m: &Module, f: &Function) -> HashMap<Word, Word> {
+    let types = pointer_types(m, f);
+    let local = |id: Word| {
+        matches!(
+            types.get(&id).map(|t| m.ty(*t)),
+            Some(Ok(Type::Pointer {
+                storage: StorageClass::Workgroup,
+                ..
+            }))
+        )
+    };
+    let mut of: HashMap<Word, Word> = HashMap::new();
+    for g in &m.globals {
+        if local(g.id) {
+            of.insert(g.id, g.id);
+        }
+    }
+    let kernel = m.entry_points.iter().any(|e| e.function == f.id);
+    let stub_call =
+        (!kernel)
+            .then(|| {
+                m.functions.iter().find_map(|g| {
+                    let call = g.blocks.iter().flat_map(|b| &b.instructions).find(|(i, _)| {
+                    i.class.opcode == Op::FunctionCall
+                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == f.id)
+                })?;
+                    Some((g, &call.0))
+                })
+            })
+            .flatten();
+    for (k, (p, _)) in f.params.iter().enumerate() {
+        if !local(*p) {
+            continue;
+        }
+        match stub_call {
+            None => {
+                of.insert(*p, *p);
+            }
+            Some((stub, call)) => {
+                if let Some(Operand::IdRef(a)) = call.operands.get(k + 1) {
+                    if stub.params.iter().any(|(q, _)| q == a) {
+                        of.insert(*p, *a);
+                    }
+                }
+            }
+        }
+    }
+    // Access chains, in as many passes as their order needs.
+    loop {
+        let before = of.len();
+        for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+            let chain = matches!(
+                i.class.opcode,
+                Op::AccessChain
+                    | Op::InBoundsAccessChain
+                    | Op::PtrAccessChain
+                    | Op::InBoundsPtrAccessChain
+            );
+            if let (true, Some(id), Some(Operand::IdRef(base))) =
+                (chain, i.result_id, i.operands.first())
+            {
+                if let Some(o) = of.get(base).copied() {
+                    of.insert(id, o);
+                }
+            }
+        }
+        if of.len() == before {
+            return of;
+        }
+    }
 }
 
 /// Walks block `b`'s instructions (their `roles`) from `state`, the
@@ -175,7 +273,7 @@ fn whole_kernel(m: &Module, f: &Function) -> bool {
         b.instructions.iter().all(|(i, _)| {
             let the_call = i.class.opcode == Op::FunctionCall
                 && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == f.id);
-            the_call || matches!(role(m, &types, i), Role::Other)
+            the_call || matches!(role(m, &types, &HashMap::new(), i), Role::Other)
         })
     })
 }
@@ -196,7 +294,12 @@ fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
 }
 
 /// What `i` is to the intervals (see [`Role`]).
-fn role(m: &Module, types: &HashMap<Word, Word>, i: &Instruction) -> Role {
+fn role(
+    m: &Module,
+    types: &HashMap<Word, Word>,
+    objects: &HashMap<Word, Word>,
+    i: &Instruction,
+) -> Role {
     // The address space of the pointer `id`, if it is one.
     let space = |id: &Word| match types.get(id).map(|t| m.ty(*t)) {
         Some(Ok(Type::Pointer { storage, .. })) => Some(*storage),
@@ -238,8 +341,19 @@ fn role(m: &Module, types: &HashMap<Word, Word>, i: &Instruction) -> Role {
         }
         Op::Load => match (i.result_id, i.operands.first()) {
             (Some(id), Some(Operand::IdRef(p))) if space(p) == Some(StorageClass::Workgroup) => {
-                Role::Load(id)
+                Role::Load(id, objects.get(p).copied())
             }
+            _ => Role::Other,
+        },
+        // A store of a value that is no local pointer, through a pointer
+        // into a known object: a write of that object.
+        Op::Store => match (i.operands.first(), i.operands.get(1)) {
+            (Some(Operand::IdRef(p)), Some(Operand::IdRef(v)))
+                if space(p) == Some(StorageClass::Workgroup) && !local(v) =>
+            {
+                Role::Write(objects.get(p).copied())
+            }
+            _ if refs().any(local) => Role::Write(None),
             _ => Role::Other,
         },
         // Pointers made from pointers, and uses that neither read nor
@@ -253,8 +367,8 @@ fn role(m: &Module, types: &HashMap<Word, Word>, i: &Instruction) -> Role {
         | Op::Name
         | Op::Line
         | Op::NoLine => Role::Other,
-        Op::FunctionCall => Role::Write,
-        _ if refs().any(local) => Role::Write,
+        Op::FunctionCall => Role::Write(None),
+        _ if refs().any(local) => Role::Write(None),
         _ => Role::Other,
     }
 }
@@ -320,6 +434,35 @@ mod tests {
             t[l] = 1;
             barrier(CLK_GLOBAL_MEM_FENCE);
             out[l] = t[(l + 1) % 64];
+        }";
+        assert_eq!(proven(src), [0, 0]);
+    }
+
+    #[test]
+    fn reads_of_one_local_object_while_another_is_written_race_with_nothing() {
+        // `a`'s reads share their interval with writes of `b` only; `b`'s
+        // read after the second barrier, with nothing.
+        let src = "kernel void k(global int *out, local int *a, local int *b) {
+            size_t l = get_local_id(0);
+            a[l] = (int)l;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            b[l] = a[(l + 1) % 64] + a[l];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[get_global_id(0)] = b[(l + 3) % 64];
+        }";
+        let [o2, _] = proven(src);
+        assert_eq!(o2, 3, "optimized");
+    }
+
+    #[test]
+    fn a_write_through_a_pointer_to_either_object_is_a_write_of_both() {
+        let src = "kernel void k(global int *out, local int *a, local int *b, int which) {
+            size_t l = get_local_id(0);
+            a[l] = (int)l;
+            b[l] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            local int *p = which ? a : b;
+            p[l] = a[(l + 1) % 64];
         }";
         assert_eq!(proven(src), [0, 0]);
     }
