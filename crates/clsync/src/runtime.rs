@@ -392,7 +392,8 @@ impl Launch {
     /// Whether a checked launch runs on from a divergent barrier
     /// ([`run_on_divergence`](Launch::run_on_divergence)): an engine that
     /// proves accesses race-free by the kernel's barrier intervals takes no
-    /// proof at its word then.
+    /// proof at its word then, or none once a group has diverged (the
+    /// OpenCL C engine's work-item loops).
     pub fn runs_on_divergence(&self) -> bool {
         self.run_on_divergence
     }

@@ -29,8 +29,9 @@
 //! kernel no function calls, or the body that clang's stub for a kernel
 //! calls once): a callee's intervals are its callers'.
 //!
-//! The launch takes the proof at its word only where it does not run on
-//! from a divergent barrier (`exec::checked`, `HostSide::race_free`).
+//! A launch takes the proof at its word where it does not run on from a
+//! divergent barrier, and one that does in each group of work-item loops
+//! until the group diverges (`exec::checked`, `HostSide::race_free`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 

@@ -72,9 +72,10 @@ pub fn plain_range_at(
 /// bytes' shadow already holds a plain write, there is nothing to check
 /// (the argument is `#[kernel]`'s, in the `checker::race_free` module's
 /// notes); elsewhere (bytes nothing wrote: a report) it is
-/// [`plain_range_at`]'s read. The engine vouches for the proof, and takes
-/// none at its word in a launch that runs on from divergent barriers
-/// ([`Launch::runs_on_divergence`](crate::Launch::runs_on_divergence)).
+/// [`plain_range_at`]'s read. The engine vouches for the proof: in a
+/// launch that runs on from divergent barriers
+/// ([`Launch::runs_on_divergence`](crate::Launch::runs_on_divergence)) it
+/// may call this only for a group that has not diverged yet.
 #[inline]
 pub fn race_free_read_at(addr: usize, len: usize, site: SiteId) {
     race_free_read_at_id(addr, len, site.0)
