@@ -207,44 +207,49 @@ impl Fx<'_, '_> {
         self.b.switch_to_block(cont);
     }
 
+    /// The phis of block `to`, each with the value it takes on the edge
+    /// from the current block.
+    pub(super) fn edge_values(&self, to: Word) -> Result<Vec<(Word, Word)>, CompileError> {
+        let phis = self.phis.get(&to).map(Vec::as_slice).unwrap_or_default();
+        phis.iter()
+            .map(|(id, _, pairs)| {
+                let (v, _) = pairs
+                    .iter()
+                    .find(|(_, p)| *p == self.current)
+                    .ok_or_else(|| {
+                        CompileError::Invalid(format!(
+                            "phi %{id} has no value for the edge from %{}",
+                            self.current
+                        ))
+                    })?;
+                Ok((*id, *v))
+            })
+            .collect()
+    }
+
     /// The block arguments of the edge from the current block to `to`.
     pub(super) fn edge_args(&mut self, to: Word) -> Result<Vec<BlockArg>, CompileError> {
         if let Some(args) = self.serial_edge(to)? {
             return Ok(args);
         }
-        let phis = self.phis.get(&to).cloned().unwrap_or_default();
+        let values = self.edge_values(to)?;
         let mut out = Vec::new();
-        for (id, _, pairs) in phis {
-            let (v, _) = pairs
-                .iter()
-                .find(|(_, p)| *p == self.current)
-                .ok_or_else(|| {
-                    CompileError::Invalid(format!(
-                        "phi %{id} has no value for the edge from %{}",
-                        self.current
-                    ))
-                })?;
+        for &(id, v) in &values {
             // A varying phi of a batched build takes each lane's value, or
             // a vector of them.
-            if let Some(v) = self.packed_edge(id, *v)? {
+            if let Some(v) = self.packed_edge(id, v)? {
                 out.push(BlockArg::Value(v));
             } else if self.varying_lane(id).is_some() {
-                for vs in self.per_lane(|fx, _| fx.get(*v))? {
+                for vs in self.per_lane(|fx, _| fx.get(v))? {
                     out.extend(vs.into_iter().map(BlockArg::Value));
                 }
             } else {
-                out.extend(self.get(*v)?.into_iter().map(BlockArg::Value));
+                out.extend(self.get(v)?.into_iter().map(BlockArg::Value));
             }
         }
         if self.s.checked {
-            for (id, _, pairs) in self.phis.get(&to).cloned().unwrap_or_default() {
-                let (v, _) = pairs
-                    .iter()
-                    .find(|(_, p)| *p == self.current)
-                    .ok_or_else(|| {
-                        CompileError::Invalid(format!("phi %{id} has no value for this edge"))
-                    })?;
-                for lane in self.lanes(*v) {
+            for &(_, v) in &values {
+                for lane in self.lanes(v) {
                     let x = self.lane_value(lane);
                     out.push(BlockArg::Value(x));
                 }

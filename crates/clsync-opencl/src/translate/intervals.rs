@@ -63,7 +63,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
         return HashSet::new();
     }
     let types = pointer_types(m, f);
-    let objects = objects(m, f);
+    let objects = objects(m, f, &types);
     let roles: Vec<Vec<Role>> = f
         .blocks
         .iter()
@@ -142,8 +142,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
 /// allocation of its own, and so is each variable. For the body that
 /// clang's stub calls, a parameter is the stub's argument it receives,
 /// where that is one of the stub's parameters.
-fn objects(m: &Module, f: &Function) -> HashMap<Word, Word> {
-    let types = pointer_types(m, f);
+fn objects(m: &Module, f: &Function, types: &HashMap<Word, Word>) -> HashMap<Word, Word> {
     let local = |id: Word| {
         matches!(
             types.get(&id).map(|t| m.ty(*t)),
@@ -159,19 +158,14 @@ fn objects(m: &Module, f: &Function) -> HashMap<Word, Word> {
             of.insert(g.id, g.id);
         }
     }
+    // The body's caller, where `f` is the body of clang's stub (which
+    // `whole_kernel` has checked).
     let kernel = m.entry_points.iter().any(|e| e.function == f.id);
-    let stub_call =
-        (!kernel)
-            .then(|| {
-                m.functions.iter().find_map(|g| {
-                    let call = g.blocks.iter().flat_map(|b| &b.instructions).find(|(i, _)| {
-                    i.class.opcode == Op::FunctionCall
-                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == f.id)
-                })?;
-                    Some((g, &call.0))
-                })
-            })
-            .flatten();
+    let stub_call = if kernel {
+        None
+    } else {
+        calls_of(m, f.id).first().copied()
+    };
     for (k, (p, _)) in f.params.iter().enumerate() {
         if !local(*p) {
             continue;
@@ -243,28 +237,14 @@ fn walk(
 /// its own).
 fn whole_kernel(m: &Module, f: &Function) -> bool {
     let kernel = |id: Word| m.entry_points.iter().any(|e| e.function == id);
-    let calls_of = |id: Word| -> Vec<&Function> {
-        m.functions
-            .iter()
-            .flat_map(|g| {
-                g.blocks.iter().flat_map(move |b| {
-                    b.instructions.iter().filter_map(move |(i, _)| {
-                        let call = i.class.opcode == Op::FunctionCall
-                            && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == id);
-                        call.then_some(g)
-                    })
-                })
-            })
-            .collect()
-    };
-    let callers = calls_of(f.id);
+    let callers = calls_of(m, f.id);
     if kernel(f.id) {
         return callers.is_empty();
     }
-    let [stub] = callers.as_slice() else {
+    let [(stub, _)] = callers.as_slice() else {
         return false;
     };
-    if !kernel(stub.id) || !calls_of(stub.id).is_empty() {
+    if !kernel(stub.id) || !calls_of(m, stub.id).is_empty() {
         return false;
     }
     // The stub's own code: the call, and nothing that touches local
@@ -277,6 +257,23 @@ fn whole_kernel(m: &Module, f: &Function) -> bool {
             the_call || matches!(role(m, &types, &HashMap::new(), i), Role::Other)
         })
     })
+}
+
+/// The functions that call function `id`, each with its call, once per
+/// call.
+fn calls_of(m: &Module, id: Word) -> Vec<(&Function, &Instruction)> {
+    m.functions
+        .iter()
+        .flat_map(|g| {
+            g.blocks.iter().flat_map(move |b| {
+                b.instructions.iter().filter_map(move |(i, _)| {
+                    let call = i.class.opcode == Op::FunctionCall
+                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == id);
+                    call.then_some((g, i))
+                })
+            })
+        })
+        .collect()
 }
 
 /// The type of each pointer id `f` can name: its parameters', its

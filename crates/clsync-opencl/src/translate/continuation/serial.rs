@@ -198,6 +198,10 @@ fn may_wait(inst: &Instruction) -> bool {
         || (op == Op::Load && crate::translate::uniform::volatile(inst))
 }
 
+/// A phi of a block of a region's copy for the batch together: its id,
+/// and its values (one set, or one per lane).
+pub(crate) type TogetherPhi = (Word, Vec<Vec<Value>>);
+
 /// The translation's state of a batched build's regions.
 #[derive(Default)]
 pub(crate) struct SerialState {
@@ -213,9 +217,9 @@ pub(crate) struct SerialState {
     pub inside: Option<usize>,
     /// The region whose copy for the batch together is being translated.
     pub together: Option<usize>,
-    /// The phis of the blocks of those copies: one set of values for a
-    /// uniform phi, one per lane for a varying one.
-    pub together_phis: Vec<(Word, Vec<Vec<Value>>)>,
+    /// The phis of the blocks of those copies, by region: one set of
+    /// values for a uniform phi, one per lane for a varying one.
+    pub together_phis: HashMap<usize, Vec<TogetherPhi>>,
 }
 
 impl SerialState {
@@ -295,13 +299,12 @@ impl Fx<'_, '_> {
         }
         // The batch's copy, where the region has one: lane `LANES` of the
         // copies.
-        let together = self.region_of(label).is_some_and(|r| {
+        let Some(r) = self.region_of(label).filter(|r| {
             self.serial()
-                .is_some_and(|s| !s.regions[r].together.is_empty())
-        });
-        if !together {
+                .is_some_and(|s| !s.regions[*r].together.is_empty())
+        }) else {
             return;
-        }
+        };
         let cb = self.b.create_block();
         for (id, ts) in phis {
             let sets = self.varying_lane(*id).map_or(1, |_| LANES);
@@ -312,7 +315,11 @@ impl Fx<'_, '_> {
                         .collect()
                 })
                 .collect();
-            self.serial_mut().together_phis.push((*id, values));
+            self.serial_mut()
+                .together_phis
+                .entry(r)
+                .or_default()
+                .push((*id, values));
         }
         self.serial_mut().copies.insert((label, LANES), cb);
     }
@@ -394,16 +401,9 @@ impl Fx<'_, '_> {
         let Some(j) = self.copy_lane() else {
             return Ok(None);
         };
-        let phis = self.phis.get(&to).cloned().unwrap_or_default();
         let mut out = Vec::new();
-        for (id, _, pairs) in phis {
-            let Some((v, _)) = pairs.iter().find(|(_, p)| *p == self.current) else {
-                return Err(CompileError::Invalid(format!(
-                    "phi %{id} has no value for the edge from %{}",
-                    self.current
-                )));
-            };
-            let vals = self.get(*v)?;
+        for (id, v) in self.edge_values(to)? {
+            let vals = self.get(v)?;
             let vars = self
                 .serial()
                 .and_then(|s| s.join_vars.get(&(id, j)).cloned());

@@ -203,17 +203,10 @@ impl Fx<'_, '_> {
         if to != join {
             return Ok(None);
         }
-        let phis = self.phis.get(&to).cloned().unwrap_or_default();
-        for (id, _, pairs) in phis {
-            let Some((v, _)) = pairs.iter().find(|(_, p)| *p == self.current) else {
-                return Err(CompileError::Invalid(format!(
-                    "phi %{id} has no value for the edge from %{}",
-                    self.current
-                )));
-            };
-            let lanes = match self.varying_lane(*v) {
-                Some(_) => self.per_lane(|fx, _| fx.get(*v))?,
-                None => vec![self.get(*v)?; LANES],
+        for (id, v) in self.edge_values(to)? {
+            let lanes = match self.varying_lane(v) {
+                Some(_) => self.per_lane(|fx, _| fx.get(v))?,
+                None => vec![self.get(v)?; LANES],
             };
             for (j, vals) in lanes.into_iter().enumerate() {
                 let vars = self
@@ -262,11 +255,11 @@ impl Fx<'_, '_> {
             .collect();
         let saved = self.save_values(&defined);
         let phis = self
-            .serial()
-            .expect("a batched build")
+            .serial_mut()
             .together_phis
-            .clone();
-        for (id, sets) in phis.into_iter().filter(|(id, _)| defined.contains(id)) {
+            .remove(&r)
+            .unwrap_or_default();
+        for (id, sets) in phis {
             match sets.as_slice() {
                 [one] => {
                     self.vals.insert(id, one.clone());
