@@ -328,7 +328,7 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
     let (addr, len) = (addr as usize, size as usize);
     match host.site_ids.get(site as usize) {
         // A read of local memory the build proved races with nothing.
-        Some(&id) if code == 4 && local && host.race_free.get() => {
+        Some(&id) if code == 4 && local && ctx.race_free != 0 => {
             clsync::checker::engine::race_free_read_at(addr, len, id)
         }
         Some(&id) => clsync::checker::engine::plain_range_at(addr, len, space, write, value, id),

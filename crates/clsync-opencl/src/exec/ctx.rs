@@ -111,6 +111,10 @@ pub const SCRATCH_BYTES: usize = 256;
 pub const CTX_ANSWER: i32 = CTX_SCRATCH + SCRATCH_BYTES as i32;
 /// Byte offset of [`ItemCtx::quiet`].
 pub const CTX_QUIET: i32 = CTX_ANSWER + 8;
+/// Byte offset of [`ItemCtx::shadows`].
+pub const CTX_SHADOWS: i32 = CTX_QUIET + 8;
+/// Byte offset of [`ItemCtx::race_free`].
+pub const CTX_RACE_FREE: i32 = CTX_SHADOWS + 8;
 
 /// Why compiled code stopped early.
 #[derive(Debug)]
@@ -150,6 +154,17 @@ pub struct ItemCtx {
     /// and it may be read (see `Setup::quiet`); compiled code skips the
     /// call there. Null in unchecked launches.
     pub quiet: *const u8,
+    /// In a checked launch, the shadow of each slot's bytes (null: all
+    /// initialized): a byte is nonzero once something wrote it. Null in
+    /// unchecked launches.
+    pub shadows: *const *mut u8,
+    /// 1 while the checker takes the build's race-free loads at their
+    /// word (`translate::intervals`), else 0: in a checked launch that
+    /// does not run on from divergent barriers, and in a group of
+    /// work-item loops until it diverges (see `exec::loops`). Compiled code
+    /// skips the call for such a load of bytes that hold a written value
+    /// where the build has no local atomics (`Fx::note_access`).
+    pub race_free: u64,
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,
     /// Why it stopped.
@@ -158,10 +173,6 @@ pub struct ItemCtx {
     pub events: crate::exec::copies::ItemEvents,
     /// How many collectives it made, per scope.
     pub collectives: crate::exec::collectives::ItemCollectives,
-    /// In a checked launch, the shadow of each slot's bytes (null: all
-    /// initialized): a byte is nonzero once something wrote it. Null in
-    /// unchecked launches.
-    pub shadows: *const *mut u8,
     /// In a checked work-item loop: each work-item's private memory and
     /// shadow while the others run (null otherwise).
     pub privates: *mut crate::exec::loops::Privates,
@@ -195,11 +206,6 @@ pub struct HostSide<'a> {
     pub significant: &'a [Vec<bool>],
     /// The launch's images, by handle minus one.
     pub images: &'a [crate::exec::image::ImageRef],
-    /// Whether the checker takes the build's race-free loads at their
-    /// word (`translate::intervals`): a checked launch that does not run
-    /// on from divergent barriers, or a group of work-item loops until it
-    /// diverges (see `exec::loops`).
-    pub race_free: std::cell::Cell<bool>,
 }
 
 /// What runs a work-item.
@@ -264,5 +270,7 @@ const _: () = {
     assert!(std::mem::offset_of!(ItemCtx, scratch) == CTX_SCRATCH as usize);
     assert!(std::mem::offset_of!(ItemCtx, answer) == CTX_ANSWER as usize);
     assert!(std::mem::offset_of!(ItemCtx, quiet) == CTX_QUIET as usize);
+    assert!(std::mem::offset_of!(ItemCtx, shadows) == CTX_SHADOWS as usize);
+    assert!(std::mem::offset_of!(ItemCtx, race_free) == CTX_RACE_FREE as usize);
     assert!(std::mem::size_of::<Slot>() == 16);
 };

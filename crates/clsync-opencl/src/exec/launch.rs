@@ -55,7 +55,7 @@ pub(super) struct Setup<'a> {
     /// A checked launch that does not run on from divergent barriers, or
     /// runs as work-item loops (which stop taking them in a group once it
     /// diverged): the build's race-free loads are taken at their word (see
-    /// `HostSide::race_free`).
+    /// `ItemCtx::race_free`).
     race_free: bool,
     /// Checked launches: the checker's id of each source location of the
     /// build, by the index compiled code passes (interned once here, not
@@ -204,7 +204,6 @@ impl Setup<'_> {
             exchanges: &self.exchanges,
             significant: &self.build.significant,
             images: &self.images,
-            race_free: std::cell::Cell::new(self.race_free),
         }
     }
 
@@ -227,6 +226,7 @@ impl Setup<'_> {
             events: Default::default(),
             collectives: Default::default(),
             shadows: std::ptr::null(),
+            race_free: u64::from(self.race_free),
             privates: std::ptr::null_mut(),
         }
     }

@@ -112,6 +112,10 @@ pub(crate) struct Fx<'a, 'm> {
     /// see `intervals`), and whether the load being translated is one.
     pub race_free_loads: std::collections::HashSet<Word>,
     pub race_free_load: bool,
+    /// Whether such a load of bytes a plain write wrote needs no runtime
+    /// call: no launch that runs this function has local atomics
+    /// (`Shared::settled_by_writes`).
+    pub settled_reads: bool,
     /// Checked builds: the function's private variables that live in
     /// registers (see `promote`), and those already declared.
     pub promotable: std::collections::HashSet<Word>,
@@ -225,6 +229,7 @@ fn translate_as(
         lvalue_load: false,
         race_free_loads: Default::default(),
         race_free_load: false,
+        settled_reads: false,
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
@@ -293,6 +298,7 @@ impl<'a, 'm> Fx<'a, 'm> {
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
             self.race_free_loads = super::intervals::race_free_loads(self.m, f);
+            self.settled_reads = self.s.settled_by_writes.contains(&f.id);
             self.promotable = super::promote::promotable(self.m, f);
         }
         let zero = |o: &Operand| match o {
@@ -555,24 +561,28 @@ impl<'a, 'm> Fx<'a, 'm> {
         if let Some(&cold) = self.s.cold.get(name) {
             return self.cold_helper(cold, args);
         }
-        let r = match self.refs.get(name) {
-            Some(r) => *r,
-            None => {
-                // Every name the translator calls is in `helper_symbols`
-                // (the test `every_helper_the_translator_calls_is_declared`
-                // reads the sources to hold it so).
-                let id = self.s.helpers[name];
-                let r = self.jit.declare_func_in_func(id, self.b.func);
-                self.refs.insert(name, r);
-                r
-            }
-        };
+        let r = self.func_ref(name);
         // A runtime call given the context may read the work-item's ids.
         if args.contains(&self.ctx) {
             self.store_ids();
         }
         let call = self.b.ins().call(r, args);
         self.b.inst_results(call).to_vec()
+    }
+
+    /// The reference to runtime function `name` in the function being
+    /// built.
+    pub(super) fn func_ref(&mut self, name: &'static str) -> ir::FuncRef {
+        if let Some(r) = self.refs.get(name) {
+            return *r;
+        }
+        // Every name the translator calls is in `helper_symbols` (the test
+        // `every_helper_the_translator_calls_is_declared` reads the sources
+        // to hold it so).
+        let id = self.s.helpers[name];
+        let r = self.jit.declare_func_in_func(id, self.b.func);
+        self.refs.insert(name, r);
+        r
     }
 
     /// Calls a helper of a cold path through its trampoline (see

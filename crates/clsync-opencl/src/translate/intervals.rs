@@ -31,7 +31,7 @@
 //!
 //! A launch takes the proof at its word where it does not run on from a
 //! divergent barrier, and one that does in each group of work-item loops
-//! until the group diverges (`exec::checked`, `HostSide::race_free`).
+//! until the group diverges (`exec::checked`, `ItemCtx::race_free`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -276,6 +276,115 @@ fn calls_of(m: &Module, id: Word) -> Vec<(&Function, &Instruction)> {
         .collect()
 }
 
+/// The functions of `m` that only kernels whose atomic operations and
+/// async copies never reach local memory (their pointer is no local or
+/// generic one) run, in any function they call. The checker records those
+/// operations as atomic accesses, after which a cell of local memory is no
+/// longer [settled](clsync::checker::engine::race_free_read_at) by a
+/// plain write alone; a launch of such a kernel may skip the checker for
+/// a race-free load of bytes a plain write wrote (`Fx::note_access`).
+pub(crate) fn settled_by_writes(m: &Module) -> HashSet<Word> {
+    let atomic: HashSet<Word> = m
+        .functions
+        .iter()
+        .filter(|f| local_atomics(m, f))
+        .map(|f| f.id)
+        .collect();
+    let mut unsettled = HashSet::new();
+    for e in &m.entry_points {
+        let runs = super::reachable_from(m, vec![e.function]);
+        if !runs.is_disjoint(&atomic) {
+            unsettled.extend(runs);
+        }
+    }
+    m.functions
+        .iter()
+        .map(|f| f.id)
+        .filter(|id| !unsettled.contains(id))
+        .collect()
+}
+
+/// Whether an atomic operation or an async copy of `f` may reach local
+/// memory: one of its operands is a local pointer, or a generic one that
+/// may have been made from a local pointer (a generic pointer made by a
+/// cast, access chain, copy, phi or select from other pointers reaches
+/// local memory where one of those does; any other generic pointer, a
+/// parameter or a loaded one, may). The built-ins of OpenCL C 2.0 take
+/// generic pointers, so clang casts a global atomic's pointer to one.
+fn local_atomics(m: &Module, f: &Function) -> bool {
+    let types = pointer_types(m, f);
+    let storage = |id: &Word| match types.get(id).map(|t| m.ty(*t)) {
+        Some(Ok(Type::Pointer { storage, .. })) => Some(*storage),
+        _ => None,
+    };
+    // The generic pointers made from other pointers, with those.
+    let mut made: HashMap<Word, Vec<Word>> = HashMap::new();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let Some(id) = i.result_id else { continue };
+        if !makes_pointer(i.class.opcode) || storage(&id) != Some(StorageClass::Generic) {
+            continue;
+        }
+        let from: Vec<Word> = super::id_operands(i)
+            .filter(|o| storage(o).is_some())
+            .collect();
+        if !from.is_empty() {
+            made.insert(id, from);
+        }
+    }
+    let mut local: HashSet<Word> = types
+        .keys()
+        .copied()
+        .filter(|id| match storage(id) {
+            Some(StorageClass::Workgroup) => true,
+            Some(StorageClass::Generic) => !made.contains_key(id),
+            _ => false,
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (id, from) in &made {
+            if !local.contains(id) && from.iter().any(|p| local.contains(p)) {
+                local.insert(*id);
+                changed = true;
+            }
+        }
+    }
+    f.blocks.iter().flat_map(|b| &b.instructions).any(|(i, _)| {
+        atomic_or_copy(i.class.opcode) && super::id_operands(i).any(|o| local.contains(&o))
+    })
+}
+
+/// The opcodes the checker records as atomic accesses: atomics, and the
+/// work-group copies (`async_work_group_copy`).
+fn atomic_or_copy(op: Op) -> bool {
+    matches!(
+        op,
+        Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicIAdd
+            | Op::AtomicISub
+            | Op::AtomicSMin
+            | Op::AtomicUMin
+            | Op::AtomicSMax
+            | Op::AtomicUMax
+            | Op::AtomicAnd
+            | Op::AtomicOr
+            | Op::AtomicXor
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear
+            | Op::AtomicFAddEXT
+            | Op::AtomicFMinEXT
+            | Op::AtomicFMaxEXT
+            | Op::GroupAsyncCopy
+    )
+}
+
 /// The type of each pointer id `f` can name: its parameters', its
 /// instructions' results, the module's variables.
 fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
@@ -478,5 +587,54 @@ mod tests {
         }";
         // Optimized, `put` is inlined: its store is the interval's write.
         assert_eq!(proven(src), [0, 0]);
+    }
+
+    #[test]
+    fn only_kernels_without_local_atomics_have_their_reads_settled_by_writes() {
+        use std::collections::HashSet;
+
+        use clsync_spirv::spirv::Word;
+
+        // `h` counts into local atomics through a helper; `s` shares
+        // another helper with `h` (unoptimized: optimized, each has it
+        // inlined), which `h` runs; `t` has only its own code, and a global
+        // atomic (through a generic pointer, as OpenCL C 2.0's built-ins
+        // take it). What `h` runs is not settled by writes; the rest is.
+        let src = "void count(local atomic_uint *c, uint v) {
+                atomic_fetch_add_explicit(c, v, memory_order_relaxed, memory_scope_work_group);
+            }
+            int twice(int v) { return 2 * v; }
+            kernel void h(global int *out) {
+                local atomic_uint c[1];
+                count(c, 1u);
+                out[0] = twice(1);
+            }
+            kernel void s(global int *out) { out[0] = twice(2); }
+            kernel void t(global atomic_int *out) {
+                local int a[4];
+                a[get_local_id(0)] = 1;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                atomic_fetch_add(out, a[0]);
+            }";
+        for options in ["-cl-std=CL2.0", "-cl-std=CL2.0 -cl-opt-disable"] {
+            let p = crate::Program::build(src, "k.cl", options)
+                .unwrap_or_else(|e| panic!("build failed:\n{e}"));
+            let m = &p.module;
+            let settled = super::settled_by_writes(m);
+            let runs = |k: &str| {
+                let e = m.entry_points.iter().find(|e| e.name == k).unwrap();
+                crate::translate::reachable_from(m, vec![e.function])
+            };
+            let (h, s, t) = (runs("h"), runs("s"), runs("t"));
+            assert!(h.is_disjoint(&settled), "{options}");
+            let shared: HashSet<Word> = s.intersection(&h).copied().collect();
+            assert_eq!(shared.is_empty(), !options.contains("disable"), "{options}");
+            assert!(
+                shared.is_disjoint(&settled),
+                "{options}: `twice` is `h`'s too"
+            );
+            assert!(s.difference(&h).all(|f| settled.contains(f)), "{options}");
+            assert!(t.is_subset(&settled), "{options}");
+        }
     }
 }

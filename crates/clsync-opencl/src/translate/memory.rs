@@ -6,12 +6,14 @@ use clsync_spirv::spirv::{BuiltIn, MemoryAccess, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, BlockArg, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
+    self, types, BlockArg, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
 };
 
 use super::cl_type;
 use super::function::{mem, Fx};
-use crate::exec::ctx::{builtin, CTX_BUILTINS, CTX_QUIET, OFFSET_BITS, OFFSET_MASK};
+use crate::exec::ctx::{
+    builtin, CTX_BUILTINS, CTX_QUIET, CTX_RACE_FREE, CTX_SHADOWS, OFFSET_BITS, OFFSET_MASK,
+};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -466,35 +468,102 @@ impl Fx<'_, '_> {
             let r = self.helper("clsync_check_access", &args)[0];
             return (!write).then(|| self.b.ins().ireduce(types::I8, r));
         };
-        // An in-bounds read of an object that the launch marks quiet (no
-        // writer, all written by the host, readable) has nothing to
-        // report and reads nothing uninitialized: no call.
-        let table = self
-            .b
-            .ins()
-            .load(types::I64, super::function::fixed(), ctx, CTX_QUIET);
-        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
-        let slot = self.b.ins().umin(slot, self.nslots);
-        let at = self.b.ins().iadd(table, slot);
-        let quiet = self
-            .b
-            .ins()
-            .uload8(types::I32, super::function::fixed(), at, 0);
-        let ok = self.b.ins().uextend(types::I32, ok);
-        let quiet = self.b.ins().band(quiet, ok);
         let call = self.b.create_block();
         let join = self.b.create_block();
         let read = self.b.append_block_param(join, types::I8);
-        let clean = self.b.ins().iconst(types::I8, 0);
-        self.b
-            .ins()
-            .brif(quiet, join, &[BlockArg::Value(clean)], call, &[]);
+        if code == 4 && self.settled_reads && matches!(size, 1 | 2 | 4 | 8) {
+            self.settled_read(ptr, offset, size, ok, call, join);
+        } else {
+            // An in-bounds read of an object that the launch marks quiet
+            // (no writer, all written by the host, readable) has nothing
+            // to report and reads nothing uninitialized: no call.
+            let table = self
+                .b
+                .ins()
+                .load(types::I64, super::function::fixed(), ctx, CTX_QUIET);
+            let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
+            let slot = self.b.ins().umin(slot, self.nslots);
+            let at = self.b.ins().iadd(table, slot);
+            let quiet = self
+                .b
+                .ins()
+                .uload8(types::I32, super::function::fixed(), at, 0);
+            let ok = self.b.ins().uextend(types::I32, ok);
+            let quiet = self.b.ins().band(quiet, ok);
+            let clean = self.b.ins().iconst(types::I8, 0);
+            self.b
+                .ins()
+                .brif(quiet, join, &[BlockArg::Value(clean)], call, &[]);
+        }
         self.b.switch_to_block(call);
         let r = self.helper("clsync_check_access", &args)[0];
         let r = self.b.ins().ireduce(types::I8, r);
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         Some(read)
+    }
+
+    /// The inline test of a race-free read of local memory (code 4 of
+    /// `clsync_check_access`) of `size` bytes at `offset` from `ptr`, in
+    /// bounds where `ok`: it goes to `join` with a clean shadow, and no
+    /// call, where the launch takes the build's proofs
+    /// ([`ItemCtx::race_free`](crate::exec::ctx::ItemCtx::race_free)) and
+    /// every byte's shadow says a value was written there; else to
+    /// `call`.
+    ///
+    /// The call would have found nothing to do. Memory's shadow of local
+    /// memory is fresh for each group (a checked launch's local memory
+    /// is), and a byte of it is set only by a write of an unpoisoned
+    /// value, which the checker recorded as a plain write of those bytes
+    /// in this group (no atomic or async copy of the build reaches local
+    /// memory in a launch that runs this function:
+    /// `Shared::settled_by_writes`). So the read reads a written
+    /// value, and the checker's cells of the bytes are settled, where the
+    /// runtime skips the read too (`checker::engine::race_free_read_at`).
+    fn settled_read(
+        &mut self,
+        ptr: Value,
+        offset: u64,
+        size: u64,
+        ok: Value,
+        call: ir::Block,
+        join: ir::Block,
+    ) {
+        let fixed = super::function::fixed();
+        let taken = self
+            .b
+            .ins()
+            .uload8(types::I32, fixed, self.ctx, CTX_RACE_FREE);
+        let ok = self.b.ins().uextend(types::I32, ok);
+        let go = self.b.ins().band(taken, ok);
+        let entry = self.b.create_block();
+        self.b.ins().brif(go, entry, &[], call, &[]);
+        self.b.switch_to_block(entry);
+        // In bounds: the slot is in the table, which has a shadow per
+        // slot.
+        let table = self.b.ins().load(types::I64, fixed, self.ctx, CTX_SHADOWS);
+        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
+        let idx = self.b.ins().ishl_imm_s(slot, 3);
+        let at = self.b.ins().iadd(table, idx);
+        let shadow = self
+            .b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), at, 0);
+        let bytes = self.b.create_block();
+        self.b.ins().brif(shadow, bytes, &[], call, &[]);
+        self.b.switch_to_block(bytes);
+        let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
+        let at = self.b.ins().iadd(shadow, off);
+        let ty = types::Type::int(size as u16 * 8).expect("1, 2, 4 or 8 bytes");
+        let flags = MemFlagsData::new().with_notrap();
+        let v = self.b.ins().load(ty, flags, at, offset as i32);
+        // Every byte 1: written, and not poisoned.
+        let all = (0..size).fold(0i64, |a, k| a | 1 << (8 * k));
+        let written = self.b.ins().icmp_imm_s(IntCC::Equal, v, all);
+        let clean = self.b.ins().iconst(types::I8, 0);
+        self.b
+            .ins()
+            .brif(written, join, &[BlockArg::Value(clean)], call, &[]);
     }
 
     /// Loads a value of type `ty` at `ptr`, whose slot is `slot_of`'s

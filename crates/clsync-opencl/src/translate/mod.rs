@@ -578,6 +578,11 @@ pub(crate) struct Shared<'m> {
     /// Whether this is the checked build: every access is reported to the
     /// checker, atomics and fences go through the runtime.
     pub checked: bool,
+    /// The checked build: the functions that only kernels whose atomics
+    /// and async copies never reach local memory run
+    /// (`intervals::settled_by_writes`), where a race-free load of bytes a
+    /// plain write wrote needs no runtime call.
+    pub settled_by_writes: std::collections::HashSet<Word>,
     /// The work-item built-ins the code reads, a bit per index of
     /// [`ItemCtx::builtins`](crate::exec::ctx::ItemCtx::builtins).
     pub builtins_used: u64,
@@ -711,6 +716,11 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         cold: HashMap::new(),
         sites: Sites::default(),
         checked,
+        settled_by_writes: if checked {
+            intervals::settled_by_writes(m)
+        } else {
+            Default::default()
+        },
         builtins_used: 0,
         significant: Vec::new(),
     };

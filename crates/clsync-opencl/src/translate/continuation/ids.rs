@@ -8,6 +8,7 @@ use cranelift_codegen::ir::{types, InstBuilder, Value};
 
 use crate::exec::ctx::{builtin, CTX_BUILTINS};
 use crate::translate::function::{fixed, Fx};
+use cranelift_frontend::Variable;
 
 impl Fx<'_, '_> {
     /// A built-in that every work-item of the group shares, from the
@@ -94,6 +95,10 @@ impl Fx<'_, '_> {
     /// every register), so that the loop keeps none of the values they are
     /// made of.
     pub(in crate::translate) fn store_ids(&mut self) {
+        if let Some(named) = self.cont.as_ref().and_then(|c| c.unnamed) {
+            self.name_item(named);
+            return;
+        }
         let Some(c) = self.cont.as_ref().filter(|c| !c.ids_in_ctx) else {
             return;
         };
@@ -101,5 +106,27 @@ impl Fx<'_, '_> {
         let cold = self.s.cold["clsync_item_ids"];
         let ctx = self.ctx;
         self.cold_call(cold, &[ctx, k.l]);
+    }
+
+    /// A checked build whose loop head left the work-item unnamed
+    /// (`Cont::unnamed`): names it to the runtime, with its ids stored in
+    /// the context (`exec::loops::clsync_next_item`), unless the interval
+    /// did already.
+    fn name_item(&mut self, named: Variable) {
+        let Some(k) = self.cont.as_ref().and_then(|c| c.counters) else {
+            return;
+        };
+        let done = self.b.use_var(named);
+        let call = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(done, join, &[], call, &[]);
+        self.b.switch_to_block(call);
+        let r = self.func_ref("clsync_next_item");
+        let ctx = self.ctx;
+        self.b.ins().call(r, &[ctx, k.l]);
+        let yes = self.b.ins().iconst(types::I8, 1);
+        self.b.def_var(named, yes);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
     }
 }

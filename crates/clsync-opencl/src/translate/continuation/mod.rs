@@ -155,6 +155,13 @@ pub(crate) struct Cont {
     /// interval (stored once in the loop's head), so a call need not store
     /// them again.
     pub ids_in_ctx: bool,
+    /// Checked builds of kernels that keep no private memory: whether the
+    /// runtime has been told which work-item runs (an `i8` variable, 0 at
+    /// the loop's head). It is told at the work-item's first runtime call
+    /// of the interval ([`name_item`](Fx::name_item)), so that a work-item
+    /// with nothing to report in an interval (most of a reduction's, whose
+    /// `if (l < h)` is false) costs no call.
+    pub unnamed: Option<Variable>,
     pub frame_bytes: i32,
     /// Each barrier's resume block, in order (barrier `k` is index `k - 1`).
     pub resumes: Vec<ir::Block>,
@@ -187,6 +194,7 @@ impl Cont {
             shadow_vars: HashMap::new(),
             promoted_at: HashMap::new(),
             ids_in_ctx: false,
+            unnamed: None,
             frame_bytes: 0,
             resumes: Vec::new(),
             barriers: Vec::new(),
@@ -284,9 +292,21 @@ impl Fx<'_, '_> {
             // accesses are its), and its private shadow starts unwritten;
             // the call stores every id in the context, where they stay for
             // the interval (every checked access passes the context).
-            self.cont.as_mut().expect("a continuation build").ids_in_ctx = true;
-            let ctx = self.ctx;
-            self.helper("clsync_next_item", &[ctx, l]);
+            // Where the kernel keeps no private memory, whose blocks the
+            // call switches, it is made at the interval's first call that
+            // passes the context (`name_item`), if any.
+            let keeps_private = !private_spans(self.m, self.s.plan, f).is_empty();
+            let c = self.cont.as_mut().expect("a continuation build");
+            c.ids_in_ctx = true;
+            if keeps_private || c.batch.is_some() {
+                let ctx = self.ctx;
+                self.helper("clsync_next_item", &[ctx, l]);
+            } else {
+                let named = self.b.declare_var(types::I8);
+                let no = self.b.ins().iconst(types::I8, 0);
+                self.b.def_var(named, no);
+                self.cont.as_mut().expect("a continuation build").unnamed = Some(named);
+            }
         }
         self.b.ins().jump(dispatch, &[]);
         Ok(())
