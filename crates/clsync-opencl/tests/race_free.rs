@@ -56,8 +56,21 @@ fn same_problems_in_each(
     range: NdRange,
     args: impl Fn() -> Vec<Arg<'static>>,
 ) -> [BTreeSet<(String, u32, u32)>; 2] {
+    same_problems_in_each_with(src, "", range, args)
+}
+
+/// [`same_problems_in_each`], with build `options` besides the
+/// optimization's.
+fn same_problems_in_each_with(
+    src: &str,
+    options: &str,
+    range: NdRange,
+    args: impl Fn() -> Vec<Arg<'static>>,
+) -> [BTreeSet<(String, u32, u32)>; 2] {
     let mut out = [BTreeSet::new(), BTreeSet::new()];
-    for (b, options) in ["", "-cl-opt-disable"].into_iter().enumerate() {
+    let builds = [options.to_string(), format!("{options} -cl-opt-disable")];
+    for (b, options) in builds.iter().enumerate() {
+        let options = options.as_str();
         let p: Program = common::build(src, "k.cl", options);
         let run = |k: clsync_opencl::Kernel, run_on: bool| {
             k.run_with(
@@ -278,4 +291,52 @@ fn a_proven_read_of_a_value_that_depends_on_nothing_written_is_still_reported() 
             .any(|p| p.0 == "Uninitialized value" && p.1 == 8),
         "{unoptimized:?}"
     );
+}
+
+#[test]
+fn a_histograms_quiet_atomics_count_right_and_report_what_the_reference_does() {
+    // Relaxed, group-wide atomics on the group's own bins: performed
+    // without the checker once an operation wrote the bin (nothing to
+    // report). With a plain write of a bin among them (`poke`), none is
+    // (the analysis leaves the array to the checker) and the mix of plain
+    // and atomic accesses is reported.
+    let src = "kernel void k(global const int *in, global int *out, int poke) {
+        local atomic_int bins[8];
+        size_t l = get_local_id(0);
+        if (l < 8) atomic_store_explicit(&bins[l], 0, memory_order_relaxed, memory_scope_work_group);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        atomic_fetch_add_explicit(&bins[in[get_global_id(0)]], 1, memory_order_relaxed, memory_scope_work_group);
+        if (poke && l == 3) ((local int *)bins)[5] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = atomic_load_explicit(&bins[l % 8], memory_order_relaxed, memory_scope_work_group);
+    }";
+    let input: Vec<i32> = (0..32).map(|i| (i * 5 + i / 7) % 8).collect();
+    for poke in [0i32, 1] {
+        let a = buffer(input.clone());
+        let out = buffer(vec![0; 32]);
+        let each = same_problems_in_each_with(
+            src,
+            "-cl-std=CL2.0",
+            NdRange::new([32]).local([16]),
+            move || vec![Arg::Buffer(a), Arg::Buffer(out), Arg::of(&[poke])],
+        );
+        for found in each {
+            // The plain write (line 7) meets the atomics (line 6): the
+            // checker's `MixedAccess`.
+            let mixed = (format!("{:?}", ReportKind::MixedAccess), 6, 7);
+            assert_eq!(found.contains(&mixed), poke == 1, "poke {poke}: {found:?}");
+            if poke == 0 {
+                assert!(found.is_empty(), "{found:?}");
+            }
+        }
+        if poke == 0 {
+            for (g, got) in out.to_vec().into_iter().enumerate() {
+                let (group, l) = (g / 16, g % 16);
+                let want = (group * 16..group * 16 + 16)
+                    .filter(|&i| input[i] == (l % 8) as i32)
+                    .count() as i32;
+                assert_eq!(got, want, "work-item {g}");
+            }
+        }
+    }
 }

@@ -58,6 +58,17 @@ kernel void undefined_lane(global float4 *out) {
     f.xzw = 4.5f;
     out[1] = fract(f, out);
 }
+kernel void atomics_wrote(global int *out, local int *c, global int *g) {
+    size_t l = get_local_id(0);
+    if (l < 4) atomic_xchg(&c[l], 0);
+    if (l == 0) atomic_cmpxchg(&c[4], 1, 2);
+    if (l == 0) atomic_xchg(g, 3);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    atomic_inc(&c[l % 4]);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    out[l] = c[l % 4] + *g;
+    if (l == 1) out[8] = c[4];
+}
 "#;
 
 fn program() -> Program {
@@ -132,6 +143,31 @@ fn padding_private_copies_and_written_lanes_are_not_reported() {
         Vec::<String>::new()
     );
     assert_eq!(out.to_vec(), [1.5]);
+}
+
+#[test]
+fn what_atomics_wrote_is_initialized_and_a_failed_compare_exchange_writes_nothing() {
+    // Local and global memory that only atomics wrote, read plainly after
+    // a barrier: written values. The compare-and-exchange finds no 1 in
+    // memory nothing wrote and writes nothing: the read of it is line 59's
+    // report.
+    let p = program();
+    let out = Buffer::<i32>::new(9);
+    let g = Buffer::<i32>::new(1);
+    let f = common::run(
+        &p,
+        "atomics_wrote",
+        NdRange::new([8]).local([8]),
+        &[Arg::Buffer(&out), Arg::Local(20), Arg::Buffer(&g)],
+        true,
+    );
+    let heads: Vec<String> = f
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} at {}", d.headline, d.site.map(|s| s.line).unwrap_or(0)))
+        .collect();
+    assert_eq!(heads, ["Uninitialized value at 59"], "{f:?}");
+    assert_eq!(out.to_vec()[..8], [5; 8]);
 }
 
 /// A vector the compiler builds as a constant with an undefined lane: both

@@ -557,9 +557,24 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
             }
         }
     };
+    // What an operation wrote is initialized, for the plain reads after it
+    // (memory's shadow); a compare-and-exchange that fails writes nothing.
+    let wrote = std::cell::Cell::new(false);
+    let perform = || {
+        let (old, w) = perform();
+        wrote.set(w);
+        (old, w)
+    };
+    let mark = || {
+        if wrote.get() {
+            shadow_access(ctx_ref, ptr, bytes as u64, true, false, site);
+        }
+    };
     let Some(local) = checked_space(ctx_ref, ptr) else {
         // Private memory, or the scratch area of a skipped invalid access.
-        return perform().0;
+        let old = perform().0;
+        mark();
+        return old;
     };
     let fail = matches!(
         opcode,
@@ -594,7 +609,10 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
         )
     }));
     match r {
-        Ok(v) => v,
+        Ok(v) => {
+            mark();
+            v
+        }
         Err(payload) => {
             // SAFETY: as in `clsync_fault`.
             stop(unsafe { &mut *ctx }, Stop::Unwind(payload));

@@ -4,7 +4,7 @@
 use clsync_spirv::spirv::{Op, StorageClass};
 use clsync_spirv::Instruction;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{self, types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
 
 use super::cl_type;
 use super::function::Fx;
@@ -18,40 +18,50 @@ impl Fx<'_, '_> {
     /// the launch and with the host's.
     pub(super) fn atomic(&mut self, inst: &Instruction) -> Result<bool, CompileError> {
         let op = inst.class.opcode;
-        let rmw = match op {
-            Op::AtomicExchange => Some(AtomicRmwOp::Xchg),
-            Op::AtomicIAdd | Op::AtomicIIncrement => Some(AtomicRmwOp::Add),
-            Op::AtomicISub | Op::AtomicIDecrement => Some(AtomicRmwOp::Sub),
-            Op::AtomicSMin => Some(AtomicRmwOp::Smin),
-            Op::AtomicUMin => Some(AtomicRmwOp::Umin),
-            Op::AtomicSMax => Some(AtomicRmwOp::Smax),
-            Op::AtomicUMax => Some(AtomicRmwOp::Umax),
-            Op::AtomicAnd => Some(AtomicRmwOp::And),
-            Op::AtomicOr => Some(AtomicRmwOp::Or),
-            Op::AtomicXor => Some(AtomicRmwOp::Xor),
-            Op::AtomicLoad
-            | Op::AtomicStore
-            | Op::AtomicCompareExchange
-            | Op::AtomicCompareExchangeWeak
-            | Op::AtomicFlagTestAndSet
-            | Op::AtomicFlagClear
-            | Op::AtomicFAddEXT => None,
-            _ => return Ok(false),
-        };
+        if rmw_op(op).is_none()
+            && !matches!(
+                op,
+                Op::AtomicLoad
+                    | Op::AtomicStore
+                    | Op::AtomicCompareExchange
+                    | Op::AtomicCompareExchangeWeak
+                    | Op::AtomicFlagTestAndSet
+                    | Op::AtomicFlagClear
+                    | Op::AtomicFAddEXT
+            )
+        {
+            return Ok(false);
+        }
         let p = self.id(inst, 0)?;
         let (ty, storage) = self.pointee(p)?;
         let ptr = self.get1(p)?;
         let t = cl_type(self.m, ty)?;
         let size = self.m.layout(ty)?.size;
+        if self.s.checked && size <= 8 {
+            let quiet = self.quiet_atomics.contains(&p);
+            return self.atomic_checked(inst, ptr, storage, t, size, quiet);
+        }
+        let width = atomic_width(op, size);
+        let addr = self.address(ptr, width, AccessKind::Atomic, storage);
+        if let Some(v) = self.atomic_native(inst, addr, t)? {
+            self.def(inst, vec![v]);
+        }
+        Ok(true)
+    }
+
+    /// Performs atomic `inst` on the object of type `t` at native address
+    /// `addr` with the code generator's atomics; its result, if it has
+    /// one.
+    fn atomic_native(
+        &mut self,
+        inst: &Instruction,
+        addr: Value,
+        t: cranelift_codegen::ir::Type,
+    ) -> Result<Option<Value>, CompileError> {
+        let op = inst.class.opcode;
         let flags = MemFlagsData::trusted();
         let is_float = t == types::F32 || t == types::F64;
-        let it = if t == types::F32 {
-            types::I32
-        } else if t == types::F64 {
-            types::I64
-        } else {
-            t
-        };
+        let it = t.as_int();
         let to_int = |fx: &mut Self, v: Value| {
             if is_float {
                 fx.b.ins().bitcast(it, MemFlagsData::new(), v)
@@ -66,10 +76,7 @@ impl Fx<'_, '_> {
                 v
             }
         };
-        if self.s.checked && size <= 8 {
-            return self.atomic_checked(inst, ptr, storage, t, size);
-        }
-        if let Some(rop) = rmw {
+        if let Some(rop) = rmw_op(op) {
             let val = match op {
                 Op::AtomicIIncrement | Op::AtomicIDecrement => self.b.ins().iconst(it, 1),
                 _ => {
@@ -77,53 +84,43 @@ impl Fx<'_, '_> {
                     to_int(self, v)
                 }
             };
-            let addr = self.address(ptr, size, AccessKind::Atomic, storage);
             let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
-            let old = from_int(self, old);
-            self.def(inst, vec![old]);
-            return Ok(true);
+            return Ok(Some(from_int(self, old)));
         }
-        match op {
+        Ok(match op {
             Op::AtomicLoad => {
-                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let v = self.b.ins().atomic_load(it, flags, addr);
-                let v = from_int(self, v);
-                self.def(inst, vec![v]);
+                Some(from_int(self, v))
             }
             Op::AtomicStore => {
                 let v = self.get1(self.id(inst, 3)?)?;
                 let v = to_int(self, v);
-                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 self.store_atomic(inst, flags, v, addr)?;
+                None
             }
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
                 let (v, c) = (to_int(self, v), to_int(self, c));
-                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let old = self.b.ins().atomic_cas(flags, addr, c, v);
-                let old = from_int(self, old);
-                self.def(inst, vec![old]);
+                Some(from_int(self, old))
             }
             Op::AtomicFlagTestAndSet => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic, storage);
                 let one = self.b.ins().iconst(types::I32, 1);
                 let old = self
                     .b
                     .ins()
                     .atomic_rmw(types::I32, flags, AtomicRmwOp::Xchg, addr, one);
-                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
-                self.def(inst, vec![set]);
+                Some(self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0))
             }
             Op::AtomicFlagClear => {
-                let addr = self.address(ptr, 4, AccessKind::Atomic, storage);
                 let zero = self.b.ins().iconst(types::I32, 0);
                 self.store_atomic(inst, flags, zero, addr)?;
+                None
             }
             Op::AtomicFAddEXT => {
                 // A compare-and-swap loop: read, add, swap if unchanged.
                 let v = self.get1(self.id(inst, 3)?)?;
-                let addr = self.address(ptr, size, AccessKind::Atomic, storage);
                 let first = self.b.ins().atomic_load(it, flags, addr);
                 let looph = self.b.create_block();
                 let done = self.b.create_block();
@@ -146,16 +143,23 @@ impl Fx<'_, '_> {
                     &[cranelift_codegen::ir::BlockArg::Value(seen)],
                 );
                 self.b.switch_to_block(done);
-                let r = self.b.ins().bitcast(t, MemFlagsData::new(), old);
-                self.def(inst, vec![r]);
+                Some(self.b.ins().bitcast(t, MemFlagsData::new(), old))
             }
-            _ => return Ok(false),
-        }
-        Ok(true)
+            _ => {
+                return Err(CompileError::Internal(format!(
+                    "Op{op:?} is no atomic the translator performs"
+                )))
+            }
+        })
     }
 
     /// An atomic in the checked build: the runtime performs it under the
-    /// checker (`clsync_atomic`), which sees its order and scope.
+    /// checker (`clsync_atomic`), which sees its order and scope. A
+    /// `quiet` one (through a pointer of `local_atomics::quiet_atomics`) is
+    /// performed inline instead where the launch takes the build's proofs
+    /// and an operation wrote its bytes already ([`written`](Self::written)):
+    /// it races with nothing and synchronizes nothing, so the checker
+    /// would find nothing and record nothing a later access needs.
     fn atomic_checked(
         &mut self,
         inst: &Instruction,
@@ -163,6 +167,7 @@ impl Fx<'_, '_> {
         storage: StorageClass,
         t: cranelift_codegen::ir::Type,
         size: u64,
+        quiet: bool,
     ) -> Result<bool, CompileError> {
         let (is_float, it) = (t.is_float(), t.as_int());
         let op = inst.class.opcode;
@@ -198,12 +203,25 @@ impl Fx<'_, '_> {
                 (widen(self, v), zero, 0)
             }
         };
-        let width = if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) {
-            4
-        } else {
-            size
-        };
+        let width = atomic_width(op, size);
         let addr = self.address(ptr, width, AccessKind::Atomic, storage);
+        let join = self.b.create_block();
+        let result = match op {
+            Op::AtomicStore | Op::AtomicFlagClear => None,
+            Op::AtomicFlagTestAndSet => Some(self.b.append_block_param(join, types::I8)),
+            _ => Some(self.b.append_block_param(join, t)),
+        };
+        let in_bounds = self.in_bounds.filter(|_| quiet && matches!(width, 4 | 8));
+        if let Some(ok) = in_bounds {
+            let fast = self.b.create_block();
+            let slow = self.b.create_block();
+            self.written(ptr, 0, width, ok, fast, slow);
+            self.b.switch_to_block(fast);
+            let v = self.atomic_native(inst, addr, t)?;
+            let args: Vec<_> = v.into_iter().map(ir::BlockArg::Value).collect();
+            self.b.ins().jump(join, &args);
+            self.b.switch_to_block(slow);
+        }
         let site = self.site();
         let args = [
             self.ctx,
@@ -222,25 +240,27 @@ impl Fx<'_, '_> {
         ];
         let old = self.helper("clsync_atomic", &args)[0];
         self.check_status();
-        match op {
-            Op::AtomicStore | Op::AtomicFlagClear => {}
-            Op::AtomicFlagTestAndSet => {
-                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0);
-                self.def(inst, vec![set]);
-            }
+        let v = match op {
+            Op::AtomicStore | Op::AtomicFlagClear => None,
+            Op::AtomicFlagTestAndSet => Some(self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0)),
             _ => {
                 let v = if it == types::I64 {
                     old
                 } else {
                     self.b.ins().ireduce(it, old)
                 };
-                let v = if is_float {
+                Some(if is_float {
                     self.b.ins().bitcast(t, MemFlagsData::new(), v)
                 } else {
                     v
-                };
-                self.def(inst, vec![v]);
+                })
             }
+        };
+        let args: Vec<_> = v.into_iter().map(ir::BlockArg::Value).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        if let Some(v) = result {
+            self.def(inst, vec![v]);
         }
         Ok(true)
     }
@@ -267,5 +287,32 @@ impl Fx<'_, '_> {
             self.b.ins().atomic_store(flags, v, addr);
         }
         Ok(())
+    }
+}
+
+/// The code generator's read-modify-write of `op`, where it is one.
+fn rmw_op(op: Op) -> Option<AtomicRmwOp> {
+    Some(match op {
+        Op::AtomicExchange => AtomicRmwOp::Xchg,
+        Op::AtomicIAdd | Op::AtomicIIncrement => AtomicRmwOp::Add,
+        Op::AtomicISub | Op::AtomicIDecrement => AtomicRmwOp::Sub,
+        Op::AtomicSMin => AtomicRmwOp::Smin,
+        Op::AtomicUMin => AtomicRmwOp::Umin,
+        Op::AtomicSMax => AtomicRmwOp::Smax,
+        Op::AtomicUMax => AtomicRmwOp::Umax,
+        Op::AtomicAnd => AtomicRmwOp::And,
+        Op::AtomicOr => AtomicRmwOp::Or,
+        Op::AtomicXor => AtomicRmwOp::Xor,
+        _ => return None,
+    })
+}
+
+/// The bytes atomic `op` on an object of `size` bytes reaches: a flag's
+/// are an `int`'s.
+fn atomic_width(op: Op, size: u64) -> u64 {
+    if matches!(op, Op::AtomicFlagTestAndSet | Op::AtomicFlagClear) {
+        4
+    } else {
+        size
     }
 }

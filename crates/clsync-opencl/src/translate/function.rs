@@ -116,6 +116,10 @@ pub(crate) struct Fx<'a, 'm> {
     /// call: no launch that runs this function has local atomics
     /// (`Shared::settled_by_writes`).
     pub settled_reads: bool,
+    /// Checked builds: the pointers through which atomics reach a local
+    /// object that only relaxed, group-wide atomics touch (see
+    /// `local_atomics::quiet_atomics`).
+    pub quiet_atomics: std::collections::HashSet<Word>,
     /// Checked builds: the function's private variables that live in
     /// registers (see `promote`), and those already declared.
     pub promotable: std::collections::HashSet<Word>,
@@ -230,6 +234,7 @@ fn translate_as(
         race_free_loads: Default::default(),
         race_free_load: false,
         settled_reads: false,
+        quiet_atomics: Default::default(),
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
@@ -299,6 +304,7 @@ impl<'a, 'm> Fx<'a, 'm> {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
             self.race_free_loads = super::intervals::race_free_loads(self.m, f);
             self.settled_reads = self.s.settled_by_writes.contains(&f.id);
+            self.quiet_atomics = super::local_atomics::quiet_atomics(self.m, f);
             self.promotable = super::promote::promotable(self.m, f);
         }
         let zero = |o: &Operand| match o {

@@ -137,12 +137,17 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
 
 /// The local object each pointer of `f` points into, where the code
 /// shows it: a `local` parameter of the kernel or a module-scope local
-/// variable (a kernel's `local` array), followed through access chains.
+/// variable (a kernel's `local` array), followed through access chains,
+/// casts, and the private variables that hold them ([`held_pointers`]).
 /// Two such objects are apart: each `local` argument of a launch is an
 /// allocation of its own, and so is each variable. For the body that
 /// clang's stub calls, a parameter is the stub's argument it receives,
 /// where that is one of the stub's parameters.
-fn objects(m: &Module, f: &Function, types: &HashMap<Word, Word>) -> HashMap<Word, Word> {
+pub(super) fn objects(
+    m: &Module,
+    f: &Function,
+    types: &HashMap<Word, Word>,
+) -> HashMap<Word, Word> {
     let local = |id: Word| {
         matches!(
             types.get(&id).map(|t| m.ty(*t)),
@@ -183,16 +188,35 @@ fn objects(m: &Module, f: &Function, types: &HashMap<Word, Word>) -> HashMap<Wor
             }
         }
     }
-    // Access chains, in as many passes as their order needs.
+    let held = held_pointers(m, f, types);
+    // Access chains, casts and private variables, in as many passes as
+    // their order needs.
     loop {
         let before = of.len();
+        for (loads, stored) in &held {
+            let mut objects = stored.iter().map(|v| of.get(v).copied());
+            let Some(Some(o)) = objects.next() else {
+                continue;
+            };
+            if objects.all(|x| x == Some(o)) {
+                for l in loads {
+                    of.insert(*l, o);
+                }
+            }
+        }
         for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+            // Casts keep the object too (a generic pointer made from a
+            // local one, as OpenCL C 2.0's atomics take them).
             let chain = matches!(
                 i.class.opcode,
                 Op::AccessChain
                     | Op::InBoundsAccessChain
                     | Op::PtrAccessChain
                     | Op::InBoundsPtrAccessChain
+                    | Op::Bitcast
+                    | Op::PtrCastToGeneric
+                    | Op::GenericCastToPtr
+                    | Op::CopyObject
             );
             if let (true, Some(id), Some(Operand::IdRef(base))) =
                 (chain, i.result_id, i.operands.first())
@@ -206,6 +230,61 @@ fn objects(m: &Module, f: &Function, types: &HashMap<Word, Word>) -> HashMap<Wor
             return of;
         }
     }
+}
+
+/// The private variables of `f` that hold pointers and nothing else
+/// reaches: each variable's loads and the values stored to it, where every
+/// use of the variable is a load from it or a store to it. An unoptimized
+/// build keeps each parameter and pointer variable of the kernel in such a
+/// variable (clang's `-O0` stores every argument to a stack slot); a load
+/// from one points into the object every stored value points into.
+fn held_pointers(
+    m: &Module,
+    f: &Function,
+    types: &HashMap<Word, Word>,
+) -> Vec<(Vec<Word>, Vec<Word>)> {
+    let mut held: HashMap<Word, (Vec<Word>, Vec<Word>)> = HashMap::new();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        if let (Op::Variable, Some(v)) = (i.class.opcode, i.result_id) {
+            let private = matches!(
+                types.get(&v).map(|t| m.ty(*t)),
+                Some(Ok(Type::Pointer {
+                    storage: StorageClass::Function,
+                    ..
+                }))
+            );
+            if private {
+                held.insert(v, (Vec::new(), Vec::new()));
+            }
+        }
+    }
+    let mut escaped = HashSet::new();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let first = match i.operands.first() {
+            Some(Operand::IdRef(p)) => Some(*p),
+            _ => None,
+        };
+        for (k, id) in super::id_operands(i).enumerate() {
+            let Some(entry) = held.get_mut(&id) else {
+                continue;
+            };
+            match (i.class.opcode, k, first == Some(id), i.result_id) {
+                (Op::Load, 0, true, Some(r)) => entry.0.push(r),
+                (Op::Store, 0, true, _) => {
+                    if let Some(Operand::IdRef(v)) = i.operands.get(1) {
+                        entry.1.push(*v);
+                    }
+                }
+                _ => {
+                    escaped.insert(id);
+                }
+            }
+        }
+    }
+    held.into_iter()
+        .filter(|(v, _)| !escaped.contains(v))
+        .map(|(_, uses)| uses)
+        .collect()
 }
 
 /// Walks block `b`'s instructions (their `roles`) from `state`, the
@@ -235,7 +314,7 @@ fn walk(
 /// kernel that does nothing else a barrier interval would see (clang
 /// makes each kernel a stub that calls the kernel's body, a function of
 /// its own).
-fn whole_kernel(m: &Module, f: &Function) -> bool {
+pub(super) fn whole_kernel(m: &Module, f: &Function) -> bool {
     let kernel = |id: Word| m.entry_points.iter().any(|e| e.function == id);
     let callers = calls_of(m, f.id);
     if kernel(f.id) {
@@ -276,118 +355,9 @@ fn calls_of(m: &Module, id: Word) -> Vec<(&Function, &Instruction)> {
         .collect()
 }
 
-/// The functions of `m` that only kernels whose atomic operations and
-/// async copies never reach local memory (their pointer is no local or
-/// generic one) run, in any function they call. The checker records those
-/// operations as atomic accesses, after which a cell of local memory is no
-/// longer [settled](clsync::checker::engine::race_free_read_at) by a
-/// plain write alone; a launch of such a kernel may skip the checker for
-/// a race-free load of bytes a plain write wrote (`Fx::note_access`).
-pub(crate) fn settled_by_writes(m: &Module) -> HashSet<Word> {
-    let atomic: HashSet<Word> = m
-        .functions
-        .iter()
-        .filter(|f| local_atomics(m, f))
-        .map(|f| f.id)
-        .collect();
-    let mut unsettled = HashSet::new();
-    for e in &m.entry_points {
-        let runs = super::reachable_from(m, vec![e.function]);
-        if !runs.is_disjoint(&atomic) {
-            unsettled.extend(runs);
-        }
-    }
-    m.functions
-        .iter()
-        .map(|f| f.id)
-        .filter(|id| !unsettled.contains(id))
-        .collect()
-}
-
-/// Whether an atomic operation or an async copy of `f` may reach local
-/// memory: one of its operands is a local pointer, or a generic one that
-/// may have been made from a local pointer (a generic pointer made by a
-/// cast, access chain, copy, phi or select from other pointers reaches
-/// local memory where one of those does; any other generic pointer, a
-/// parameter or a loaded one, may). The built-ins of OpenCL C 2.0 take
-/// generic pointers, so clang casts a global atomic's pointer to one.
-fn local_atomics(m: &Module, f: &Function) -> bool {
-    let types = pointer_types(m, f);
-    let storage = |id: &Word| match types.get(id).map(|t| m.ty(*t)) {
-        Some(Ok(Type::Pointer { storage, .. })) => Some(*storage),
-        _ => None,
-    };
-    // The generic pointers made from other pointers, with those.
-    let mut made: HashMap<Word, Vec<Word>> = HashMap::new();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        let Some(id) = i.result_id else { continue };
-        if !makes_pointer(i.class.opcode) || storage(&id) != Some(StorageClass::Generic) {
-            continue;
-        }
-        let from: Vec<Word> = super::id_operands(i)
-            .filter(|o| storage(o).is_some())
-            .collect();
-        if !from.is_empty() {
-            made.insert(id, from);
-        }
-    }
-    let mut local: HashSet<Word> = types
-        .keys()
-        .copied()
-        .filter(|id| match storage(id) {
-            Some(StorageClass::Workgroup) => true,
-            Some(StorageClass::Generic) => !made.contains_key(id),
-            _ => false,
-        })
-        .collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (id, from) in &made {
-            if !local.contains(id) && from.iter().any(|p| local.contains(p)) {
-                local.insert(*id);
-                changed = true;
-            }
-        }
-    }
-    f.blocks.iter().flat_map(|b| &b.instructions).any(|(i, _)| {
-        atomic_or_copy(i.class.opcode) && super::id_operands(i).any(|o| local.contains(&o))
-    })
-}
-
-/// The opcodes the checker records as atomic accesses: atomics, and the
-/// work-group copies (`async_work_group_copy`).
-fn atomic_or_copy(op: Op) -> bool {
-    matches!(
-        op,
-        Op::AtomicLoad
-            | Op::AtomicStore
-            | Op::AtomicExchange
-            | Op::AtomicCompareExchange
-            | Op::AtomicCompareExchangeWeak
-            | Op::AtomicIIncrement
-            | Op::AtomicIDecrement
-            | Op::AtomicIAdd
-            | Op::AtomicISub
-            | Op::AtomicSMin
-            | Op::AtomicUMin
-            | Op::AtomicSMax
-            | Op::AtomicUMax
-            | Op::AtomicAnd
-            | Op::AtomicOr
-            | Op::AtomicXor
-            | Op::AtomicFlagTestAndSet
-            | Op::AtomicFlagClear
-            | Op::AtomicFAddEXT
-            | Op::AtomicFMinEXT
-            | Op::AtomicFMaxEXT
-            | Op::GroupAsyncCopy
-    )
-}
-
 /// The type of each pointer id `f` can name: its parameters', its
 /// instructions' results, the module's variables.
-fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
+pub(super) fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
     let mut types: HashMap<Word, Word> = f.params.iter().copied().collect();
     types.extend(m.globals.iter().map(|g| (g.id, g.ty)));
     for block in &f.blocks {
@@ -398,6 +368,20 @@ fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
         }
     }
     types
+}
+
+/// The value of operand `o`, where it names a scalar constant (a scope's,
+/// a memory semantics').
+pub(super) fn constant(m: &Module, o: Option<&Operand>) -> Option<u64> {
+    match o {
+        Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+            match m.constants.get(id) {
+                Some(Constant::Scalar { bits, .. }) => Some(*bits),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// What `i` is to the intervals (see [`Role`]).
@@ -418,15 +402,7 @@ fn role(
             Some(StorageClass::Workgroup | StorageClass::Generic)
         )
     };
-    let constant = |o: Option<&Operand>| match o {
-        Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
-            match m.constants.get(id) {
-                Some(Constant::Scalar { bits, .. }) => Some(*bits),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
+    let constant = |o: Option<&Operand>| constant(m, o);
     let refs = || {
         i.operands.iter().filter_map(|o| match o {
             Operand::IdRef(id) => Some(id),
@@ -460,6 +436,10 @@ fn role(
             {
                 Role::Write(objects.get(p).copied())
             }
+            // A store to a private variable writes no local memory,
+            // whatever it stores (an access through a pointer loaded back
+            // is one of its own).
+            (Some(Operand::IdRef(p)), _) if space(p) == Some(StorageClass::Function) => Role::Other,
             _ if refs().any(local) => Role::Write(None),
             _ => Role::Other,
         },
@@ -587,54 +567,5 @@ mod tests {
         }";
         // Optimized, `put` is inlined: its store is the interval's write.
         assert_eq!(proven(src), [0, 0]);
-    }
-
-    #[test]
-    fn only_kernels_without_local_atomics_have_their_reads_settled_by_writes() {
-        use std::collections::HashSet;
-
-        use clsync_spirv::spirv::Word;
-
-        // `h` counts into local atomics through a helper; `s` shares
-        // another helper with `h` (unoptimized: optimized, each has it
-        // inlined), which `h` runs; `t` has only its own code, and a global
-        // atomic (through a generic pointer, as OpenCL C 2.0's built-ins
-        // take it). What `h` runs is not settled by writes; the rest is.
-        let src = "void count(local atomic_uint *c, uint v) {
-                atomic_fetch_add_explicit(c, v, memory_order_relaxed, memory_scope_work_group);
-            }
-            int twice(int v) { return 2 * v; }
-            kernel void h(global int *out) {
-                local atomic_uint c[1];
-                count(c, 1u);
-                out[0] = twice(1);
-            }
-            kernel void s(global int *out) { out[0] = twice(2); }
-            kernel void t(global atomic_int *out) {
-                local int a[4];
-                a[get_local_id(0)] = 1;
-                barrier(CLK_LOCAL_MEM_FENCE);
-                atomic_fetch_add(out, a[0]);
-            }";
-        for options in ["-cl-std=CL2.0", "-cl-std=CL2.0 -cl-opt-disable"] {
-            let p = crate::Program::build(src, "k.cl", options)
-                .unwrap_or_else(|e| panic!("build failed:\n{e}"));
-            let m = &p.module;
-            let settled = super::settled_by_writes(m);
-            let runs = |k: &str| {
-                let e = m.entry_points.iter().find(|e| e.name == k).unwrap();
-                crate::translate::reachable_from(m, vec![e.function])
-            };
-            let (h, s, t) = (runs("h"), runs("s"), runs("t"));
-            assert!(h.is_disjoint(&settled), "{options}");
-            let shared: HashSet<Word> = s.intersection(&h).copied().collect();
-            assert_eq!(shared.is_empty(), !options.contains("disable"), "{options}");
-            assert!(
-                shared.is_disjoint(&settled),
-                "{options}: `twice` is `h`'s too"
-            );
-            assert!(s.difference(&h).all(|f| settled.contains(f)), "{options}");
-            assert!(t.is_subset(&settled), "{options}");
-        }
     }
 }

@@ -506,10 +506,9 @@ impl Fx<'_, '_> {
     /// The inline test of a race-free read of local memory (code 4 of
     /// `clsync_check_access`) of `size` bytes at `offset` from `ptr`, in
     /// bounds where `ok`: it goes to `join` with a clean shadow, and no
-    /// call, where the launch takes the build's proofs
-    /// ([`ItemCtx::race_free`](crate::exec::ctx::ItemCtx::race_free)) and
-    /// every byte's shadow says a value was written there; else to
-    /// `call`.
+    /// call, where the launch takes the build's proofs and every byte's
+    /// shadow says a value was written there ([`written`](Self::written));
+    /// else to `call`.
     ///
     /// The call would have found nothing to do. Memory's shadow of local
     /// memory is fresh for each group (a checked launch's local memory
@@ -517,8 +516,8 @@ impl Fx<'_, '_> {
     /// value, which the checker recorded as a plain write of those bytes
     /// in this group (no atomic or async copy of the build reaches local
     /// memory in a launch that runs this function:
-    /// `Shared::settled_by_writes`). So the read reads a written
-    /// value, and the checker's cells of the bytes are settled, where the
+    /// `Shared::settled_by_writes`). So the read reads a written value,
+    /// and the checker's cells of the bytes are settled, where the
     /// runtime skips the read too (`checker::engine::race_free_read_at`).
     fn settled_read(
         &mut self,
@@ -529,6 +528,27 @@ impl Fx<'_, '_> {
         call: ir::Block,
         join: ir::Block,
     ) {
+        let clean = self.b.create_block();
+        self.written(ptr, offset, size, ok, clean, call);
+        self.b.switch_to_block(clean);
+        let zero = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(zero)]);
+    }
+
+    /// Goes to `yes` where a checked launch takes the build's proofs
+    /// ([`ItemCtx::race_free`](crate::exec::ctx::ItemCtx::race_free)), the
+    /// `size` bytes (1, 2, 4 or 8) at `offset` from `ptr` are in bounds
+    /// (`ok`) and memory's shadow says each was written, by a value that
+    /// depends on nothing unwritten; else to `no`.
+    pub(super) fn written(
+        &mut self,
+        ptr: Value,
+        offset: u64,
+        size: u64,
+        ok: Value,
+        yes: ir::Block,
+        no: ir::Block,
+    ) {
         let fixed = super::function::fixed();
         let taken = self
             .b
@@ -537,7 +557,7 @@ impl Fx<'_, '_> {
         let ok = self.b.ins().uextend(types::I32, ok);
         let go = self.b.ins().band(taken, ok);
         let entry = self.b.create_block();
-        self.b.ins().brif(go, entry, &[], call, &[]);
+        self.b.ins().brif(go, entry, &[], no, &[]);
         self.b.switch_to_block(entry);
         // In bounds: the slot is in the table, which has a shadow per
         // slot.
@@ -550,7 +570,7 @@ impl Fx<'_, '_> {
             .ins()
             .load(types::I64, MemFlagsData::trusted(), at, 0);
         let bytes = self.b.create_block();
-        self.b.ins().brif(shadow, bytes, &[], call, &[]);
+        self.b.ins().brif(shadow, bytes, &[], no, &[]);
         self.b.switch_to_block(bytes);
         let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
         let at = self.b.ins().iadd(shadow, off);
@@ -560,10 +580,7 @@ impl Fx<'_, '_> {
         // Every byte 1: written, and not poisoned.
         let all = (0..size).fold(0i64, |a, k| a | 1 << (8 * k));
         let written = self.b.ins().icmp_imm_s(IntCC::Equal, v, all);
-        let clean = self.b.ins().iconst(types::I8, 0);
-        self.b
-            .ins()
-            .brif(written, join, &[BlockArg::Value(clean)], call, &[]);
+        self.b.ins().brif(written, yes, &[], no, &[]);
     }
 
     /// Loads a value of type `ty` at `ptr`, whose slot is `slot_of`'s

@@ -28,6 +28,7 @@ mod group;
 mod half;
 mod image;
 mod intervals;
+mod local_atomics;
 mod memory;
 mod promote;
 mod shadow;
@@ -580,7 +581,7 @@ pub(crate) struct Shared<'m> {
     pub checked: bool,
     /// The checked build: the functions that only kernels whose atomics
     /// and async copies never reach local memory run
-    /// (`intervals::settled_by_writes`), where a race-free load of bytes a
+    /// (`local_atomics::settled_by_writes`), where a race-free load of bytes a
     /// plain write wrote needs no runtime call.
     pub settled_by_writes: std::collections::HashSet<Word>,
     /// The work-item built-ins the code reads, a bit per index of
@@ -717,7 +718,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         sites: Sites::default(),
         checked,
         settled_by_writes: if checked {
-            intervals::settled_by_writes(m)
+            local_atomics::settled_by_writes(m)
         } else {
             Default::default()
         },
