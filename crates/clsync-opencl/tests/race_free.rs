@@ -340,3 +340,48 @@ fn a_histograms_quiet_atomics_count_right_and_report_what_the_reference_does() {
         }
     }
 }
+
+#[test]
+fn a_tree_reductions_reads_race_with_nothing_in_one_dimension_and_do_in_two() {
+    // Each step reads the element `h` above its own and its own, and
+    // writes its own, under `l < h`: in a group of one dimension the reads
+    // race with nothing (the build unrolls the loop, a constant `h` per
+    // step). In a group of two rows, the rows' work-items of one `l` read
+    // and write the same element: the reads of line 8 race with the writes
+    // of line 9, and the launch takes no proof of one dimension.
+    let src = "kernel void k(global const int *in, global int *out) {
+        local int s[16];
+        size_t l = get_local_id(0);
+        s[l] = in[get_global_id(0) % 32];
+        for (size_t h = 8; h > 0; h /= 2) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (l < h) {
+                int a = s[l + h];
+                int b = s[l];
+                s[l] = a + b;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l == 0) out[get_group_id(0) + 4 * get_group_id(1)] = s[0];
+    }";
+    let input: Vec<i32> = (0..32).map(|i| i * 3 - 7).collect();
+    let a = buffer(input.clone());
+    let out = buffer(vec![0; 8]);
+    let found = same_problems(src, NdRange::new([32]).local([16]), || {
+        vec![Arg::Buffer(a), Arg::Buffer(out)]
+    });
+    assert!(found.is_empty(), "{found:?}");
+    let want: Vec<i32> = (0..2)
+        .map(|g| input[g * 16..g * 16 + 16].iter().sum())
+        .chain([0; 6])
+        .collect();
+    assert_eq!(out.to_vec(), want);
+    let out = buffer(vec![0; 8]);
+    let each = same_problems_in_each(src, NdRange::new([16, 2]).local([16, 2]), || {
+        vec![Arg::Buffer(a), Arg::Buffer(out)]
+    });
+    let race = (format!("{:?}", ReportKind::DataRace), 9, 10);
+    for found in each {
+        assert!(found.contains(&race), "{found:?}");
+    }
+}

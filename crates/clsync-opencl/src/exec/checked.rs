@@ -44,7 +44,8 @@ fn space_of(info: &super::ctx::SlotInfo) -> Option<bool> {
 /// (a copy), 0 for a read, 2 for a read that only feeds a store of the
 /// value back (a compiler's load of a vector to store some of its
 /// components: no read of a write-only buffer), 4 for a read of local
-/// memory that races with nothing (`translate::intervals`).
+/// memory that races with nothing (`translate::intervals`), 6 for one that
+/// races with nothing in a group of one dimension.
 ///
 /// A plain access of `size` bytes in the checked build, reported to the
 /// checker byte by byte (so that accesses of different sizes and
@@ -281,6 +282,18 @@ fn uniform_writes_are_races() -> bool {
     *ON.get_or_init(|| std::env::var("CLSYNC_UNIFORM_WRITES").is_ok_and(|v| v == "1"))
 }
 
+/// Whether access `code` (of `clsync_check_access`) is a read the build
+/// proved races with nothing (4: in any group, 6: in a group of one
+/// dimension) and the launch takes that proof now.
+fn proven(ctx: &ItemCtx, code: u32) -> bool {
+    use super::ctx::{RACE_FREE, RACE_FREE_1D};
+    match code {
+        4 => ctx.race_free & RACE_FREE != 0,
+        6 => ctx.race_free & RACE_FREE_1D != 0,
+        _ => false,
+    }
+}
+
 /// `code` and `bits` as `clsync_check_access` takes them.
 fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u64, site: u32) {
     let write = code == 1 || code == 3;
@@ -328,7 +341,7 @@ fn check_plain(ctx: &ItemCtx, ptr: u64, addr: u64, size: u64, code: u32, bits: u
     let (addr, len) = (addr as usize, size as usize);
     match host.site_ids.get(site as usize) {
         // A read of local memory the build proved races with nothing.
-        Some(&id) if code == 4 && local && ctx.race_free != 0 => {
+        Some(&id) if local && proven(ctx, code) => {
             clsync::checker::engine::race_free_read_at(addr, len, id)
         }
         Some(&id) => clsync::checker::engine::plain_range_at(addr, len, space, write, value, id),

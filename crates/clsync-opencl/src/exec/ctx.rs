@@ -115,6 +115,12 @@ pub const CTX_QUIET: i32 = CTX_ANSWER + 8;
 pub const CTX_SHADOWS: i32 = CTX_QUIET + 8;
 /// Byte offset of [`ItemCtx::race_free`].
 pub const CTX_RACE_FREE: i32 = CTX_SHADOWS + 8;
+/// [`ItemCtx::race_free`]'s bit for the build's proofs that hold in every
+/// group (`translate::intervals::Proof::Always`).
+pub const RACE_FREE: u64 = 1;
+/// [`ItemCtx::race_free`]'s bit for those that hold in a group of one
+/// dimension (`Proof::OneDimensional`).
+pub const RACE_FREE_1D: u64 = 2;
 
 /// Why compiled code stopped early.
 #[derive(Debug)]
@@ -158,12 +164,13 @@ pub struct ItemCtx {
     /// initialized): a byte is nonzero once something wrote it. Null in
     /// unchecked launches.
     pub shadows: *const *mut u8,
-    /// 1 while the checker takes the build's race-free loads at their
-    /// word (`translate::intervals`), else 0: in a checked launch that
-    /// does not run on from divergent barriers, and in a group of
-    /// work-item loops until it diverges (see `exec::loops`). Compiled code
-    /// skips the call for such a load of bytes that hold a written value
-    /// where the build has no local atomics (`Fx::note_access`).
+    /// Which of the build's race-free loads (`translate::intervals`) the
+    /// checker takes at their word: [`RACE_FREE`] and, in a group of one
+    /// dimension, [`RACE_FREE_1D`], in a checked launch that does not run
+    /// on from divergent barriers and in a group of work-item loops until
+    /// it diverges (see `exec::loops`); 0 for none. Compiled code skips
+    /// the call for such a load of bytes that hold a written value where
+    /// the build has no local atomics (`Fx::note_access`).
     pub race_free: u64,
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,
@@ -274,3 +281,18 @@ const _: () = {
     assert!(std::mem::offset_of!(ItemCtx, race_free) == CTX_RACE_FREE as usize);
     assert!(std::mem::size_of::<Slot>() == 16);
 };
+
+impl ItemCtx {
+    /// Takes the build's race-free loads at their word where `race_free`
+    /// (see [`ItemCtx::race_free`]), those of one dimension where the
+    /// group the context's built-ins describe is.
+    pub fn take_proofs(&mut self, race_free: bool) {
+        let one_d = self.builtins[builtin::LOCAL_SIZE + 1] <= 1
+            && self.builtins[builtin::LOCAL_SIZE + 2] <= 1;
+        self.race_free = match (race_free, one_d) {
+            (false, _) => 0,
+            (true, false) => RACE_FREE,
+            (true, true) => RACE_FREE | RACE_FREE_1D,
+        };
+    }
+}

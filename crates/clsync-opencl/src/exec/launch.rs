@@ -56,7 +56,7 @@ pub(super) struct Setup<'a> {
     /// runs as work-item loops (which stop taking them in a group once it
     /// diverged): the build's race-free loads are taken at their word (see
     /// `ItemCtx::race_free`).
-    race_free: bool,
+    pub(super) race_free: bool,
     /// Checked launches: the checker's id of each source location of the
     /// build, by the index compiled code passes (interned once here, not
     /// at each access).
@@ -226,7 +226,7 @@ impl Setup<'_> {
             events: Default::default(),
             collectives: Default::default(),
             shadows: std::ptr::null(),
-            race_free: u64::from(self.race_free),
+            race_free: 0,
             privates: std::ptr::null_mut(),
         }
     }
@@ -407,6 +407,7 @@ fn on_coroutines(
         let host = s.host(Runner::Item(wi));
         let mut ctx = s.context(slots.as_ptr(), slots.len() - 1, &host);
         ctx.builtins = builtins(wi);
+        ctx.take_proofs(s.race_free);
         let mut private_shadow = Reused::<u64>::take();
         let mut shadows = Reused::<*mut u8>::take();
         if s.checked {

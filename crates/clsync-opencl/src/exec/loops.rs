@@ -107,6 +107,7 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
             g.get_enqueued_num_sub_groups(),
         ],
     );
+    ctx.take_proofs(s.race_free);
     let args = s.words.as_ptr();
     let mut state = 0u32;
     let mut reported = false;

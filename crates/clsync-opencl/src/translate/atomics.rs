@@ -8,6 +8,7 @@ use cranelift_codegen::ir::{self, types, AtomicRmwOp, InstBuilder, MemFlagsData,
 
 use super::cl_type;
 use super::function::Fx;
+use crate::exec::ctx::RACE_FREE;
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -215,7 +216,7 @@ impl Fx<'_, '_> {
         if let Some(ok) = in_bounds {
             let fast = self.b.create_block();
             let slow = self.b.create_block();
-            self.written(ptr, 0, width, ok, fast, slow);
+            self.written(RACE_FREE, ptr, 0, width, ok, fast, slow);
             self.b.switch_to_block(fast);
             let v = self.atomic_native(inst, addr, t)?;
             let args: Vec<_> = v.into_iter().map(ir::BlockArg::Value).collect();

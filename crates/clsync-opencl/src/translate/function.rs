@@ -110,8 +110,8 @@ pub(crate) struct Fx<'a, 'm> {
     pub lvalue_load: bool,
     /// The loads of local memory that race with nothing (checked builds;
     /// see `intervals`), and whether the load being translated is one.
-    pub race_free_loads: std::collections::HashSet<Word>,
-    pub race_free_load: bool,
+    pub race_free_loads: HashMap<Word, super::intervals::Proof>,
+    pub race_free_load: Option<super::intervals::Proof>,
     /// Whether such a load of bytes a plain write wrote needs no runtime
     /// call: no launch that runs this function has local atomics
     /// (`Shared::settled_by_writes`).
@@ -232,7 +232,7 @@ fn translate_as(
         promoted: Default::default(),
         lvalue_load: false,
         race_free_loads: Default::default(),
-        race_free_load: false,
+        race_free_load: None,
         settled_reads: false,
         quiet_atomics: Default::default(),
         signed_view: false,

@@ -47,10 +47,11 @@ enum Role {
     /// interval.
     Boundary,
     /// It may write local memory: the local object it writes, where the
-    /// code shows it (see [`objects`]).
-    Write(Option<Word>),
-    /// A load of local memory, and the object it reads, where known.
-    Load(Word, Option<Word>),
+    /// code shows it (see [`objects`]), and the pointer it writes through.
+    Write(Option<Word>, Option<Word>),
+    /// A load of local memory, the object it reads, where known, and the
+    /// pointer it reads through.
+    Load(Word, Option<Word>, Word),
     /// Nothing of the above.
     Other,
 }
@@ -58,9 +59,9 @@ enum Role {
 /// The result ids of `f`'s loads of local memory that race with nothing
 /// (see the module's notes); empty where `f` is not a whole kernel's code
 /// ([`whole_kernel`]).
-pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
+pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> {
     if !whole_kernel(m, f) || f.blocks.is_empty() {
-        return HashSet::new();
+        return HashMap::new();
     }
     let types = pointer_types(m, f);
     let objects = objects(m, f, &types);
@@ -105,34 +106,101 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashSet<Word> {
         }
     }
 
-    // Each write's boundaries, by the object it writes (`None`: any), and
-    // each load's.
-    let mut written: HashMap<Option<Word>, BTreeSet<usize>> = HashMap::new();
-    let mut loads: Vec<(Word, Option<Word>, BTreeSet<usize>)> = Vec::new();
+    // Where the accesses lie relative to their work-items (`indices`).
+    let roots: HashSet<Word> = f
+        .params
+        .iter()
+        .map(|(p, _)| *p)
+        .chain(m.globals.iter().map(|g| g.id))
+        .filter(|id| objects.contains_key(id))
+        .collect();
+    let places = super::indices::places(m, f, &roots);
+    let guards = super::indices::guards(m, f, &succ);
+    // Each write's boundaries, with the object it writes (`None`: any) and
+    // where in it, and each load's.
+    let mut writes: Vec<(Option<Word>, Option<Spot>, Bounds)> = Vec::new();
+    let mut loads: Vec<(Word, Option<Word>, Option<Spot>, Bounds)> = Vec::new();
     for (b, start) in entry.iter().enumerate() {
         let mut state = start.clone();
+        let spot = |p: Option<&Word>| {
+            let (place, ty) = *places.get(p?)?;
+            Some(Spot {
+                place,
+                ty,
+                guard: guards[b],
+            })
+        };
         walk(&roles[b], b, &sites, &mut state, |r, state| match r {
-            Role::Write(object) => written
-                .entry(*object)
-                .or_default()
-                .extend(state.iter().copied()),
-            Role::Load(id, object) => loads.push((*id, *object, state.clone())),
+            Role::Write(object, p) => writes.push((*object, spot(p.as_ref()), state.clone())),
+            Role::Load(id, object, p) => loads.push((*id, *object, spot(Some(p)), state.clone())),
             Role::Boundary | Role::Other => {}
         });
     }
     // A load and a write race where their boundaries meet, unless they
-    // touch two objects the code tells apart.
-    loads
-        .into_iter()
-        .filter(|(_, object, at)| {
-            !at.is_empty()
-                && written.iter().all(|(w, bounds)| {
-                    let apart = matches!((object, w), (Some(a), Some(b)) if a != b);
-                    apart || at.is_disjoint(bounds)
-                })
-        })
-        .map(|(id, _, _)| id)
-        .collect()
+    // touch two objects the code tells apart, or two elements of one
+    // object whatever work-items make them in a group of one dimension.
+    let mut proofs = HashMap::new();
+    for (id, object, spot, at) in loads {
+        if at.is_empty() {
+            continue;
+        }
+        let mut proof = Some(Proof::Always);
+        for (w, w_spot, bounds) in &writes {
+            let apart = matches!((object, w), (Some(a), Some(b)) if a != *b);
+            if apart || at.is_disjoint(bounds) {
+                continue;
+            }
+            let one_d = matches!((object, w), (Some(a), Some(b)) if a == *b)
+                && matches!((spot, w_spot), (Some(l), Some(w)) if l.apart_from(w));
+            proof = match one_d {
+                true => proof.map(|_| Proof::OneDimensional),
+                false => None,
+            };
+        }
+        if let Some(p) = proof {
+            proofs.insert(id, p);
+        }
+    }
+    proofs
+}
+
+/// The boundaries that may be the last an access passed.
+type Bounds = BTreeSet<usize>;
+
+/// Why a load races with nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Proof {
+    /// No write of its object shares its interval.
+    Always,
+    /// The writes of its object that share its interval are at other
+    /// elements than it, in a group of one dimension (see `indices`).
+    OneDimensional,
+}
+
+/// Where an access lies in its object relative to its work-item, the type
+/// it reaches there, and the guard `local id < C` its block runs under.
+#[derive(Clone, Copy, Debug)]
+struct Spot {
+    place: super::indices::Place,
+    ty: Word,
+    guard: Option<u64>,
+}
+
+impl Spot {
+    /// Whether this load and write `w` reach different elements of their
+    /// object whenever different work-items of a group of one dimension
+    /// make them (one work-item's are ordered by its program): both at
+    /// their own elements, or the write at its own under `id < C` and the
+    /// load at `id + C'`, `C' >= C`.
+    fn apart_from(&self, w: &Spot) -> bool {
+        use super::indices::Place::{Above, Own};
+        self.ty == w.ty
+            && match (self.place, w.place, w.guard) {
+                (Own, Own, _) => true,
+                (Above(c), Own, Some(g)) => c >= g,
+                _ => false,
+            }
+    }
 }
 
 /// The local object each pointer of `f` points into, where the code
@@ -424,7 +492,7 @@ fn role(
         }
         Op::Load => match (i.result_id, i.operands.first()) {
             (Some(id), Some(Operand::IdRef(p))) if space(p) == Some(StorageClass::Workgroup) => {
-                Role::Load(id, objects.get(p).copied())
+                Role::Load(id, objects.get(p).copied(), *p)
             }
             _ => Role::Other,
         },
@@ -434,13 +502,13 @@ fn role(
             (Some(Operand::IdRef(p)), Some(Operand::IdRef(v)))
                 if space(p) == Some(StorageClass::Workgroup) && !local(v) =>
             {
-                Role::Write(objects.get(p).copied())
+                Role::Write(objects.get(p).copied(), Some(*p))
             }
             // A store to a private variable writes no local memory,
             // whatever it stores (an access through a pointer loaded back
             // is one of its own).
             (Some(Operand::IdRef(p)), _) if space(p) == Some(StorageClass::Function) => Role::Other,
-            _ if refs().any(local) => Role::Write(None),
+            _ if refs().any(local) => Role::Write(None, None),
             _ => Role::Other,
         },
         // Pointers made from pointers, and uses that neither read nor
@@ -454,8 +522,8 @@ fn role(
         | Op::Name
         | Op::Line
         | Op::NoLine => Role::Other,
-        Op::FunctionCall => Role::Write(None),
-        _ if refs().any(local) => Role::Write(None),
+        Op::FunctionCall => Role::Write(None, None),
+        _ if refs().any(local) => Role::Write(None, None),
         _ => Role::Other,
     }
 }
@@ -567,5 +635,46 @@ mod tests {
         }";
         // Optimized, `put` is inlined: its store is the interval's write.
         assert_eq!(proven(src), [0, 0]);
+    }
+
+    /// The proofs of the loads of `src`'s functions, optimized: how many
+    /// hold always, and how many in a group of one dimension.
+    fn proofs(src: &str) -> (usize, usize) {
+        let p =
+            crate::Program::build(src, "k.cl", "").unwrap_or_else(|e| panic!("build failed:\n{e}"));
+        let m = &p.module;
+        let all: Vec<super::Proof> = m
+            .functions
+            .iter()
+            .flat_map(|f| race_free_loads(m, f).into_values())
+            .collect();
+        let always = all.iter().filter(|p| **p == super::Proof::Always).count();
+        (always, all.len() - always)
+    }
+
+    /// A step `if (l < guard) s[l] += s[l + above];` after a barrier.
+    fn step(guard: u32, above: u32) -> String {
+        format!(
+            "kernel void k(global int *out) {{
+                local int s[16];
+                size_t l = get_local_id(0);
+                s[l] = (int)l;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (l < {guard}) s[l] += s[l + {above}];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                out[l] = s[l];
+            }}"
+        )
+    }
+
+    #[test]
+    fn a_reduction_steps_reads_above_its_guard_race_with_nothing_in_one_dimension() {
+        // The step's two reads, in one dimension; the last read, always
+        // (no write follows the second barrier).
+        assert_eq!(proofs(&step(4, 4)), (1, 2));
+        assert_eq!(proofs(&step(4, 6)), (1, 2));
+        // Reads of elements the step writes (4 to 7, written by work-items
+        // 4 to 7): only the work-item's own read.
+        assert_eq!(proofs(&step(8, 4)), (1, 1));
     }
 }

@@ -1,19 +1,15 @@
 //! Memory: checked accesses through the slot table, address arithmetic,
 //! variables, copies, async copies and the work-item built-ins (atomics are
-//! in `atomics`).
+//! in `atomics`, a checked build's reports of accesses in `checks`).
 
 use clsync_spirv::spirv::{BuiltIn, MemoryAccess, Op, StorageClass, Word};
 use clsync_spirv::{Instruction, Operand, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    self, types, BlockArg, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
-};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, InstructionData, Opcode, Value};
 
 use super::cl_type;
 use super::function::{mem, Fx};
-use crate::exec::ctx::{
-    builtin, CTX_BUILTINS, CTX_QUIET, CTX_RACE_FREE, CTX_SHADOWS, OFFSET_BITS, OFFSET_MASK,
-};
+use crate::exec::ctx::{builtin, CTX_BUILTINS, OFFSET_BITS, OFFSET_MASK};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -406,183 +402,6 @@ impl Fx<'_, '_> {
         Ok(self.b.ins().iadd(ptr, scaled))
     }
 
-    /// In the checked build, reports the access of one scalar of `size`
-    /// bytes at `offset` from `ptr` (native address `addr`) to the checker:
-    /// a write (`store`: the value it stores, for uniform writes, and that
-    /// value's shadow) or a read, for which it returns the shadow of the
-    /// value read (an `i8`, nonzero when some byte was never written).
-    pub fn note_access(
-        &mut self,
-        ptr: Value,
-        addr: Value,
-        offset: u64,
-        size: u64,
-        store: Option<(Value, Option<Value>)>,
-    ) -> Option<Value> {
-        if !self.s.checked {
-            return None;
-        }
-        let write = store.is_some();
-        let shadow = store.and_then(|s| s.1);
-        let bits = match store.map(|s| s.0) {
-            Some(v) => {
-                let t = self.b.func.dfg.value_type(v);
-                let v = if t.is_float() {
-                    self.b.ins().bitcast(t.as_int(), MemFlagsData::new(), v)
-                } else {
-                    v
-                };
-                if t.bits() < 64 {
-                    self.b.ins().uextend(types::I64, v)
-                } else {
-                    v
-                }
-            }
-            None => self.b.ins().iconst(types::I64, 0),
-        };
-        let p = self.b.ins().iadd_imm_s(ptr, offset as i64);
-        let a = self.b.ins().iadd_imm_s(addr, offset as i64);
-        let n = self.b.ins().iconst(types::I64, size as i64);
-        // 2: a read that only feeds a store of the value back; 4: a read
-        // of local memory that races with nothing (`intervals`).
-        let code = if write {
-            1
-        } else if self.race_free_load {
-            4
-        } else if self.lvalue_load {
-            2
-        } else {
-            0
-        };
-        let w = self.b.ins().iconst(types::I32, code);
-        let site = self.site();
-        let site = self.b.ins().iconst(types::I32, site);
-        let ctx = self.ctx;
-        let sh = match shadow {
-            Some(x) => self.b.ins().uextend(types::I32, x),
-            None => self.b.ins().iconst(types::I32, 0),
-        };
-        let args = [ctx, p, a, n, w, site, sh, bits];
-        let in_bounds = self.in_bounds;
-        let (Some(ok), false) = (in_bounds, write) else {
-            let r = self.helper("clsync_check_access", &args)[0];
-            return (!write).then(|| self.b.ins().ireduce(types::I8, r));
-        };
-        let call = self.b.create_block();
-        let join = self.b.create_block();
-        let read = self.b.append_block_param(join, types::I8);
-        if code == 4 && self.settled_reads && matches!(size, 1 | 2 | 4 | 8) {
-            self.settled_read(ptr, offset, size, ok, call, join);
-        } else {
-            // An in-bounds read of an object that the launch marks quiet
-            // (no writer, all written by the host, readable) has nothing
-            // to report and reads nothing uninitialized: no call.
-            let table = self
-                .b
-                .ins()
-                .load(types::I64, super::function::fixed(), ctx, CTX_QUIET);
-            let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
-            let slot = self.b.ins().umin(slot, self.nslots);
-            let at = self.b.ins().iadd(table, slot);
-            let quiet = self
-                .b
-                .ins()
-                .uload8(types::I32, super::function::fixed(), at, 0);
-            let ok = self.b.ins().uextend(types::I32, ok);
-            let quiet = self.b.ins().band(quiet, ok);
-            let clean = self.b.ins().iconst(types::I8, 0);
-            self.b
-                .ins()
-                .brif(quiet, join, &[BlockArg::Value(clean)], call, &[]);
-        }
-        self.b.switch_to_block(call);
-        let r = self.helper("clsync_check_access", &args)[0];
-        let r = self.b.ins().ireduce(types::I8, r);
-        self.b.ins().jump(join, &[BlockArg::Value(r)]);
-        self.b.switch_to_block(join);
-        Some(read)
-    }
-
-    /// The inline test of a race-free read of local memory (code 4 of
-    /// `clsync_check_access`) of `size` bytes at `offset` from `ptr`, in
-    /// bounds where `ok`: it goes to `join` with a clean shadow, and no
-    /// call, where the launch takes the build's proofs and every byte's
-    /// shadow says a value was written there ([`written`](Self::written));
-    /// else to `call`.
-    ///
-    /// The call would have found nothing to do. Memory's shadow of local
-    /// memory is fresh for each group (a checked launch's local memory
-    /// is), and a byte of it is set only by a write of an unpoisoned
-    /// value, which the checker recorded as a plain write of those bytes
-    /// in this group (no atomic or async copy of the build reaches local
-    /// memory in a launch that runs this function:
-    /// `Shared::settled_by_writes`). So the read reads a written value,
-    /// and the checker's cells of the bytes are settled, where the
-    /// runtime skips the read too (`checker::engine::race_free_read_at`).
-    fn settled_read(
-        &mut self,
-        ptr: Value,
-        offset: u64,
-        size: u64,
-        ok: Value,
-        call: ir::Block,
-        join: ir::Block,
-    ) {
-        let clean = self.b.create_block();
-        self.written(ptr, offset, size, ok, clean, call);
-        self.b.switch_to_block(clean);
-        let zero = self.b.ins().iconst(types::I8, 0);
-        self.b.ins().jump(join, &[BlockArg::Value(zero)]);
-    }
-
-    /// Goes to `yes` where a checked launch takes the build's proofs
-    /// ([`ItemCtx::race_free`](crate::exec::ctx::ItemCtx::race_free)), the
-    /// `size` bytes (1, 2, 4 or 8) at `offset` from `ptr` are in bounds
-    /// (`ok`) and memory's shadow says each was written, by a value that
-    /// depends on nothing unwritten; else to `no`.
-    pub(super) fn written(
-        &mut self,
-        ptr: Value,
-        offset: u64,
-        size: u64,
-        ok: Value,
-        yes: ir::Block,
-        no: ir::Block,
-    ) {
-        let fixed = super::function::fixed();
-        let taken = self
-            .b
-            .ins()
-            .uload8(types::I32, fixed, self.ctx, CTX_RACE_FREE);
-        let ok = self.b.ins().uextend(types::I32, ok);
-        let go = self.b.ins().band(taken, ok);
-        let entry = self.b.create_block();
-        self.b.ins().brif(go, entry, &[], no, &[]);
-        self.b.switch_to_block(entry);
-        // In bounds: the slot is in the table, which has a shadow per
-        // slot.
-        let table = self.b.ins().load(types::I64, fixed, self.ctx, CTX_SHADOWS);
-        let slot = self.b.ins().ushr_imm_s(ptr, OFFSET_BITS as i64);
-        let idx = self.b.ins().ishl_imm_s(slot, 3);
-        let at = self.b.ins().iadd(table, idx);
-        let shadow = self
-            .b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted(), at, 0);
-        let bytes = self.b.create_block();
-        self.b.ins().brif(shadow, bytes, &[], no, &[]);
-        self.b.switch_to_block(bytes);
-        let off = self.b.ins().band_imm_s(ptr, OFFSET_MASK as i64);
-        let at = self.b.ins().iadd(shadow, off);
-        let ty = types::Type::int(size as u16 * 8).expect("1, 2, 4 or 8 bytes");
-        let flags = MemFlagsData::new().with_notrap();
-        let v = self.b.ins().load(ty, flags, at, offset as i32);
-        // Every byte 1: written, and not poisoned.
-        let all = (0..size).fold(0i64, |a, k| a | 1 << (8 * k));
-        let written = self.b.ins().icmp_imm_s(IntCC::Equal, v, all);
-        self.b.ins().brif(written, yes, &[], no, &[]);
-    }
-
     /// Loads a value of type `ty` at `ptr`, whose slot is `slot_of`'s
     /// where given (see [`address_in`](Self::address_in)).
     pub fn load_value(
@@ -669,7 +488,7 @@ impl Fx<'_, '_> {
                     .is_some_and(|r| self.lvalue_loads.contains(&r));
                 self.race_free_load = inst
                     .result_id
-                    .is_some_and(|r| self.race_free_loads.contains(&r));
+                    .and_then(|r| self.race_free_loads.get(&r).copied());
                 let v = self.load_value(
                     ptr,
                     slot_of,
@@ -678,7 +497,7 @@ impl Fx<'_, '_> {
                     storage,
                 );
                 self.lvalue_load = false;
-                self.race_free_load = false;
+                self.race_free_load = None;
                 let v = v?;
                 self.def(inst, v);
             }
