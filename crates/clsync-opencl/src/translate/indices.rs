@@ -123,8 +123,13 @@ fn local_ids(m: &Module, f: &Function) -> HashSet<Word> {
 /// For each block of `f` (by index), the constant `C` of a guard
 /// `local id < C` it runs under, where it has one: the nearest
 /// conditional branch up its chain of single predecessors that comes to
-/// it on the true side of an unsigned `id < C`.
-pub(super) fn guards(m: &Module, f: &Function, succ: &[Vec<usize>]) -> Vec<Option<u64>> {
+/// it on the true side of an unsigned `id < C`. `label` and `succ` are
+/// `f`'s block graph (`cfg::block_graph`).
+pub(super) fn guards(
+    m: &Module,
+    f: &Function,
+    (label, succ): &(HashMap<Word, usize>, Vec<Vec<usize>>),
+) -> Vec<Option<u64>> {
     let ids = local_ids(m, f);
     let n = f.blocks.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -133,12 +138,6 @@ pub(super) fn guards(m: &Module, f: &Function, succ: &[Vec<usize>]) -> Vec<Optio
             preds[s].push(b);
         }
     }
-    let label: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.label, i))
-        .collect();
     // The comparisons `id < C`, by result.
     let mut below: HashMap<Word, u64> = HashMap::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {

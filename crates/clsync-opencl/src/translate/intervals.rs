@@ -88,7 +88,8 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
     // The boundaries that may be the last passed, at each block's start:
     // the kernel's start at the entry, joined over predecessors, until
     // nothing changes.
-    let (_, succ) = block_graph(f);
+    let graph = block_graph(f);
+    let succ = &graph.1;
     let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); f.blocks.len()];
     entry[0].insert(0);
     let mut changed = true;
@@ -115,7 +116,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
         .filter(|id| objects.contains_key(id))
         .collect();
     let places = super::indices::places(m, f, &roots);
-    let guards = super::indices::guards(m, f, &succ);
+    let guards = super::indices::guards(m, f, &graph);
     // Each write's boundaries, with the object it writes (`None`: any) and
     // where in it, and each load's.
     let mut writes: Vec<(Option<Word>, Option<Spot>, Bounds)> = Vec::new();
