@@ -385,3 +385,39 @@ fn a_tree_reductions_reads_race_with_nothing_in_one_dimension_and_do_in_two() {
         assert!(found.contains(&race), "{found:?}");
     }
 }
+
+#[test]
+fn an_opencl_1x_histogram_counts_right_and_reports_what_the_reference_does() {
+    // Bins cleared plainly, counted with `atomic_inc` (quiet in their
+    // interval), read plainly; the reads of the bins no work-item cleared
+    // (8 to 15) are `Uninitialized value`s, as on the reference.
+    let src = "kernel void k(global const int *in, global int *out) {
+        local int bins[16];
+        size_t l = get_local_id(0);
+        if (l < 8) bins[l] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        atomic_inc(&bins[in[get_global_id(0)]]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = bins[l];
+    }";
+    let input: Vec<i32> = (0..32).map(|i| (i * 5 + i / 7) % 8).collect();
+    let a = buffer(input.clone());
+    let out = buffer(vec![0; 32]);
+    let found = same_problems(src, NdRange::new([32]).local([16]), || {
+        vec![Arg::Buffer(a), Arg::Buffer(out)]
+    });
+    let uninit = ("Uninitialized value".to_string(), 8, 0);
+    assert_eq!(found, BTreeSet::from([uninit]), "{found:?}");
+    for (g, got) in out
+        .to_vec()
+        .into_iter()
+        .enumerate()
+        .filter(|(g, _)| g % 16 < 8)
+    {
+        let group = g / 16;
+        let want = (group * 16..group * 16 + 16)
+            .filter(|&i| input[i] == (g % 16) as i32)
+            .count() as i32;
+        assert_eq!(got, want, "work-item {g}");
+    }
+}

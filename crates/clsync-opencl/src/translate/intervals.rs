@@ -75,38 +75,8 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
                 .collect()
         })
         .collect();
-    // Each boundary's number (the kernel's start is 0).
-    let mut sites: HashMap<(usize, usize), usize> = HashMap::new();
-    for (b, block) in roles.iter().enumerate() {
-        for (k, r) in block.iter().enumerate() {
-            if matches!(r, Role::Boundary) {
-                let n = sites.len() + 1;
-                sites.insert((b, k), n);
-            }
-        }
-    }
-    // The boundaries that may be the last passed, at each block's start:
-    // the kernel's start at the entry, joined over predecessors, until
-    // nothing changes.
     let graph = block_graph(f);
-    let succ = &graph.1;
-    let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); f.blocks.len()];
-    entry[0].insert(0);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (b, next) in succ.iter().enumerate() {
-            let mut state = entry[b].clone();
-            walk(&roles[b], b, &sites, &mut state, |_, _| {});
-            for &s in next {
-                if !state.is_subset(&entry[s]) {
-                    entry[s].extend(state.iter().copied());
-                    changed = true;
-                }
-            }
-        }
-    }
-
+    let before = bounds_before(m, f, &graph);
     // Where the accesses lie relative to their work-items (`indices`).
     let roots: HashSet<Word> = f
         .params
@@ -121,8 +91,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
     // where in it, and each load's.
     let mut writes: Vec<(Option<Word>, Option<Spot>, Bounds)> = Vec::new();
     let mut loads: Vec<(Word, Option<Word>, Option<Spot>, Bounds)> = Vec::new();
-    for (b, start) in entry.iter().enumerate() {
-        let mut state = start.clone();
+    for (b, block) in roles.iter().enumerate() {
         let spot = |p: Option<&Word>| {
             let (place, ty) = *places.get(p?)?;
             Some(Spot {
@@ -131,11 +100,16 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
                 guard: guards[b],
             })
         };
-        walk(&roles[b], b, &sites, &mut state, |r, state| match r {
-            Role::Write(object, p) => writes.push((*object, spot(p.as_ref()), state.clone())),
-            Role::Load(id, object, p) => loads.push((*id, *object, spot(Some(p)), state.clone())),
-            Role::Boundary | Role::Other => {}
-        });
+        for (k, r) in block.iter().enumerate() {
+            let state = &before[b][k];
+            match r {
+                Role::Write(object, p) => writes.push((*object, spot(p.as_ref()), state.clone())),
+                Role::Load(id, object, p) => {
+                    loads.push((*id, *object, spot(Some(p)), state.clone()))
+                }
+                Role::Boundary | Role::Other => {}
+            }
+        }
     }
     // A load and a write race where their boundaries meet, unless they
     // touch two objects the code tells apart, or two elements of one
@@ -166,7 +140,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
 }
 
 /// The boundaries that may be the last an access passed.
-type Bounds = BTreeSet<usize>;
+pub(super) type Bounds = BTreeSet<usize>;
 
 /// Why a load races with nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,26 +330,85 @@ fn held_pointers(
         .collect()
 }
 
-/// Walks block `b`'s instructions (their `roles`) from `state`, the
-/// boundaries that may be the last passed at its start: a boundary (its
-/// number in `sites`) replaces them; `at` sees every other instruction
-/// with them.
-fn walk(
-    roles: &[Role],
-    b: usize,
-    sites: &HashMap<(usize, usize), usize>,
-    state: &mut BTreeSet<usize>,
-    mut at: impl FnMut(&Role, &BTreeSet<usize>),
-) {
-    for (k, r) in roles.iter().enumerate() {
-        match sites.get(&(b, k)) {
-            Some(&n) => {
+/// For each instruction of `f` (by block and index), the boundaries that
+/// may be the last one passed before it, on any path through the kernel's
+/// blocks (`graph`, `cfg::block_graph`): a boundary is a work-group
+/// barrier fencing local memory ([`boundary`]), numbered from 1 in the
+/// code's order; the kernel's start is 0.
+pub(super) fn bounds_before(
+    m: &Module,
+    f: &Function,
+    (_, succ): &(HashMap<Word, usize>, Vec<Vec<usize>>),
+) -> Vec<Vec<Bounds>> {
+    let mut number = 0;
+    let sites: Vec<Vec<Option<usize>>> = f
+        .blocks
+        .iter()
+        .map(|b| {
+            b.instructions
+                .iter()
+                .map(|(i, _)| {
+                    boundary(m, i).then(|| {
+                        number += 1;
+                        number
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    // Walks block `b` from `state` (the boundaries that may be the last
+    // passed at its start): a boundary replaces them; `at` sees the state
+    // before each instruction.
+    let walk = |b: usize, state: &mut Bounds, at: &mut dyn FnMut(&Bounds)| {
+        for site in &sites[b] {
+            at(state);
+            if let Some(n) = site {
                 state.clear();
-                state.insert(n);
+                state.insert(*n);
             }
-            None => at(r, state),
+        }
+    };
+    // At each block's start: the kernel's start at the entry, joined over
+    // predecessors, until nothing changes.
+    let mut entry: Vec<Bounds> = vec![Bounds::new(); f.blocks.len()];
+    entry[0].insert(0);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (b, next) in succ.iter().enumerate() {
+            let mut state = entry[b].clone();
+            walk(b, &mut state, &mut |_| {});
+            for &s in next {
+                if !state.is_subset(&entry[s]) {
+                    entry[s].extend(state.iter().copied());
+                    changed = true;
+                }
+            }
         }
     }
+    entry
+        .into_iter()
+        .enumerate()
+        .map(|(b, mut state)| {
+            let mut out = Vec::new();
+            walk(b, &mut state, &mut |s| out.push(s.clone()));
+            out
+        })
+        .collect()
+}
+
+/// Whether `i` is a work-group barrier fencing local memory: work-group
+/// execution; memory scope of the work-group or wider (CrossDevice 0,
+/// Device 1, Workgroup 2); semantics with WorkgroupMemory (the runtime's
+/// `CLK_LOCAL_MEM_FENCE`).
+pub(super) fn boundary(m: &Module, i: &Instruction) -> bool {
+    if i.class.opcode != Op::ControlBarrier {
+        return false;
+    }
+    let exec = constant(m, i.operands.first());
+    let scope = constant(m, i.operands.get(1));
+    let semantics = constant(m, i.operands.get(2));
+    matches!((exec, scope, semantics), (Some(2), Some(0..=2), Some(s)) if s & 0x100 != 0)
 }
 
 /// Whether `f`'s code is all of a kernel's, from its start to its end: a
@@ -471,7 +504,6 @@ fn role(
             Some(StorageClass::Workgroup | StorageClass::Generic)
         )
     };
-    let constant = |o: Option<&Operand>| constant(m, o);
     let refs = || {
         i.operands.iter().filter_map(|o| match o {
             Operand::IdRef(id) => Some(id),
@@ -479,18 +511,8 @@ fn role(
         })
     };
     match i.class.opcode {
-        Op::ControlBarrier => {
-            // Work-group execution; memory scope of the work-group or
-            // wider (CrossDevice 0, Device 1, Workgroup 2); semantics
-            // with WorkgroupMemory (the runtime's CLK_LOCAL_MEM_FENCE).
-            let exec = constant(i.operands.first());
-            let scope = constant(i.operands.get(1));
-            let semantics = constant(i.operands.get(2));
-            match (exec, scope, semantics) {
-                (Some(2), Some(0..=2), Some(s)) if s & 0x100 != 0 => Role::Boundary,
-                _ => Role::Other,
-            }
-        }
+        _ if boundary(m, i) => Role::Boundary,
+        Op::ControlBarrier => Role::Other,
         Op::Load => match (i.result_id, i.operands.first()) {
             (Some(id), Some(Operand::IdRef(p))) if space(p) == Some(StorageClass::Workgroup) => {
                 Role::Load(id, objects.get(p).copied(), *p)

@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Function, Module, Operand, Type};
 
-use super::intervals::{constant, objects, pointer_types, whole_kernel};
+use super::cfg::block_graph;
+use super::intervals::{bounds_before, constant, objects, pointer_types, whole_kernel, Bounds};
 use super::written::makes_pointer;
 
 /// The functions of `m` that only kernels whose atomic operations and
@@ -126,22 +127,26 @@ pub(super) fn atomic_or_copy(op: Op) -> bool {
 }
 
 /// The pointers of `f` through which its atomics reach a local object
-/// that only relaxed atomic operations of work-group scope or wider touch,
-/// in a whole kernel (`intervals::whole_kernel`) that calls no function
-/// and has no fence: the checked build's counterpart of `#[kernel]`'s
-/// `LocalView::at_quiet`.
+/// only relaxed atomic operations of work-group scope or wider touch in
+/// the barrier intervals where they do (`intervals::bounds_before`), in a
+/// whole kernel (`intervals::whole_kernel`) that calls no function and
+/// has no fence: the checked build's counterpart of `#[kernel]`'s
+/// `LocalView::at_quiet`, interval by interval (an OpenCL 1.x histogram
+/// clears its bins plainly, counts with `atomic_inc`, and reads them
+/// plainly, each between barriers).
 ///
 /// Such operations race with nothing: atomics whose scopes include each
-/// other's work-items never race, and nothing else touches the object (a
-/// `local` argument or array: an allocation of its own, which no pointer
-/// the analysis cannot follow reaches). They synchronize nothing: relaxed,
-/// and no fence gives them an order (a barrier orders everything before it
-/// before everything after it without them). So a checked launch that
-/// takes the build's proofs performs an operation on bytes an operation
-/// wrote already without the checker (`Fx::atomic_checked`): the checker
-/// would find nothing, and nothing it would record can matter to a later
-/// access. The first write of an element, a read of bytes nothing wrote
-/// (a report) and an access out of bounds are the checker's as before.
+/// other's work-items never race, nothing else touches the object in
+/// their intervals (a `local` argument or array: an allocation of its
+/// own, which no pointer the analysis cannot follow reaches), and the
+/// barriers order them with every other access. They synchronize nothing:
+/// relaxed, and no fence gives them an order (a barrier orders everything
+/// before it before everything after it without them). So a checked
+/// launch that takes the build's proofs performs an operation on bytes
+/// that were written already without the checker (`Fx::atomic_checked`):
+/// the checker would find nothing, and nothing it would record can matter
+/// to a later access. The first write of an element and an access out of
+/// bounds are the checker's as before.
 ///
 /// Empty where any pointer into local memory (local or generic) goes
 /// where the analysis does not follow it: through a phi or select it
@@ -156,60 +161,77 @@ pub(crate) fn quiet_atomics(m: &Module, f: &Function) -> HashSet<Word> {
     let local = may_be_local(m, f, &types);
     let localish = |id: &Word| local.contains(id);
     let constant = |o: Option<&Operand>| constant(m, o);
-    let mut quiet: HashSet<Word> = objects.values().copied().collect();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        let op = i.class.opcode;
-        if matches!(op, Op::MemoryBarrier | Op::FunctionCall) {
-            return HashSet::new();
-        }
-        // Pointers made from pointers, and stores of them: an access
-        // through what they make is an instruction of its own (through a
-        // pointer of no known object, after a phi or a load, it makes
-        // every object checked).
-        if makes_pointer(op) {
-            continue;
-        }
-        let operands: Vec<Word> = super::id_operands(i).collect();
-        let accessed = match op {
-            Op::Store => &operands[..operands.len().min(1)],
-            _ => &operands[..],
-        };
-        let relaxed = |k: usize| constant(i.operands.get(k)).is_some_and(|s| s & 0x1e == 0);
-        let wide = constant(i.operands.get(1)).is_some_and(|s| s <= 2);
-        let cas = matches!(
-            op,
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
-        );
-        // The pointer is the first operand; scope and semantics (and a
-        // compare-exchange's second) follow. Relaxed: none of Acquire,
-        // Release, AcquireRelease, SequentiallyConsistent.
-        let group_relaxed = op != Op::GroupAsyncCopy
-            && atomic_or_copy(op)
-            && wide
-            && relaxed(2)
-            && (!cas || relaxed(3));
-        for (k, p) in accessed.iter().enumerate() {
-            if !localish(p) {
+    let before = bounds_before(m, f, &block_graph(f));
+    // For each object, the boundaries that may precede its quiet atomics,
+    // and those that may precede its other accesses; and the pointers of
+    // the quiet atomics, and of the others.
+    let mut atomic_bounds: HashMap<Word, Bounds> = HashMap::new();
+    let mut other_bounds: HashMap<Word, Bounds> = HashMap::new();
+    let (mut quiet_pointers, mut other_pointers) = (HashSet::new(), HashSet::new());
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (n, (i, _)) in block.instructions.iter().enumerate() {
+            let op = i.class.opcode;
+            if matches!(op, Op::MemoryBarrier | Op::FunctionCall) {
+                return HashSet::new();
+            }
+            // Pointers made from pointers, and stores of them: an access
+            // through what they make is an instruction of its own
+            // (through a pointer of no known object, after a phi or a
+            // load, it makes every object checked).
+            if makes_pointer(op) {
                 continue;
             }
-            let Some(o) = objects.get(p) else {
-                // It may be any object's.
-                return HashSet::new();
+            let operands: Vec<Word> = super::id_operands(i).collect();
+            let accessed = match op {
+                Op::Store => &operands[..operands.len().min(1)],
+                _ => &operands[..],
             };
-            if !(group_relaxed && k == 0) {
-                quiet.remove(o);
+            let relaxed = |k: usize| constant(i.operands.get(k)).is_some_and(|s| s & 0x1e == 0);
+            let wide = constant(i.operands.get(1)).is_some_and(|s| s <= 2);
+            let cas = matches!(
+                op,
+                Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
+            );
+            // The pointer is the first operand; scope and semantics (and a
+            // compare-exchange's second) follow. Relaxed: none of Acquire,
+            // Release, AcquireRelease, SequentiallyConsistent.
+            let group_relaxed = op != Op::GroupAsyncCopy
+                && atomic_or_copy(op)
+                && wide
+                && relaxed(2)
+                && (!cas || relaxed(3));
+            for (k, p) in accessed.iter().enumerate() {
+                if !localish(p) {
+                    continue;
+                }
+                let Some(o) = objects.get(p) else {
+                    // It may be any object's.
+                    return HashSet::new();
+                };
+                let quiet = group_relaxed && k == 0;
+                let bounds = match quiet {
+                    true => &mut atomic_bounds,
+                    false => &mut other_bounds,
+                };
+                bounds.entry(*o).or_default().extend(&before[b][n]);
+                if atomic_or_copy(op) && k == 0 {
+                    match quiet {
+                        true => quiet_pointers.insert(*p),
+                        false => other_pointers.insert(*p),
+                    };
+                }
             }
         }
     }
-    let quiet_pointer = |p: &Word| objects.get(p).is_some_and(|o| quiet.contains(o));
-    f.blocks
-        .iter()
-        .flat_map(|b| &b.instructions)
-        .filter(|(i, _)| atomic_or_copy(i.class.opcode))
-        .filter_map(|(i, _)| match i.operands.first() {
-            Some(Operand::IdRef(p)) if quiet_pointer(p) => Some(*p),
-            _ => None,
-        })
+    // An object's quiet atomics share no interval with its other accesses.
+    let apart = |o: &Word| {
+        other_bounds
+            .get(o)
+            .is_none_or(|others| atomic_bounds.get(o).is_none_or(|a| a.is_disjoint(others)))
+    };
+    quiet_pointers
+        .into_iter()
+        .filter(|p| !other_pointers.contains(p) && objects.get(p).is_some_and(apart))
         .collect()
 }
 
@@ -334,5 +356,28 @@ mod tests {
         // A fence, anywhere in the kernel.
         let fence = "atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);";
         assert_eq!(quiet(&histogram(fence)), [0, 0]);
+    }
+
+    #[test]
+    fn an_opencl_1x_histograms_atomics_between_plain_clearing_and_reading_are_quiet() {
+        // Cleared and read plainly, each in an interval of its own: the
+        // increments, in the interval between, are quiet. With a plain
+        // read in theirs, they are not.
+        let src = |middle: &str| {
+            format!(
+                "kernel void k(global const uchar *in, global uint *bins) {{
+                    local uint lb[256];
+                    size_t l = get_local_id(0);
+                    lb[l] = 0;
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    atomic_inc(&lb[in[get_global_id(0)]]);
+                    {middle}
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    atomic_add(&bins[l], lb[l]);
+                }}"
+            )
+        };
+        assert_eq!(quiet(&src("")), [1, 1]);
+        assert_eq!(quiet(&src("if (lb[3] == 9) bins[0] = 1;")), [0, 0]);
     }
 }
