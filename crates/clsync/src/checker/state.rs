@@ -638,15 +638,12 @@ impl GroupCheck {
         };
         if a.reads() && !shadow.sync().is_empty() {
             let who = item.who;
-            let read: Vec<SyncEntry> = shadow
-                .sync()
-                .iter()
-                .filter(|e| e.applies_to(&who, scope))
-                .cloned()
-                .collect();
             if order.is_acquire() {
                 self.learn(s);
-                for e in &read {
+                // In place: a spinning acquire load reads the same
+                // entries again and again, which its clock covers after
+                // the first (no copy, no reference count touched).
+                for e in shadow.sync().iter().filter(|e| e.applies_to(&who, scope)) {
                     join_opt(&mut item.vc[s], &e.clocks[s]);
                 }
             }
