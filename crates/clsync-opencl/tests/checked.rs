@@ -606,6 +606,29 @@ fn a_misaligned_load_or_store_is_reported_and_made() {
     assert_eq!(v.to_vec()[4..], [1.0; 4]);
 }
 
+/// The elements of a kernel's `local` array are aligned whatever their
+/// index (the build makes no test for them), and a pointer into one cast
+/// to a wider type at an odd byte is still tested and reported, in both
+/// builds.
+#[test]
+fn a_misaligned_access_into_a_local_array_is_reported_and_its_elements_are_not() {
+    let src = "kernel void k(global int *out) {\n  local int t[8];\n  size_t l = get_local_id(0);\n  t[l] = (int)l;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  out[l] = t[7 - l];\n  if (l == 0) out[8] = *(local int *)((local char *)t + 3);\n}\n";
+    for options in ["", "-cl-opt-disable"] {
+        let p = common::build(src, "local_unaligned.cl", options);
+        let out = Buffer::<i32>::new(9);
+        let found = checked(&p, "k", NdRange::new([8]).local([8]), &[Arg::Buffer(&out)]);
+        assert_eq!(
+            common::headlines_at(&found),
+            [(
+                "Invalid memory load - source pointer is not aligned to the pointed type",
+                7
+            )],
+            "options {options:?}: {found:?}"
+        );
+        assert_eq!(out.to_vec()[..8], [7, 6, 5, 4, 3, 2, 1, 0]);
+    }
+}
+
 /// A program built for checking makes its checked code at the build and
 /// its unchecked code at the first unchecked launch: both run the kernel
 /// (the checked launch reporting the out-of-bounds write, the unchecked

@@ -132,6 +132,10 @@ pub(crate) struct Fx<'a, 'm> {
     /// Pointers made by access chains: the pointer the first chain
     /// started from, whose slot they have (unchecked builds).
     pub(super) roots: HashMap<Word, Word>,
+    /// Checked builds: pointers made by access chains that are aligned
+    /// to this whatever their index (`Fx::element_aligned`), whose
+    /// accesses need no alignment test.
+    pub(super) aligned: HashMap<Word, u64>,
     /// The back-edges of counted loops, which need no cancellation point
     /// (see `counted`).
     pub(super) counted: std::collections::HashSet<(Word, Word)>,
@@ -238,6 +242,7 @@ fn translate_as(
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
+        aligned: HashMap::new(),
         counted: Default::default(),
     };
     if let Some(plan) = plan {

@@ -359,6 +359,15 @@ impl Fx<'_, '_> {
         if !self.s.checked || align <= 1 || !(align as u64).is_power_of_two() {
             return;
         }
+        // An element of a module-scope array (a kernel's `local` tile) is
+        // as aligned as its size's power of two: no test.
+        let pointer = match inst.operands.first() {
+            Some(Operand::IdRef(p)) => self.aligned.get(p).copied(),
+            _ => None,
+        };
+        if pointer.is_some_and(|a| a >= align as u64) {
+            return;
+        }
         let low = self.b.ins().band_imm_s(ptr, align - 1);
         let report = self.b.create_block();
         self.b.set_cold_block(report);
@@ -376,6 +385,37 @@ impl Fx<'_, '_> {
         self.helper("clsync_misaligned", &args);
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
+    }
+
+    /// The alignment an access chain's result has whatever its index, in
+    /// a checked build, where it is one element of a module-scope
+    /// variable (each has a slot of its own, at offset 0): a `local` or
+    /// `constant` array's element (`AccessChain var i`, `PtrAccessChain
+    /// var 0 i`), or the variable's `i`th whole (`PtrAccessChain var i`).
+    /// The largest power of two that divides the element's size.
+    fn element_aligned(
+        &self,
+        base: Word,
+        pointee: Word,
+        inst: &Instruction,
+        ptr_chain: bool,
+    ) -> Result<Option<u64>, CompileError> {
+        if !self.m.globals.iter().any(|g| g.id == base) {
+            return Ok(None);
+        }
+        let array = |fx: &Self| match fx.m.ty(pointee) {
+            Ok(Type::Array { elem, .. }) => Some(*elem),
+            _ => None,
+        };
+        let elem = match (ptr_chain, inst.operands.len()) {
+            (false, 2) => array(self),
+            (true, 2) => Some(pointee),
+            (true, 3) if self.const_u64(self.id(inst, 1)?).ok() == Some(0) => array(self),
+            _ => None,
+        };
+        let Some(elem) = elem else { return Ok(None) };
+        let size = self.m.layout(elem)?.size;
+        Ok((size > 0).then(|| 1 << size.trailing_zeros()))
     }
 
     /// `ptr + index * size`, the index sign-extended.
@@ -563,6 +603,11 @@ impl Fx<'_, '_> {
                 if let (false, Some(id)) = (self.s.checked, inst.result_id) {
                     let root = self.roots.get(&base).copied().unwrap_or(base);
                     self.roots.insert(id, root);
+                }
+                if let (true, Some(id)) = (self.s.checked, inst.result_id) {
+                    if let Some(a) = self.element_aligned(base, ty, inst, ptr_chain)? {
+                        self.aligned.insert(id, a);
+                    }
                 }
                 self.def(inst, vec![r]);
             }
