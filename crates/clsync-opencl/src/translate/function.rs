@@ -307,9 +307,11 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
-            self.race_free_loads = super::intervals::race_free_loads(self.m, f);
+            if let Some(code) = super::intervals::KernelCode::of(self.m, f) {
+                self.race_free_loads = super::intervals::race_free_loads(self.m, f, &code);
+                self.quiet_atomics = super::local_atomics::quiet_atomics(self.m, f, &code);
+            }
             self.settled_reads = self.s.settled_by_writes.contains(&f.id);
-            self.quiet_atomics = super::local_atomics::quiet_atomics(self.m, f);
             self.promotable = super::promote::promotable(self.m, f);
         }
         let zero = |o: &Operand| match o {

@@ -39,7 +39,7 @@ use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Constant, Function, Instruction, Module, Operand, Type};
 
 use super::cfg::block_graph;
-use super::written::makes_pointer;
+use super::written::{derives_pointer, makes_pointer};
 
 /// What an instruction is to the intervals.
 enum Role {
@@ -56,27 +56,55 @@ enum Role {
     Other,
 }
 
-/// The result ids of `f`'s loads of local memory that race with nothing
-/// (see the module's notes); empty where `f` is not a whole kernel's code
-/// ([`whole_kernel`]).
-pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> {
-    if !whole_kernel(m, f) || f.blocks.is_empty() {
-        return HashMap::new();
+/// What the checked build's analyses of a whole kernel's code
+/// ([`whole_kernel`]) share, made once per function: its pointers' types,
+/// the local objects they point into ([`objects`]), its block graph and
+/// the boundaries before each instruction ([`bounds_before`]).
+pub(crate) struct KernelCode {
+    pub(super) types: HashMap<Word, Word>,
+    pub(super) objects: HashMap<Word, Word>,
+    pub(super) graph: (HashMap<Word, usize>, Vec<Vec<usize>>),
+    pub(super) before: Vec<Vec<Bounds>>,
+}
+
+impl KernelCode {
+    /// `f`'s, where it is a whole kernel's code with blocks.
+    pub(crate) fn of(m: &Module, f: &Function) -> Option<KernelCode> {
+        if !whole_kernel(m, f) || f.blocks.is_empty() {
+            return None;
+        }
+        let types = pointer_types(m, f);
+        let objects = objects(m, f, &types);
+        let graph = block_graph(f);
+        let before = bounds_before(m, f, &graph);
+        Some(KernelCode {
+            types,
+            objects,
+            graph,
+            before,
+        })
     }
-    let types = pointer_types(m, f);
-    let objects = objects(m, f, &types);
+}
+
+/// The result ids of `f`'s loads of local memory that race with nothing
+/// (see the module's notes), `code` being `f`'s.
+pub(crate) fn race_free_loads(m: &Module, f: &Function, code: &KernelCode) -> HashMap<Word, Proof> {
+    let KernelCode {
+        types,
+        objects,
+        graph,
+        before,
+    } = code;
     let roles: Vec<Vec<Role>> = f
         .blocks
         .iter()
         .map(|b| {
             b.instructions
                 .iter()
-                .map(|(i, _)| role(m, &types, &objects, i))
+                .map(|(i, _)| role(m, types, objects, i))
                 .collect()
         })
         .collect();
-    let graph = block_graph(f);
-    let before = bounds_before(m, f, &graph);
     // Where the accesses lie relative to their work-items (`indices`).
     let roots: HashSet<Word> = f
         .params
@@ -86,7 +114,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function) -> HashMap<Word, Proof> 
         .filter(|id| objects.contains_key(id))
         .collect();
     let places = super::indices::places(m, f, &roots);
-    let guards = super::indices::guards(m, f, &graph);
+    let guards = super::indices::guards(m, f, graph);
     // Each write's boundaries, with the object it writes (`None`: any) and
     // where in it, and each load's.
     let mut writes: Vec<(Option<Word>, Option<Spot>, Bounds)> = Vec::new();
@@ -250,17 +278,7 @@ pub(super) fn objects(
         for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
             // Casts keep the object too (a generic pointer made from a
             // local one, as OpenCL C 2.0's atomics take them).
-            let chain = matches!(
-                i.class.opcode,
-                Op::AccessChain
-                    | Op::InBoundsAccessChain
-                    | Op::PtrAccessChain
-                    | Op::InBoundsPtrAccessChain
-                    | Op::Bitcast
-                    | Op::PtrCastToGeneric
-                    | Op::GenericCastToPtr
-                    | Op::CopyObject
-            );
+            let chain = derives_pointer(i.class.opcode);
             if let (true, Some(id), Some(Operand::IdRef(base))) =
                 (chain, i.result_id, i.operands.first())
             {
@@ -553,7 +571,7 @@ fn role(
 
 #[cfg(test)]
 mod tests {
-    use super::race_free_loads;
+    use super::{race_free_loads, KernelCode};
 
     /// How many of the loads of local memory in `src`'s functions race
     /// with nothing, built optimized and as `-cl-opt-disable` leaves it.
@@ -564,7 +582,7 @@ mod tests {
             let m = &p.module;
             m.functions
                 .iter()
-                .map(|f| race_free_loads(m, f).len())
+                .map(|f| KernelCode::of(m, f).map_or(0, |c| race_free_loads(m, f, &c).len()))
                 .sum()
         })
     }
@@ -669,7 +687,12 @@ mod tests {
         let all: Vec<super::Proof> = m
             .functions
             .iter()
-            .flat_map(|f| race_free_loads(m, f).into_values())
+            .flat_map(|f| {
+                KernelCode::of(m, f)
+                    .map(|c| race_free_loads(m, f, &c))
+                    .unwrap_or_default()
+                    .into_values()
+            })
             .collect();
         let always = all.iter().filter(|p| **p == super::Proof::Always).count();
         (always, all.len() - always)

@@ -9,8 +9,7 @@ use std::collections::{HashMap, HashSet};
 use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Function, Module, Operand, Type};
 
-use super::cfg::block_graph;
-use super::intervals::{bounds_before, constant, objects, pointer_types, whole_kernel, Bounds};
+use super::intervals::{constant, pointer_types, Bounds, KernelCode};
 use super::written::makes_pointer;
 
 /// The functions of `m` that only kernels whose atomic operations and
@@ -151,17 +150,17 @@ pub(super) fn atomic_or_copy(op: Op) -> bool {
 /// Empty where any pointer into local memory (local or generic) goes
 /// where the analysis does not follow it: through a phi or select it
 /// cannot tell the object of, to a store, a call, or an instruction it
-/// does not know.
-pub(crate) fn quiet_atomics(m: &Module, f: &Function) -> HashSet<Word> {
-    if !whole_kernel(m, f) || f.blocks.is_empty() {
-        return HashSet::new();
-    }
-    let types = pointer_types(m, f);
-    let objects = objects(m, f, &types);
-    let local = may_be_local(m, f, &types);
+/// does not know. `code` is `f`'s (`KernelCode::of`).
+pub(crate) fn quiet_atomics(m: &Module, f: &Function, code: &KernelCode) -> HashSet<Word> {
+    let KernelCode {
+        types,
+        objects,
+        before,
+        ..
+    } = code;
+    let local = may_be_local(m, f, types);
     let localish = |id: &Word| local.contains(id);
     let constant = |o: Option<&Operand>| constant(m, o);
-    let before = bounds_before(m, f, &block_graph(f));
     // For each object, the boundaries that may precede its quiet atomics,
     // and those that may precede its other accesses; and the pointers of
     // the quiet atomics, and of the others.
@@ -296,7 +295,9 @@ mod tests {
             m.functions
                 .iter()
                 .map(|f| {
-                    let pointers = super::quiet_atomics(m, f);
+                    let pointers = crate::translate::intervals::KernelCode::of(m, f)
+                        .map(|c| super::quiet_atomics(m, f, &c))
+                        .unwrap_or_default();
                     f.blocks
                         .iter()
                         .flat_map(|b| &b.instructions)

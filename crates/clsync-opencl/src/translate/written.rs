@@ -265,6 +265,13 @@ fn reads_only(m: &Module, ops: &[Operand]) -> bool {
 /// chain, a cast, a copy, a phi or a select): the pointer reaches what
 /// they reach.
 pub(super) fn makes_pointer(op: Op) -> bool {
+    derives_pointer(op) || matches!(op, Op::Phi | Op::Select)
+}
+
+/// Whether `op` makes a pointer from the one pointer it takes first (an
+/// access chain, a cast, a copy): the pointer reaches what that one does
+/// (or is null, for an explicit cast out of the generic space).
+pub(super) fn derives_pointer(op: Op) -> bool {
     matches!(
         op,
         Op::AccessChain
@@ -276,7 +283,5 @@ pub(super) fn makes_pointer(op: Op) -> bool {
             | Op::GenericCastToPtrExplicit
             | Op::PtrCastToGeneric
             | Op::CopyObject
-            | Op::Phi
-            | Op::Select
     )
 }
