@@ -99,6 +99,13 @@ pub struct Param {
     /// buffer bound only to such parameters out of the race checker's
     /// records, since nothing can race with them.
     pub written: bool,
+    /// For buffer pointers: how the kernel uses the buffer, where the
+    /// compiler proves that each work-item reaches it only in its group's
+    /// slice, in an order that races with no other work-item
+    /// (`translate::slices`); a checked launch of one dimension then
+    /// leaves its accesses out of the race checker's records. `None`
+    /// for the rest.
+    pub owned: Option<translate::BufferUse>,
 }
 
 /// A kernel's interface.
@@ -621,6 +628,7 @@ fn kernel_info(
         .ok_or_else(|| CompileError::Invalid(format!("kernel `{}` has no body", e.name)))?;
     let spirv_types = m.kernel_arg_types.get(&e.name);
     let written = translate::written_params(m, f);
+    let owned = translate::owned_params(m, f);
     let mut params = Vec::new();
     for (i, (id, ty)) in f.params.iter().enumerate() {
         let name = args
@@ -676,6 +684,7 @@ fn kernel_info(
             kind,
             elem_size,
             written: written.get(i).copied().unwrap_or(true),
+            owned: owned.get(i).copied().flatten(),
         });
     }
     Ok(KernelInfo {

@@ -13,26 +13,9 @@ mod common;
 use std::collections::BTreeSet;
 
 use clsync::checker::ReportKind;
-use clsync::{Buffer, NdRange, Runtime};
-use clsync_opencl::{Arg, Findings, Program};
-
-/// What a checked run found, each once: the compiled code's headlines
-/// with their lines, and the checker's kinds with their pairs of lines.
-fn problems(found: &Findings) -> BTreeSet<(String, u32, u32)> {
-    let diagnostics = found
-        .diagnostics
-        .iter()
-        .map(|d| (d.headline.clone(), d.site.map_or(0, |s| s.line), 0));
-    let checker = found.checker.iter().map(|r| {
-        let first = r.first.as_ref().map_or(0, |a| a.site.line);
-        (
-            format!("{:?}", r.kind),
-            first.min(r.site.line),
-            first.max(r.site.line),
-        )
-    });
-    diagnostics.chain(checker).collect()
-}
+use clsync::{Buffer, NdRange};
+use clsync_opencl::Arg;
+use common::{same_problems_in_each, same_problems_in_each_with};
 
 /// Runs kernel `k` of `src`, checked, with proofs taken (work-item loops,
 /// stopping at a divergence or running on) and without (coroutines,
@@ -47,67 +30,6 @@ fn same_problems(
 ) -> BTreeSet<(String, u32, u32)> {
     let [optimized, _] = same_problems_in_each(src, range, args);
     optimized
-}
-
-/// [`same_problems`], returning each build's (optimized, then
-/// unoptimized).
-fn same_problems_in_each(
-    src: &str,
-    range: NdRange,
-    args: impl Fn() -> Vec<Arg<'static>>,
-) -> [BTreeSet<(String, u32, u32)>; 2] {
-    same_problems_in_each_with(src, "", range, args)
-}
-
-/// [`same_problems_in_each`], with build `options` besides the
-/// optimization's.
-fn same_problems_in_each_with(
-    src: &str,
-    options: &str,
-    range: NdRange,
-    args: impl Fn() -> Vec<Arg<'static>>,
-) -> [BTreeSet<(String, u32, u32)>; 2] {
-    let mut out = [BTreeSet::new(), BTreeSet::new()];
-    let builds = [options.to_string(), format!("{options} -cl-opt-disable")];
-    for (b, options) in builds.iter().enumerate() {
-        let options = options.as_str();
-        let p: Program = common::build(src, "k.cl", options);
-        let run = |k: clsync_opencl::Kernel, run_on: bool| {
-            k.run_with(
-                &Runtime::with_threads(2),
-                range.clone(),
-                &args(),
-                |l| l.run_on_divergence(run_on),
-                true,
-            )
-            .map(|f| problems(&f))
-            .ok()
-        };
-        let k = || p.kernel("k").unwrap();
-        let reference = run(k().on_coroutines(), true).expect("the reference runs on");
-        let running_on = run(k(), true).expect("runs on");
-        assert_eq!(running_on, reference, "options {options:?}, running on");
-        // A launch that stops at a divergence finds what precedes it; where
-        // there is none, everything the reference finds.
-        let diverges = reference
-            .iter()
-            .any(|p| p.0 == format!("{:?}", ReportKind::BarrierDivergence));
-        let stopping = run(k(), false);
-        match (diverges, stopping) {
-            (false, stopping) => assert_eq!(
-                stopping.as_ref(),
-                Some(&reference),
-                "options {options:?}, stopping"
-            ),
-            (true, Some(stopping)) => assert!(
-                stopping.is_subset(&reference),
-                "options {options:?}, stopping: {stopping:?} of {reference:?}"
-            ),
-            (true, None) => {}
-        }
-        out[b] = running_on;
-    }
-    out
 }
 
 /// Leaked buffers, so that the arguments outlive the closures that make
@@ -419,5 +341,52 @@ fn an_opencl_1x_histogram_counts_right_and_reports_what_the_reference_does() {
             .filter(|&i| input[i] == (g % 16) as i32)
             .count() as i32;
         assert_eq!(got, want, "work-item {g}");
+    }
+}
+
+#[test]
+fn a_store_at_its_own_element_races_with_nothing_in_one_dimension_and_does_in_two() {
+    // Each work-item stores to its own element of `s` (line 4): in a group
+    // of two rows, the rows' work-items of one local id store to the same
+    // one, a race the launch takes no proof of one dimension for.
+    let src = "kernel void k(global int *out) {
+        local int s[8];
+        size_t l = get_local_id(0);
+        s[l] = (int)get_local_id(1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0) + 8 * get_global_id(1)] = s[7 - l];
+    }";
+    let out = buffer(vec![-1; 16]);
+    let found = same_problems(src, NdRange::new([8]).local([8]), || vec![Arg::Buffer(out)]);
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(out.to_vec()[..8], [0; 8]);
+    let each = same_problems_in_each(src, NdRange::new([8, 2]).local([8, 2]), || {
+        vec![Arg::Buffer(out)]
+    });
+    let race = (format!("{:?}", ReportKind::DataRace), 4, 4);
+    for found in each {
+        assert!(found.contains(&race), "{found:?}");
+    }
+}
+
+#[test]
+fn a_store_that_a_read_of_its_interval_meets_is_still_checked() {
+    // After the barrier, work-item l stores to its own element (line 7)
+    // and reads the one above, which work-item l + 1 stores to (line 8):
+    // a race, found whichever comes first.
+    let src = "kernel void k(global int *out) {
+        local int s[9];
+        size_t l = get_local_id(0);
+        s[8 - l] = 1;
+        if (l == 0) s[0] = 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s[l] = 2;
+        out[l] = s[l + 1];
+    }";
+    let out = buffer(vec![0; 8]);
+    let race = (format!("{:?}", ReportKind::DataRace), 7, 8);
+    for found in same_problems_in_each(src, NdRange::new([8]).local([8]), || vec![Arg::Buffer(out)])
+    {
+        assert!(found.contains(&race), "{found:?}");
     }
 }

@@ -111,6 +111,12 @@ pub const SCRATCH_BYTES: usize = 256;
 pub const CTX_ANSWER: i32 = CTX_SCRATCH + SCRATCH_BYTES as i32;
 /// Byte offset of [`ItemCtx::quiet`].
 pub const CTX_QUIET: i32 = CTX_ANSWER + 8;
+/// [`ItemCtx::quiet`]'s bit for an object whose in-bounds reads need no
+/// runtime call.
+pub const QUIET_READS: u8 = 1;
+/// [`ItemCtx::quiet`]'s bit for a buffer whose proven accesses
+/// (`translate::slices`) need none, where memory's shadow allows.
+pub const QUIET_OWNED: u8 = 2;
 /// Byte offset of [`ItemCtx::shadows`].
 pub const CTX_SHADOWS: i32 = CTX_QUIET + 8;
 /// Byte offset of [`ItemCtx::race_free`].
@@ -155,10 +161,12 @@ pub struct ItemCtx {
     /// which returns nothing in registers.
     pub answer: u64,
     /// In a checked launch, a byte per slot and one for the sentinel
-    /// after them: 1 where an in-bounds read needs no runtime call, since
-    /// nothing in the launch writes the object, the host wrote all of it
-    /// and it may be read (see `Setup::quiet`); compiled code skips the
-    /// call there. Null in unchecked launches.
+    /// after them: [`QUIET_READS`] where an in-bounds read needs no
+    /// runtime call, since nothing in the launch writes the object, the
+    /// host wrote all of it and it may be read (see `Setup::quiet`);
+    /// [`QUIET_OWNED`] where the build's proofs of the buffer's accesses
+    /// hold (`SlotInfo::owned`). Compiled code skips the call there. Null
+    /// in unchecked launches.
     pub quiet: *const u8,
     /// In a checked launch, the shadow of each slot's bytes (null: all
     /// initialized): a byte is nonzero once something wrote it. Null in
@@ -266,6 +274,12 @@ pub struct SlotInfo {
     /// no other buffer argument overlaps. Its reads cannot race, so a
     /// checked launch does not record them.
     pub unwritten: bool,
+    /// Its accesses need no record, in a launch of one dimension: a
+    /// buffer bound only to a parameter whose accesses the build proves
+    /// stay in each group's slice and race with nothing
+    /// (`Param::owned`), that no other buffer argument overlaps, and that
+    /// the kernel uses as the host allowed.
+    pub owned: bool,
 }
 
 // Offsets the code generator relies on.

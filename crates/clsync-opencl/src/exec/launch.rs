@@ -10,7 +10,7 @@ use clsync::{Launch, LaunchError, LocalArg, Runtime, WorkItem};
 
 use super::collectives::Exchanges;
 use super::copies::{self, Copies};
-use super::ctx::{self, builtin, HostSide, ItemCtx, Runner, Slot, SlotInfo, Stop};
+use super::ctx::{self, builtin, HostSide, ItemCtx, Runner, Slot, SlotInfo, Stop, QUIET_OWNED};
 use super::report::Reports;
 use super::scratch::Reused;
 use super::{aligned, loops, Bound, Findings, RunError, SendPtr, ALIGN};
@@ -301,12 +301,19 @@ pub(super) fn run(
             .iter()
             .map(|(slot, off, bytes)| (*slot, *off, bytes.len() as u64)),
     );
+    // The build's proofs of buffers (`SlotInfo::owned`) hold in a range of
+    // one dimension, whose global ids fit 31 bits.
+    let one_d = launch.range().resolve().is_ok_and(|g| {
+        let (size, offset) = (g.global(), g.offset());
+        size[1] == 1 && size[2] == 1 && offset[0].saturating_add(size[0]) <= 1 << 31
+    });
     let quiet = if checked {
         let mut q = vec![0u8; bound.table.len() + 1];
         for (slot, info) in bound.infos.iter().enumerate() {
             let shadowed = global_shadows.iter().any(|(s, _)| *s == slot);
             let readable = info.access != crate::exec::Access::WriteOnly;
-            q[slot] = u8::from(info.unwritten && !shadowed && readable);
+            q[slot] = u8::from(info.unwritten && !shadowed && readable)
+                | if info.owned && one_d { QUIET_OWNED } else { 0 };
         }
         q
     } else {

@@ -251,8 +251,15 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     let mut private_bytes = plan.private_bytes as usize;
     let mut uninitialized = Vec::new();
     let mut images = Vec::new();
-    // The buffer arguments' bytes: (slot, start, end, written through).
-    let mut buffers: Vec<(usize, usize, usize, bool)> = Vec::new();
+    // The buffer arguments' bytes: (slot, start, end, written through,
+    // proven).
+    let mut buffers: Vec<(
+        usize,
+        usize,
+        usize,
+        bool,
+        Option<crate::translate::BufferUse>,
+    )> = Vec::new();
     for (i, (param, arg)) in k.params.iter().zip(args).enumerate() {
         let which = || format!("argument {i} (`{}`, {})", param.name, param.type_name);
         let slot = table.len();
@@ -262,7 +269,13 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                 if !b.initialized() {
                     uninitialized.push((slot, len));
                 }
-                buffers.push((slot, base as usize, base as usize + len, param.written));
+                buffers.push((
+                    slot,
+                    base as usize,
+                    base as usize + len,
+                    param.written,
+                    param.owned,
+                ));
                 table.push(Slot {
                     base,
                     len: len as u64,
@@ -276,6 +289,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     name: param.name.clone(),
                     access: b.access(),
                     unwritten: false,
+                    owned: false,
                 });
                 words.push((slot as u64) << OFFSET_BITS);
             }
@@ -288,6 +302,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     name: param.name.clone(),
                     access: Access::ReadWrite,
                     unwritten: false,
+                    owned: false,
                 });
                 locals.push((slot, *bytes, locals.len()));
                 words.push((slot as u64) << OFFSET_BITS);
@@ -306,6 +321,7 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
                     name: param.name.clone(),
                     access: Access::ReadWrite,
                     unwritten: false,
+                    owned: false,
                 });
                 let off = private_bytes.next_multiple_of(16);
                 private_bytes = off + size;
@@ -375,12 +391,27 @@ fn bind(p: &Program, k: &KernelInfo, args: &[Arg<'_>]) -> Result<Bound, RunError
     let image_on_buffer = args
         .iter()
         .any(|a| matches!(a, Arg::Image(img) if img.is_from_buffer()));
-    for &(slot, start, end, written) in &buffers {
+    let svm = args.iter().any(|a| matches!(a, Arg::Svm(_)));
+    for &(slot, start, end, written, owned) in &buffers {
         infos[slot].unwritten = !written
             && !image_on_buffer
             && !buffers
                 .iter()
-                .any(|&(_, s, e, w)| w && s < end && start < e);
+                .any(|&(_, s, e, w, _)| w && s < end && start < e);
+        // A proven buffer shares no byte with another argument (which the
+        // proof does not see), and is used as the host allowed (so that
+        // no access of it is a report).
+        let alone = !image_on_buffer
+            && !svm
+            && !buffers
+                .iter()
+                .any(|&(o, s, e, _, _)| o != slot && s < end && start < e);
+        let allowed = owned.is_some_and(|u| match infos[slot].access {
+            Access::ReadOnly => !u.writes,
+            Access::WriteOnly => !u.reads,
+            Access::ReadWrite => true,
+        });
+        infos[slot].owned = alone && allowed;
     }
     Ok(Bound {
         words,

@@ -112,6 +112,11 @@ pub(crate) struct Fx<'a, 'm> {
     /// see `intervals`), and whether the load being translated is one.
     pub race_free_loads: HashMap<Word, super::intervals::Proof>,
     pub race_free_load: Option<super::intervals::Proof>,
+    /// The stores of local memory that race with nothing, by the pointer
+    /// they store through (checked builds; see `intervals`), and the
+    /// proof of the store being translated.
+    pub race_free_stores: HashMap<Word, super::intervals::Proof>,
+    pub race_free_store: Option<super::intervals::Proof>,
     /// Whether such a load of bytes a plain write wrote needs no runtime
     /// call: no launch that runs this function has local atomics
     /// (`Shared::settled_by_writes`).
@@ -120,6 +125,11 @@ pub(crate) struct Fx<'a, 'm> {
     /// object that only relaxed, group-wide atomics touch (see
     /// `local_atomics::quiet_atomics`).
     pub quiet_atomics: std::collections::HashSet<Word>,
+    /// Checked builds: the pointers of the accesses of buffers that stay
+    /// in their group's slice and race with nothing (see `slices`), and
+    /// whether the access being translated is through one.
+    pub owned_pointers: std::collections::HashSet<Word>,
+    pub owned_access: bool,
     /// Checked builds: the function's private variables that live in
     /// registers (see `promote`), and those already declared.
     pub promotable: std::collections::HashSet<Word>,
@@ -236,9 +246,13 @@ fn translate_as(
         promoted: Default::default(),
         lvalue_load: false,
         race_free_loads: Default::default(),
+        race_free_stores: Default::default(),
+        race_free_store: None,
         race_free_load: None,
         settled_reads: false,
         quiet_atomics: Default::default(),
+        owned_pointers: Default::default(),
+        owned_access: false,
         signed_view: false,
         cont: None,
         roots: HashMap::new(),
@@ -307,9 +321,12 @@ impl<'a, 'm> Fx<'a, 'm> {
         self.counted = super::counted::counted_back_edges(self.m, f, &self.order);
         if self.s.checked {
             self.lvalue_loads = super::shadow::lvalue_loads(f);
-            if let Some(code) = super::intervals::KernelCode::of(self.m, f) {
-                self.race_free_loads = super::intervals::race_free_loads(self.m, f, &code);
+            if let Some(code) = super::kernel_code::KernelCode::of(self.m, f) {
+                let proofs = super::intervals::race_free(self.m, f, &code);
+                self.race_free_loads = proofs.loads;
+                self.race_free_stores = proofs.stores;
                 self.quiet_atomics = super::local_atomics::quiet_atomics(self.m, f, &code);
+                self.owned_pointers = super::slices::slices(self.m, f, &code).pointers;
             }
             self.settled_reads = self.s.settled_by_writes.contains(&f.id);
             self.promotable = super::promote::promotable(self.m, f);

@@ -1,109 +1,43 @@
-//! Where an access to a local object lies relative to its work-item, as
-//! `translate::intervals` needs it to tell a load from the writes of its
-//! interval: at the work-item's own element (the index is its local id in
-//! dimension 0), or at or above a constant (the local id plus it); and
-//! under which guard `local id < C` a block runs.
+//! Where an access lies relative to its work-item, as the checked build's
+//! proofs need it (`translate::intervals` for local objects,
+//! `translate::slices` for buffers): its element's index is the
+//! work-item's id in dimension 0 (the local id for a local object, the
+//! global id for a buffer) plus a constant; and what the code's branches
+//! say of the local id in each block (`local id < C`, `local id != C`...).
 //!
 //! In a group of one dimension, the local ids are the work-items' own:
-//! two work-items' own elements are two elements, and an element a
-//! work-item writes under `lid < C` is below every element read at
-//! `lid + C'` with `C' >= C`. A tree reduction's step
+//! two work-items' accesses at `id + c` reach two elements, and an
+//! element a work-item writes under `lid < C` is below every element read
+//! at `lid + C'` with `C' >= C`. A tree reduction's step
 //! (`if (l < h) s[l] += s[l + h];`, which an optimizing build unrolls into
-//! one step per constant `h`) reads and writes only so. The guard and the
-//! indices are read from the code as clang makes them: the local id is
-//! the first component of the `LocalInvocationId` built-in, converted or
-//! not; an index is that, or it plus a constant.
+//! one step per constant `h`) reads and writes only so; so does a scan's
+//! first step, `if (l >= k) v += data[g - k];`. The indices and the
+//! branches are read from the code as clang makes them: the id is the
+//! first component of the `LocalInvocationId` or `GlobalInvocationId`
+//! built-in, converted or not; an index is that, plus or minus a constant.
 
 use std::collections::{HashMap, HashSet};
 
 use clsync_spirv::spirv::{BuiltIn, Op, Word};
-use clsync_spirv::{Constant, Function, Module, Operand};
+use clsync_spirv::{Constant, Function, Module, Operand, Type};
 
-/// Where an access lies, by its index into its object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Place {
-    /// At the work-item's local id (dimension 0).
-    Own,
-    /// At the local id plus this constant.
-    Above(u64),
-}
+/// The bound below which an index's constant must lie (either way), so
+/// that no sum wraps.
+const SMALL: i64 = 1 << 31;
 
-/// The places of `f`'s pointers into local objects that start at an
-/// object's first element (`roots`: a `local` parameter or array) and
-/// index it once by the local id or the local id plus a constant, with the
-/// type of the element each points at.
-pub(super) fn places(
-    m: &Module,
-    f: &Function,
-    roots: &HashSet<Word>,
-) -> HashMap<Word, (Place, Word)> {
-    let ids = local_ids(m, f);
-    let constant = |id: &Word| match m.constants.get(id) {
-        Some(Constant::Scalar { bits, .. }) => Some(*bits),
-        _ => None,
-    };
-    // Each index value's place: the id, or the id plus a constant.
-    let mut index: HashMap<Word, Place> = ids.iter().map(|i| (*i, Place::Own)).collect();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        if let (Op::IAdd, Some(r)) = (i.class.opcode, i.result_id) {
-            let ops: Vec<Word> = super::id_operands(i).collect();
-            if let [a, b] = ops[..] {
-                let c = match (ids.contains(&a), ids.contains(&b)) {
-                    (true, false) => constant(&b),
-                    (false, true) => constant(&a),
-                    _ => None,
-                };
-                // A small constant: the sum does not wrap.
-                if let Some(c) = c.filter(|c| *c < 1 << 31) {
-                    index.insert(r, Place::Above(c));
-                }
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        let (Some(r), Some(ty)) = (i.result_id, i.result_type) else {
-            continue;
-        };
-        let ops: Vec<Word> = super::id_operands(i).collect();
-        // The chain's base, and its index into the object's elements: a
-        // pointer's element (`PtrAccessChain base i`), or an array's
-        // (`AccessChain base i`, `PtrAccessChain base 0 i`).
-        let idx = match (i.class.opcode, &ops[..]) {
-            (Op::PtrAccessChain | Op::InBoundsPtrAccessChain, [base, i]) => Some((base, i)),
-            (Op::PtrAccessChain | Op::InBoundsPtrAccessChain, [base, z, i])
-                if constant(z) == Some(0) =>
-            {
-                Some((base, i))
-            }
-            (Op::AccessChain | Op::InBoundsAccessChain, [base, i]) => Some((base, i)),
-            _ => None,
-        };
-        let Some((base, at)) = idx else { continue };
-        if !roots.contains(base) {
-            continue;
-        }
-        if let (Some(p), Some(Ok(clsync_spirv::Type::Pointer { pointee, .. }))) =
-            (index.get(at), Some(m.ty(ty)))
-        {
-            out.insert(r, (*p, *pointee));
-        }
-    }
-    out
-}
-
-/// The ids of `f` that hold the local id in dimension 0: the first
-/// component of a load of the `LocalInvocationId` built-in, and
-/// conversions of it between integer widths (a local id fits any).
-fn local_ids(m: &Module, f: &Function) -> HashSet<Word> {
+/// The ids of `f` that hold the work-item's id of built-in `which`
+/// (`LocalInvocationId` or `GlobalInvocationId`) in dimension 0: the
+/// first component of a load of the built-in, and conversions of it
+/// between integer widths. A local id fits any width; a global id fits 32
+/// bits where the launch's range does (`slices` takes its proofs only
+/// there).
+pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
     let mut loaded = HashSet::new();
     let mut ids = HashSet::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
         let ops: Vec<Word> = super::id_operands(i).collect();
         match (i.class.opcode, i.result_id, &ops[..]) {
-            (Op::Load, Some(r), [v])
-                if super::builtin_of(m, *v) == Some(BuiltIn::LocalInvocationId) =>
-            {
+            (Op::Load, Some(r), [v]) if super::builtin_of(m, *v) == Some(which) => {
                 loaded.insert(r);
             }
             (Op::CompositeExtract, Some(r), [v]) if loaded.contains(v) => {
@@ -120,57 +54,335 @@ fn local_ids(m: &Module, f: &Function) -> HashSet<Word> {
     ids
 }
 
-/// For each block of `f` (by index), the constant `C` of a guard
-/// `local id < C` it runs under, where it has one: the nearest
-/// conditional branch up its chain of single predecessors that comes to
-/// it on the true side of an unsigned `id < C`. `label` and `succ` are
-/// `f`'s block graph (`cfg::block_graph`).
-pub(super) fn guards(
+/// The signed value of integer constant `id`, where it is one of at most
+/// 64 bits.
+fn signed(m: &Module, id: &Word) -> Option<i64> {
+    let Some(Constant::Scalar { ty, bits }) = m.constants.get(id) else {
+        return None;
+    };
+    match m.ty(*ty) {
+        Ok(Type::Int(w)) if (1..=64).contains(w) => {
+            let shift = 64 - w;
+            Some(((*bits << shift) as i64) >> shift)
+        }
+        _ => None,
+    }
+}
+
+/// Each value of `f` that is an id of `ids` plus a constant `c`, with `c`
+/// (0 for the ids themselves): `id + c`, `c + id` and `id - c`, for a
+/// small `c`, and a conversion of such a value between integer widths
+/// (or a shift left and back by the same at most 32 bits) where `c <= 0`. (Those are exact wherever the value is at least 0: a
+/// value below 2^31 keeps its value through a narrowing and a widening.
+/// Where `id + c` is below 0, the index has wrapped to one far past any
+/// local object's end, which the access's bounds test catches; a proof
+/// about a buffer makes sure that `id + c >= 0` for every id its block
+/// allows, see [`ranges`].)
+pub(super) fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
+    let mut of: HashMap<Word, i64> = ids.iter().map(|i| (*i, 0)).collect();
+    // Values shifted left by at most 32 bits: `(x << k) >> k` keeps the
+    // low `64 - k` bits of `x`, sign- or zero-extended (clang's `(long)(int)
+    // x`), which is `x` for an `x` below 2^31.
+    let mut shifted: HashMap<Word, (i64, u64)> = HashMap::new();
+    let bits = |id: &Word| match m.constants.get(id) {
+        Some(Constant::Scalar { bits, .. }) => Some(*bits),
+        _ => None,
+    };
+    // Definitions come before their uses, phis aside (which this does not
+    // follow): one pass in the code's order.
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let Some(r) = i.result_id else { continue };
+        let ops: Vec<Word> = super::id_operands(i).collect();
+        if let (Op::ShiftLeftLogical, [a, k]) = (i.class.opcode, &ops[..]) {
+            if let (Some(c), Some(k)) = (of.get(a), bits(k).filter(|k| *k <= 32)) {
+                if *c <= 0 {
+                    shifted.insert(r, (*c, k));
+                }
+            }
+            continue;
+        }
+        let c = match (i.class.opcode, &ops[..]) {
+            (Op::ShiftRightArithmetic | Op::ShiftRightLogical, [a, k]) => shifted
+                .get(a)
+                .filter(|(_, by)| bits(k) == Some(*by))
+                .map(|(c, _)| *c),
+            (Op::IAdd, [a, b]) => match (of.get(a), of.get(b)) {
+                (Some(x), None) => signed(m, b).map(|c| x + c),
+                (None, Some(x)) => signed(m, a).map(|c| x + c),
+                _ => None,
+            },
+            (Op::ISub, [a, b]) => of.get(a).and_then(|x| signed(m, b).map(|c| x - c)),
+            (Op::UConvert | Op::SConvert, [a]) => of.get(a).copied().filter(|c| *c <= 0),
+            _ => None,
+        };
+        if let Some(c) = c.filter(|c| c.abs() < SMALL) {
+            of.insert(r, c);
+        }
+    }
+    of
+}
+
+/// The places of `f`'s pointers that start at an object's first element
+/// (`roots`), or at a constant element of a pointer root, and index it
+/// once by a value of `offsets`: each pointer's constant (its element is
+/// the id plus it), with the type of the element it points at.
+pub(super) fn places(
+    m: &Module,
+    f: &Function,
+    roots: &HashSet<Word>,
+    offsets: &HashMap<Word, i64>,
+) -> HashMap<Word, (i64, Word)> {
+    let zero = |id: &Word| matches!(m.constants.get(id), Some(Constant::Scalar { bits: 0, .. }));
+    // The pointers to an element of a root that a constant names, by
+    // that constant (`PtrAccessChain root k`): a scan's `a + PAD`.
+    let mut starts: HashMap<Word, i64> = HashMap::new();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let ops: Vec<Word> = super::id_operands(i).collect();
+        if let (Op::PtrAccessChain | Op::InBoundsPtrAccessChain, Some(r), [base, k]) =
+            (i.class.opcode, i.result_id, &ops[..])
+        {
+            if let (true, Some(k)) = (roots.contains(base), signed(m, k)) {
+                if k.abs() < SMALL {
+                    starts.insert(r, k);
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let (Some(r), Some(ty)) = (i.result_id, i.result_type) else {
+            continue;
+        };
+        let ops: Vec<Word> = super::id_operands(i).collect();
+        // The chain's base, and its index into the object's elements: a
+        // pointer's element (`PtrAccessChain base i`), or an array's
+        // (`AccessChain base i`, `PtrAccessChain base 0 i`).
+        let idx = match (i.class.opcode, &ops[..]) {
+            (Op::PtrAccessChain | Op::InBoundsPtrAccessChain, [base, i]) => Some((base, i)),
+            (Op::PtrAccessChain | Op::InBoundsPtrAccessChain, [base, z, i]) if zero(z) => {
+                Some((base, i))
+            }
+            (Op::AccessChain | Op::InBoundsAccessChain, [base, i]) => Some((base, i)),
+            _ => None,
+        };
+        let Some((base, at)) = idx else { continue };
+        // From a root, or (a pointer's element) from a start.
+        let start = match (roots.contains(base), starts.get(base), ops.len()) {
+            (true, _, _) => 0,
+            (false, Some(k), 2)
+                if matches!(
+                    i.class.opcode,
+                    Op::PtrAccessChain | Op::InBoundsPtrAccessChain
+                ) =>
+            {
+                *k
+            }
+            _ => continue,
+        };
+        if let (Some(c), Ok(Type::Pointer { pointee, .. })) = (offsets.get(at), m.ty(ty)) {
+            out.insert(r, (start + *c, *pointee));
+        }
+    }
+    out
+}
+
+/// What a block's branches say of the local id in dimension 0: it is at
+/// least `lo`, and below `hi` where that is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Range {
+    pub lo: u64,
+    pub hi: Option<u64>,
+}
+
+#[cfg(test)]
+impl Range {
+    /// Nothing known.
+    pub const ALL: Range = Range { lo: 0, hi: None };
+}
+
+/// A comparison of the local id with a constant, as a branch reads it.
+#[derive(Clone, Copy)]
+enum Fact {
+    /// `id < c` where true, `id >= c` where false.
+    Below(u64),
+    /// `id == c` where true, `id != c` where false.
+    Is(u64),
+}
+
+/// For each block of `f` (by index), what the conditional branches on the
+/// local id say of it there, on every path into the block: a range per
+/// block, which each branch's side narrows and each join of paths widens
+/// to take both. `graph` is `f`'s block graph (`cfg::block_graph`).
+pub(super) fn ranges(
     m: &Module,
     f: &Function,
     (label, succ): &(HashMap<Word, usize>, Vec<Vec<usize>>),
-) -> Vec<Option<u64>> {
-    let ids = local_ids(m, f);
+) -> Vec<Range> {
+    let ids = ids(m, f, BuiltIn::LocalInvocationId);
     let n = f.blocks.len();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, next) in succ.iter().enumerate() {
-        for &s in next {
-            preds[s].push(b);
-        }
-    }
-    // The comparisons `id < C`, by result.
-    let mut below: HashMap<Word, u64> = HashMap::new();
+    // The comparisons `id < C`, `id > C`, `id == C`... by result: a local
+    // id is below 2^31, so that signed and unsigned ones agree for a
+    // constant that is too.
+    let mut facts: HashMap<Word, Fact> = HashMap::new();
+    let mut negated: HashSet<Word> = HashSet::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
         let ops: Vec<Word> = super::id_operands(i).collect();
-        if let (Op::ULessThan, Some(r), [a, c]) = (i.class.opcode, i.result_id, &ops[..]) {
-            if let (true, Some(Constant::Scalar { bits, .. })) =
-                (ids.contains(a), m.constants.get(c))
-            {
-                below.insert(r, *bits);
+        let (Some(r), [a, b]) = (i.result_id, &ops[..]) else {
+            continue;
+        };
+        let (c, flipped) = match (ids.contains(a), ids.contains(b)) {
+            (true, false) => (signed(m, b), false),
+            (false, true) => (signed(m, a), true),
+            _ => continue,
+        };
+        let Some(c) = c.filter(|c| (0..SMALL).contains(c)).map(|c| c as u64) else {
+            continue;
+        };
+        use Op::*;
+        // As `id OP c`: `c OP id` flips the comparison.
+        let op = match (i.class.opcode, flipped) {
+            (ULessThan | SLessThan, true) => UGreaterThan,
+            (UGreaterThan | SGreaterThan, true) => ULessThan,
+            (ULessThanEqual | SLessThanEqual, true) => UGreaterThanEqual,
+            (UGreaterThanEqual | SGreaterThanEqual, true) => ULessThanEqual,
+            (SLessThan, false) => ULessThan,
+            (SGreaterThan, false) => UGreaterThan,
+            (SLessThanEqual, false) => ULessThanEqual,
+            (SGreaterThanEqual, false) => UGreaterThanEqual,
+            (op, _) => op,
+        };
+        // Each as `id < k` or `id == k`, and whether the branch's true
+        // side is that or its negation.
+        let fact = match op {
+            ULessThan => (Fact::Below(c), true),
+            ULessThanEqual => (Fact::Below(c + 1), true),
+            UGreaterThan => (Fact::Below(c + 1), false),
+            UGreaterThanEqual => (Fact::Below(c), false),
+            IEqual => (Fact::Is(c), true),
+            INotEqual => (Fact::Is(c), false),
+            _ => continue,
+        };
+        facts.insert(r, fact.0);
+        if !fact.1 {
+            negated.insert(r);
+        }
+    }
+    // What holds on the edge from a block to `to`, given what holds at
+    // the block's end.
+    let refine = |b: usize, to: usize, r: Range| {
+        let Some((t, _)) = f.blocks[b].instructions.last() else {
+            return r;
+        };
+        let ops: Vec<Word> = super::id_operands(t).collect();
+        let (Op::BranchConditional, [cond, yes, no]) = (t.class.opcode, &ops[..]) else {
+            return r;
+        };
+        let side = match (label.get(yes) == Some(&to), label.get(no) == Some(&to)) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return r,
+        };
+        let Some(fact) = facts.get(cond) else {
+            return r;
+        };
+        let Range { mut lo, mut hi } = r;
+        let below = |hi: Option<u64>, k: u64| Some(hi.map_or(k, |h| h.min(k)));
+        match (*fact, side != negated.contains(cond)) {
+            (Fact::Below(k), true) => hi = below(hi, k),
+            (Fact::Below(k), false) => lo = lo.max(k),
+            (Fact::Is(k), true) => {
+                lo = lo.max(k);
+                hi = below(hi, k + 1);
+            }
+            // `id != k` at an end of the range moves that end.
+            (Fact::Is(k), false) if k == lo => lo = k + 1,
+            (Fact::Is(k), false) if Some(k + 1) == hi => hi = Some(k),
+            (Fact::Is(_), false) => {}
+        }
+        Range { lo, hi }
+    };
+    // Forward over the block graph from the entry, where nothing is
+    // known: a block's range joins those its edges bring, until nothing
+    // changes (a join only widens, to bounds among finitely many).
+    let mut at: Vec<Option<Range>> = vec![None; n];
+    if n > 0 {
+        at[0] = Some(Range { lo: 0, hi: None });
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 0..n {
+            let Some(r) = at[b] else { continue };
+            for &s in &succ[b] {
+                let edge = refine(b, s, r);
+                let joined = match at[s] {
+                    None => edge,
+                    Some(old) => Range {
+                        lo: old.lo.min(edge.lo),
+                        hi: old.hi.zip(edge.hi).map(|(a, b)| a.max(b)),
+                    },
+                };
+                if at[s] != Some(joined) {
+                    at[s] = Some(joined);
+                    changed = true;
+                }
             }
         }
     }
-    (0..n)
-        .map(|b| {
-            let mut cur = b;
-            let mut seen = HashSet::new();
-            while let [p] = preds[cur][..] {
-                if !seen.insert(p) {
-                    return None;
-                }
-                if let Some((t, _)) = f.blocks[p].instructions.last() {
-                    let ops: Vec<Word> = super::id_operands(t).collect();
-                    if let (Op::BranchConditional, [cond, yes, _]) = (t.class.opcode, &ops[..]) {
-                        if label.get(yes) == Some(&cur) {
-                            if let Some(c) = below.get(cond) {
-                                return Some(*c);
-                            }
-                        }
-                    }
-                }
-                cur = p;
-            }
-            None
-        })
+    // A block the entry does not reach: nothing known.
+    at.into_iter()
+        .map(|r| r.unwrap_or(Range { lo: 0, hi: None }))
         .collect()
+}
+
+/// Whether two work-items of one group of one dimension that make
+/// accesses at `id + a.0` (where `a.1` holds of the first's local id) and
+/// `id + w.0` (where `w.1` holds of the second's) reach different
+/// elements, whenever the two work-items are different: `id1 + a = id2 +
+/// w` takes `id1 - id2 = w - a`, which is 0 (one work-item) or outside
+/// what the ranges allow. (In a group, two work-items' global ids differ
+/// as their local ids do.)
+pub(super) fn apart(a: (i64, Range), w: (i64, Range)) -> bool {
+    let d = i128::from(w.0) - i128::from(a.0);
+    if d == 0 {
+        return true;
+    }
+    // `id1 - id2` lies in [a.lo - (w.hi - 1), (a.hi - 1) - w.lo], either
+    // end open where a bound is unknown.
+    let low = w.1.hi.map(|h| i128::from(a.1.lo) - (i128::from(h) - 1));
+    let high = a.1.hi.map(|h| (i128::from(h) - 1) - i128::from(w.1.lo));
+    // A range that allows no id: no such access.
+    let empty = a.1.hi.is_some_and(|h| h <= a.1.lo) || w.1.hi.is_some_and(|h| h <= w.1.lo);
+    empty || low.is_some_and(|l| d < l) || high.is_some_and(|h| d > h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{apart, Range};
+
+    fn r(lo: u64, hi: Option<u64>) -> Range {
+        Range { lo, hi }
+    }
+
+    #[test]
+    fn accesses_apart_by_their_offsets_and_ranges() {
+        // Each at its own element.
+        assert!(apart((0, Range::ALL), (0, Range::ALL)));
+        // A read at `id + 4` and a write at `id` under `id < 4`: apart;
+        // under `id < 5`, work-item 4 writes what work-item 0 reads.
+        assert!(apart((4, Range::ALL), (0, r(0, Some(4)))));
+        assert!(!apart((4, Range::ALL), (0, r(0, Some(5)))));
+        // A read at `id - 1` (from `id >= 1`) and a write at `id`: the
+        // write of work-item k is read by work-item k + 1.
+        assert!(!apart((-1, r(1, None)), (0, Range::ALL)));
+        // ...even where only work-item 0 writes (work-item 1 reads it);
+        // but not where those that read are below 5 and those that write
+        // at or above it.
+        assert!(!apart((-1, r(1, None)), (0, r(0, Some(1)))));
+        assert!(apart((-1, r(1, Some(5))), (0, r(5, None))));
+        // Writes at `id` under `id < 192` and at `id + 192`: apart.
+        assert!(apart((0, r(0, Some(192))), (192, Range::ALL)));
+        assert!(apart((192, Range::ALL), (0, r(0, Some(192)))));
+        assert!(!apart((191, Range::ALL), (0, r(0, Some(192)))));
+    }
 }

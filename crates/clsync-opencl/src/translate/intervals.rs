@@ -1,6 +1,6 @@
-//! Loads of local memory that race with nothing, by the kernel's barrier
-//! intervals: the checked build's counterpart of `#[kernel]`'s proofs
-//! (`clsync-macros`' `race_free`).
+//! Loads and stores of local memory that race with nothing, by the
+//! kernel's barrier intervals: the checked build's counterpart of
+//! `#[kernel]`'s proofs (`clsync-macros`' `race_free`).
 //!
 //! An interval is the code between two work-group barriers that fence
 //! local memory. Two work-items' accesses race only if they fall in one
@@ -29,17 +29,23 @@
 //! kernel no function calls, or the body that clang's stub for a kernel
 //! calls once): a callee's intervals are its callers'.
 //!
+//! Where in an object each access lies relative to its work-item
+//! (`indices`) tells two accesses of one object apart in a group of one
+//! dimension: a tree reduction's step reads above the elements it writes.
+//! A store is race-free where no load and no other write of its interval
+//! (the store itself by another work-item included) meets it so.
+//!
 //! A launch takes the proof at its word where it does not run on from a
 //! divergent barrier, and one that does in each group of work-item loops
 //! until the group diverges (`exec::checked`, `ItemCtx::race_free`).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
-use clsync_spirv::spirv::{Op, StorageClass, Word};
-use clsync_spirv::{Constant, Function, Instruction, Module, Operand, Type};
+use clsync_spirv::spirv::{BuiltIn, Op, StorageClass, Word};
+use clsync_spirv::{Function, Instruction, Module, Operand, Type};
 
-use super::cfg::block_graph;
-use super::written::{derives_pointer, makes_pointer};
+use super::kernel_code::{boundary, touches_nothing, Bounds, KernelCode, LOCAL_FENCE};
+use super::written::makes_pointer;
 
 /// What an instruction is to the intervals.
 enum Role {
@@ -47,7 +53,7 @@ enum Role {
     /// interval.
     Boundary,
     /// It may write local memory: the local object it writes, where the
-    /// code shows it (see [`objects`]), and the pointer it writes through.
+    /// code shows it (see `kernel_code::objects`), and the pointer it writes through.
     Write(Option<Word>, Option<Word>),
     /// A load of local memory, the object it reads, where known, and the
     /// pointer it reads through.
@@ -56,39 +62,9 @@ enum Role {
     Other,
 }
 
-/// What the checked build's analyses of a whole kernel's code
-/// ([`whole_kernel`]) share, made once per function: its pointers' types,
-/// the local objects they point into ([`objects`]), its block graph and
-/// the boundaries before each instruction ([`bounds_before`]).
-pub(crate) struct KernelCode {
-    pub(super) types: HashMap<Word, Word>,
-    pub(super) objects: HashMap<Word, Word>,
-    pub(super) graph: (HashMap<Word, usize>, Vec<Vec<usize>>),
-    pub(super) before: Vec<Vec<Bounds>>,
-}
-
-impl KernelCode {
-    /// `f`'s, where it is a whole kernel's code with blocks.
-    pub(crate) fn of(m: &Module, f: &Function) -> Option<KernelCode> {
-        if !whole_kernel(m, f) || f.blocks.is_empty() {
-            return None;
-        }
-        let types = pointer_types(m, f);
-        let objects = objects(m, f, &types);
-        let graph = block_graph(f);
-        let before = bounds_before(m, f, &graph);
-        Some(KernelCode {
-            types,
-            objects,
-            graph,
-            before,
-        })
-    }
-}
-
-/// The result ids of `f`'s loads of local memory that race with nothing
-/// (see the module's notes), `code` being `f`'s.
-pub(crate) fn race_free_loads(m: &Module, f: &Function, code: &KernelCode) -> HashMap<Word, Proof> {
+/// `f`'s loads and stores of local memory that race with nothing (see the
+/// module's notes), `code` being `f`'s.
+pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree {
     let KernelCode {
         types,
         objects,
@@ -113,25 +89,34 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function, code: &KernelCode) -> Ha
         .chain(m.globals.iter().map(|g| g.id))
         .filter(|id| objects.contains_key(id))
         .collect();
-    let places = super::indices::places(m, f, &roots);
-    let guards = super::indices::guards(m, f, graph);
+    let ids = super::indices::ids(m, f, BuiltIn::LocalInvocationId);
+    let offsets = super::indices::offsets(m, f, &ids);
+    let places = super::indices::places(m, f, &roots, &offsets);
+    let ranges = super::indices::ranges(m, f, graph);
     // Each write's boundaries, with the object it writes (`None`: any) and
     // where in it, and each load's.
     let mut writes: Vec<(Option<Word>, Option<Spot>, Bounds)> = Vec::new();
     let mut loads: Vec<(Word, Option<Word>, Option<Spot>, Bounds)> = Vec::new();
+    // The stores among the writes, with the pointer each stores through.
+    let mut stored: Vec<(Option<Word>, Option<Spot>, Bounds, Word)> = Vec::new();
     for (b, block) in roles.iter().enumerate() {
         let spot = |p: Option<&Word>| {
-            let (place, ty) = *places.get(p?)?;
+            let (at, ty) = *places.get(p?)?;
             Some(Spot {
-                place,
+                at,
                 ty,
-                guard: guards[b],
+                range: ranges[b],
             })
         };
         for (k, r) in block.iter().enumerate() {
             let state = &before[b][k];
             match r {
-                Role::Write(object, p) => writes.push((*object, spot(p.as_ref()), state.clone())),
+                Role::Write(object, p) => {
+                    writes.push((*object, spot(p.as_ref()), state.clone()));
+                    if let Some(p) = p {
+                        stored.push((*object, spot(Some(p)), state.clone(), *p));
+                    }
+                }
                 Role::Load(id, object, p) => {
                     loads.push((*id, *object, spot(Some(p)), state.clone()))
                 }
@@ -142,11 +127,7 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function, code: &KernelCode) -> Ha
     // A load and a write race where their boundaries meet, unless they
     // touch two objects the code tells apart, or two elements of one
     // object whatever work-items make them in a group of one dimension.
-    let mut proofs = HashMap::new();
-    for (id, object, spot, at) in loads {
-        if at.is_empty() {
-            continue;
-        }
+    let meets = |object: Option<Word>, spot: Option<Spot>, at: &Bounds| {
         let mut proof = Some(Proof::Always);
         for (w, w_spot, bounds) in &writes {
             let apart = matches!((object, w), (Some(a), Some(b)) if a != *b);
@@ -160,17 +141,52 @@ pub(crate) fn race_free_loads(m: &Module, f: &Function, code: &KernelCode) -> Ha
                 false => None,
             };
         }
-        if let Some(p) = proof {
-            proofs.insert(id, p);
+        proof
+    };
+    let mut proofs = RaceFree::default();
+    for (id, object, spot, at) in &loads {
+        if at.is_empty() {
+            continue;
+        }
+        if let Some(p) = meets(*object, *spot, at) {
+            proofs.loads.insert(*id, p);
         }
     }
+    // A store races with nothing where no write (another work-item's of
+    // itself included) and no load meets it so: one at its own element,
+    // in a group of one dimension, at best. The proof of a pointer holds
+    // for each of its stores.
+    let mut stores: HashMap<Word, Option<Proof>> = HashMap::new();
+    for (object, spot, at, p) in &stored {
+        let loads_apart = loads.iter().all(|(_, o, l_spot, bounds)| {
+            let apart = matches!((object, o), (Some(a), Some(b)) if a != b);
+            let one_d = matches!((object, o), (Some(a), Some(b)) if a == b)
+                && matches!((spot, l_spot), (Some(w), Some(l)) if l.apart_from(w));
+            apart || one_d || at.is_disjoint(bounds)
+        });
+        let proof = meets(*object, *spot, at).filter(|_| loads_apart && !at.is_empty());
+        let proof = proof.map(|_| Proof::OneDimensional);
+        let entry = stores.entry(*p).or_insert(proof);
+        *entry = entry.and(proof);
+    }
+    proofs.stores = stores
+        .into_iter()
+        .filter_map(|(p, proof)| Some((p, proof?)))
+        .collect();
     proofs
 }
 
-/// The boundaries that may be the last an access passed.
-pub(super) type Bounds = BTreeSet<usize>;
+/// The plain accesses of local memory of a kernel's code that race with
+/// nothing ([`race_free`]), by why.
+#[derive(Debug, Default)]
+pub(crate) struct RaceFree {
+    /// The loads, by result.
+    pub loads: HashMap<Word, Proof>,
+    /// The stores, by the pointer they store through.
+    pub stores: HashMap<Word, Proof>,
+}
 
-/// Why a load races with nothing.
+/// Why an access races with nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Proof {
     /// No write of its object shares its interval.
@@ -180,13 +196,14 @@ pub(crate) enum Proof {
     OneDimensional,
 }
 
-/// Where an access lies in its object relative to its work-item, the type
-/// it reaches there, and the guard `local id < C` its block runs under.
+/// Where an access lies in its object relative to its work-item (its
+/// element is the local id plus `at`), the type it reaches there, and
+/// what its block's branches say of the local id (`indices`).
 #[derive(Clone, Copy, Debug)]
 struct Spot {
-    place: super::indices::Place,
+    at: i64,
     ty: Word,
-    guard: Option<u64>,
+    range: super::indices::Range,
 }
 
 impl Spot {
@@ -194,313 +211,9 @@ impl Spot {
     /// object whenever different work-items of a group of one dimension
     /// make them (one work-item's are ordered by its program): both at
     /// their own elements, or the write at its own under `id < C` and the
-    /// load at `id + C'`, `C' >= C`.
+    /// load at `id + C'`, `C' >= C`; see `indices::apart`.
     fn apart_from(&self, w: &Spot) -> bool {
-        use super::indices::Place::{Above, Own};
-        self.ty == w.ty
-            && match (self.place, w.place, w.guard) {
-                (Own, Own, _) => true,
-                (Above(c), Own, Some(g)) => c >= g,
-                _ => false,
-            }
-    }
-}
-
-/// The local object each pointer of `f` points into, where the code
-/// shows it: a `local` parameter of the kernel or a module-scope local
-/// variable (a kernel's `local` array), followed through access chains,
-/// casts, and the private variables that hold them ([`held_pointers`]).
-/// Two such objects are apart: each `local` argument of a launch is an
-/// allocation of its own, and so is each variable. For the body that
-/// clang's stub calls, a parameter is the stub's argument it receives,
-/// where that is one of the stub's parameters.
-pub(super) fn objects(
-    m: &Module,
-    f: &Function,
-    types: &HashMap<Word, Word>,
-) -> HashMap<Word, Word> {
-    let local = |id: Word| {
-        matches!(
-            types.get(&id).map(|t| m.ty(*t)),
-            Some(Ok(Type::Pointer {
-                storage: StorageClass::Workgroup,
-                ..
-            }))
-        )
-    };
-    let mut of: HashMap<Word, Word> = HashMap::new();
-    for g in &m.globals {
-        if local(g.id) {
-            of.insert(g.id, g.id);
-        }
-    }
-    // The body's caller, where `f` is the body of clang's stub (which
-    // `whole_kernel` has checked).
-    let kernel = m.entry_points.iter().any(|e| e.function == f.id);
-    let stub_call = if kernel {
-        None
-    } else {
-        calls_of(m, f.id).first().copied()
-    };
-    for (k, (p, _)) in f.params.iter().enumerate() {
-        if !local(*p) {
-            continue;
-        }
-        match stub_call {
-            None => {
-                of.insert(*p, *p);
-            }
-            Some((stub, call)) => {
-                if let Some(Operand::IdRef(a)) = call.operands.get(k + 1) {
-                    if stub.params.iter().any(|(q, _)| q == a) {
-                        of.insert(*p, *a);
-                    }
-                }
-            }
-        }
-    }
-    let held = held_pointers(m, f, types);
-    // Access chains, casts and private variables, in as many passes as
-    // their order needs.
-    loop {
-        let before = of.len();
-        for (loads, stored) in &held {
-            let mut objects = stored.iter().map(|v| of.get(v).copied());
-            let Some(Some(o)) = objects.next() else {
-                continue;
-            };
-            if objects.all(|x| x == Some(o)) {
-                for l in loads {
-                    of.insert(*l, o);
-                }
-            }
-        }
-        for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-            // Casts keep the object too (a generic pointer made from a
-            // local one, as OpenCL C 2.0's atomics take them).
-            let chain = derives_pointer(i.class.opcode);
-            if let (true, Some(id), Some(Operand::IdRef(base))) =
-                (chain, i.result_id, i.operands.first())
-            {
-                if let Some(o) = of.get(base).copied() {
-                    of.insert(id, o);
-                }
-            }
-        }
-        if of.len() == before {
-            return of;
-        }
-    }
-}
-
-/// The private variables of `f` that hold pointers and nothing else
-/// reaches: each variable's loads and the values stored to it, where every
-/// use of the variable is a load from it or a store to it. An unoptimized
-/// build keeps each parameter and pointer variable of the kernel in such a
-/// variable (clang's `-O0` stores every argument to a stack slot); a load
-/// from one points into the object every stored value points into.
-fn held_pointers(
-    m: &Module,
-    f: &Function,
-    types: &HashMap<Word, Word>,
-) -> Vec<(Vec<Word>, Vec<Word>)> {
-    let mut held: HashMap<Word, (Vec<Word>, Vec<Word>)> = HashMap::new();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        if let (Op::Variable, Some(v)) = (i.class.opcode, i.result_id) {
-            let private = matches!(
-                types.get(&v).map(|t| m.ty(*t)),
-                Some(Ok(Type::Pointer {
-                    storage: StorageClass::Function,
-                    ..
-                }))
-            );
-            if private {
-                held.insert(v, (Vec::new(), Vec::new()));
-            }
-        }
-    }
-    let mut escaped = HashSet::new();
-    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
-        let first = match i.operands.first() {
-            Some(Operand::IdRef(p)) => Some(*p),
-            _ => None,
-        };
-        for (k, id) in super::id_operands(i).enumerate() {
-            let Some(entry) = held.get_mut(&id) else {
-                continue;
-            };
-            match (i.class.opcode, k, first == Some(id), i.result_id) {
-                (Op::Load, 0, true, Some(r)) => entry.0.push(r),
-                (Op::Store, 0, true, _) => {
-                    if let Some(Operand::IdRef(v)) = i.operands.get(1) {
-                        entry.1.push(*v);
-                    }
-                }
-                _ => {
-                    escaped.insert(id);
-                }
-            }
-        }
-    }
-    held.into_iter()
-        .filter(|(v, _)| !escaped.contains(v))
-        .map(|(_, uses)| uses)
-        .collect()
-}
-
-/// For each instruction of `f` (by block and index), the boundaries that
-/// may be the last one passed before it, on any path through the kernel's
-/// blocks (`graph`, `cfg::block_graph`): a boundary is a work-group
-/// barrier fencing local memory ([`boundary`]), numbered from 1 in the
-/// code's order; the kernel's start is 0.
-pub(super) fn bounds_before(
-    m: &Module,
-    f: &Function,
-    (_, succ): &(HashMap<Word, usize>, Vec<Vec<usize>>),
-) -> Vec<Vec<Bounds>> {
-    let mut number = 0;
-    let sites: Vec<Vec<Option<usize>>> = f
-        .blocks
-        .iter()
-        .map(|b| {
-            b.instructions
-                .iter()
-                .map(|(i, _)| {
-                    boundary(m, i).then(|| {
-                        number += 1;
-                        number
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    // Walks block `b` from `state` (the boundaries that may be the last
-    // passed at its start): a boundary replaces them; `at` sees the state
-    // before each instruction.
-    let walk = |b: usize, state: &mut Bounds, at: &mut dyn FnMut(&Bounds)| {
-        for site in &sites[b] {
-            at(state);
-            if let Some(n) = site {
-                state.clear();
-                state.insert(*n);
-            }
-        }
-    };
-    // At each block's start: the kernel's start at the entry, joined over
-    // predecessors, until nothing changes.
-    let mut entry: Vec<Bounds> = vec![Bounds::new(); f.blocks.len()];
-    entry[0].insert(0);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (b, next) in succ.iter().enumerate() {
-            let mut state = entry[b].clone();
-            walk(b, &mut state, &mut |_| {});
-            for &s in next {
-                if !state.is_subset(&entry[s]) {
-                    entry[s].extend(state.iter().copied());
-                    changed = true;
-                }
-            }
-        }
-    }
-    entry
-        .into_iter()
-        .enumerate()
-        .map(|(b, mut state)| {
-            let mut out = Vec::new();
-            walk(b, &mut state, &mut |s| out.push(s.clone()));
-            out
-        })
-        .collect()
-}
-
-/// Whether `i` is a work-group barrier fencing local memory: work-group
-/// execution; memory scope of the work-group or wider (CrossDevice 0,
-/// Device 1, Workgroup 2); semantics with WorkgroupMemory (the runtime's
-/// `CLK_LOCAL_MEM_FENCE`).
-pub(super) fn boundary(m: &Module, i: &Instruction) -> bool {
-    if i.class.opcode != Op::ControlBarrier {
-        return false;
-    }
-    let exec = constant(m, i.operands.first());
-    let scope = constant(m, i.operands.get(1));
-    let semantics = constant(m, i.operands.get(2));
-    matches!((exec, scope, semantics), (Some(2), Some(0..=2), Some(s)) if s & 0x100 != 0)
-}
-
-/// Whether `f`'s code is all of a kernel's, from its start to its end: a
-/// kernel no function calls, or a function whose one call is from such a
-/// kernel that does nothing else a barrier interval would see (clang
-/// makes each kernel a stub that calls the kernel's body, a function of
-/// its own).
-pub(super) fn whole_kernel(m: &Module, f: &Function) -> bool {
-    let kernel = |id: Word| m.entry_points.iter().any(|e| e.function == id);
-    let callers = calls_of(m, f.id);
-    if kernel(f.id) {
-        return callers.is_empty();
-    }
-    let [(stub, _)] = callers.as_slice() else {
-        return false;
-    };
-    if !kernel(stub.id) || !calls_of(m, stub.id).is_empty() {
-        return false;
-    }
-    // The stub's own code: the call, and nothing that touches local
-    // memory or waits.
-    let types = pointer_types(m, stub);
-    stub.blocks.iter().all(|b| {
-        b.instructions.iter().all(|(i, _)| {
-            let the_call = i.class.opcode == Op::FunctionCall
-                && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == f.id);
-            the_call || matches!(role(m, &types, &HashMap::new(), i), Role::Other)
-        })
-    })
-}
-
-/// The functions that call function `id`, each with its call, once per
-/// call.
-fn calls_of(m: &Module, id: Word) -> Vec<(&Function, &Instruction)> {
-    m.functions
-        .iter()
-        .flat_map(|g| {
-            g.blocks.iter().flat_map(move |b| {
-                b.instructions.iter().filter_map(move |(i, _)| {
-                    let call = i.class.opcode == Op::FunctionCall
-                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if *c == id);
-                    call.then_some((g, i))
-                })
-            })
-        })
-        .collect()
-}
-
-/// The type of each pointer id `f` can name: its parameters', its
-/// instructions' results, the module's variables.
-pub(super) fn pointer_types(m: &Module, f: &Function) -> HashMap<Word, Word> {
-    let mut types: HashMap<Word, Word> = f.params.iter().copied().collect();
-    types.extend(m.globals.iter().map(|g| (g.id, g.ty)));
-    for block in &f.blocks {
-        for (i, _) in &block.instructions {
-            if let (Some(id), Some(ty)) = (i.result_id, i.result_type) {
-                types.insert(id, ty);
-            }
-        }
-    }
-    types
-}
-
-/// The value of operand `o`, where it names a scalar constant (a scope's,
-/// a memory semantics').
-pub(super) fn constant(m: &Module, o: Option<&Operand>) -> Option<u64> {
-    match o {
-        Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
-            match m.constants.get(id) {
-                Some(Constant::Scalar { bits, .. }) => Some(*bits),
-                _ => None,
-            }
-        }
-        _ => None,
+        self.ty == w.ty && super::indices::apart((self.at, self.range), (w.at, w.range))
     }
 }
 
@@ -529,7 +242,7 @@ fn role(
         })
     };
     match i.class.opcode {
-        _ if boundary(m, i) => Role::Boundary,
+        _ if boundary(m, i, LOCAL_FENCE) => Role::Boundary,
         Op::ControlBarrier => Role::Other,
         Op::Load => match (i.result_id, i.operands.first()) {
             (Some(id), Some(Operand::IdRef(p))) if space(p) == Some(StorageClass::Workgroup) => {
@@ -554,15 +267,7 @@ fn role(
         },
         // Pointers made from pointers, and uses that neither read nor
         // write through them.
-        op if makes_pointer(op) => Role::Other,
-        Op::PtrEqual
-        | Op::PtrNotEqual
-        | Op::PtrDiff
-        | Op::LifetimeStart
-        | Op::LifetimeStop
-        | Op::Name
-        | Op::Line
-        | Op::NoLine => Role::Other,
+        op if makes_pointer(op) || touches_nothing(op) => Role::Other,
         Op::FunctionCall => Role::Write(None, None),
         _ if refs().any(local) => Role::Write(None, None),
         _ => Role::Other,
@@ -571,7 +276,8 @@ fn role(
 
 #[cfg(test)]
 mod tests {
-    use super::{race_free_loads, KernelCode};
+    use super::race_free;
+    use crate::translate::kernel_code::KernelCode;
 
     /// How many of the loads of local memory in `src`'s functions race
     /// with nothing, built optimized and as `-cl-opt-disable` leaves it.
@@ -582,7 +288,7 @@ mod tests {
             let m = &p.module;
             m.functions
                 .iter()
-                .map(|f| KernelCode::of(m, f).map_or(0, |c| race_free_loads(m, f, &c).len()))
+                .map(|f| KernelCode::of(m, f).map_or(0, |c| race_free(m, f, &c).loads.len()))
                 .sum()
         })
     }
@@ -689,7 +395,7 @@ mod tests {
             .iter()
             .flat_map(|f| {
                 KernelCode::of(m, f)
-                    .map(|c| race_free_loads(m, f, &c))
+                    .map(|c| race_free(m, f, &c).loads)
                     .unwrap_or_default()
                     .into_values()
             })

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Function, Module, Operand, Type};
 
-use super::intervals::{constant, pointer_types, Bounds, KernelCode};
+use super::kernel_code::{constant, pointer_types, Bounds, KernelCode};
 use super::written::makes_pointer;
 
 /// The functions of `m` that only kernels whose atomic operations and
@@ -127,8 +127,8 @@ pub(super) fn atomic_or_copy(op: Op) -> bool {
 
 /// The pointers of `f` through which its atomics reach a local object
 /// only relaxed atomic operations of work-group scope or wider touch in
-/// the barrier intervals where they do (`intervals::bounds_before`), in a
-/// whole kernel (`intervals::whole_kernel`) that calls no function and
+/// the barrier intervals where they do (`kernel_code::bounds_before`), in a
+/// whole kernel (`kernel_code::whole_kernel`) that calls no function and
 /// has no fence: the checked build's counterpart of `#[kernel]`'s
 /// `LocalView::at_quiet`, interval by interval (an OpenCL 1.x histogram
 /// clears its bins plainly, counts with `atomic_inc`, and reads them
@@ -295,7 +295,7 @@ mod tests {
             m.functions
                 .iter()
                 .map(|f| {
-                    let pointers = crate::translate::intervals::KernelCode::of(m, f)
+                    let pointers = crate::translate::kernel_code::KernelCode::of(m, f)
                         .map(|c| super::quiet_atomics(m, f, &c))
                         .unwrap_or_default();
                     f.blocks

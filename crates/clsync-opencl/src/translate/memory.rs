@@ -529,6 +529,7 @@ impl Fx<'_, '_> {
                 self.race_free_load = inst
                     .result_id
                     .and_then(|r| self.race_free_loads.get(&r).copied());
+                self.owned_access = self.owned_pointers.contains(&p);
                 let v = self.load_value(
                     ptr,
                     slot_of,
@@ -538,6 +539,7 @@ impl Fx<'_, '_> {
                 );
                 self.lvalue_load = false;
                 self.race_free_load = None;
+                self.owned_access = false;
                 let v = v?;
                 self.def(inst, v);
             }
@@ -562,7 +564,12 @@ impl Fx<'_, '_> {
                     Vec::new()
                 };
                 let slot_of = self.root_value(p)?;
-                self.store_value(ptr, slot_of, ty, &v, &lanes, storage)?;
+                self.owned_access = self.owned_pointers.contains(&p);
+                self.race_free_store = self.race_free_stores.get(&p).copied();
+                let stored = self.store_value(ptr, slot_of, ty, &v, &lanes, storage);
+                self.owned_access = false;
+                self.race_free_store = None;
+                stored?;
             }
             Op::Variable => {
                 let id = inst.result_id.unwrap_or(0);

@@ -30,10 +30,12 @@ mod half;
 mod image;
 mod indices;
 mod intervals;
+mod kernel_code;
 mod local_atomics;
 mod memory;
 mod promote;
 mod shadow;
+mod slices;
 mod uniform;
 mod written;
 
@@ -64,6 +66,8 @@ pub type ContinuationFn =
 
 pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
+pub(crate) use slices::owned_params;
+pub use slices::Use as BufferUse;
 pub(crate) use written::written_params;
 
 /// The most barriers of a kernel whose unchecked build also has a
@@ -245,6 +249,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
             name: "NULL".into(),
             access: Default::default(),
             unwritten: false,
+            owned: false,
         }],
         ..Default::default()
     };
@@ -277,6 +282,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
             name,
             access: Default::default(),
             unwritten: false,
+            owned: false,
         });
         p.of.insert(g.id, slot);
         if g.storage == StorageClass::Workgroup {
@@ -326,6 +332,7 @@ fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
                 name,
                 access: Default::default(),
                 unwritten: false,
+                owned: false,
             });
             p.of.insert(id, slot);
             let off = p.private_bytes.next_multiple_of(l.align.max(8));

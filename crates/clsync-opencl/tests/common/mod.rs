@@ -3,6 +3,9 @@
 
 #![allow(dead_code)] // Each test file uses what it needs.
 
+use std::collections::BTreeSet;
+
+use clsync::checker::ReportKind;
 use clsync::{NdRange, Runtime};
 use clsync_opencl::{Arg, Findings, Program};
 
@@ -41,4 +44,87 @@ pub fn half_value(h: u16) -> f64 {
         31 => sign * f64::INFINITY,
         e => sign * (1.0 + m / 1024.0) * 2f64.powi(e as i32 - 15),
     }
+}
+
+/// What a checked run found, each once: the compiled code's headlines
+/// with their lines, and the checker's kinds with their pairs of lines.
+pub fn problems(found: &Findings) -> BTreeSet<(String, u32, u32)> {
+    let diagnostics = found
+        .diagnostics
+        .iter()
+        .map(|d| (d.headline.clone(), d.site.map_or(0, |s| s.line), 0));
+    let checker = found.checker.iter().map(|r| {
+        let first = r.first.as_ref().map_or(0, |a| a.site.line);
+        (
+            format!("{:?}", r.kind),
+            first.min(r.site.line),
+            first.max(r.site.line),
+        )
+    });
+    diagnostics.chain(checker).collect()
+}
+
+/// Runs kernel `k` of `src`, checked, with proofs taken (work-item loops,
+/// stopping at a divergence or running on) and without (coroutines,
+/// running on), built with `options` optimized and unoptimized; asserts
+/// they find the same problems and returns each build's ([`problems`],
+/// running on). The launch that stops at a divergence finds what precedes
+/// it, which the others find too; where the kernel does not diverge, all
+/// of it.
+pub fn same_problems_in_each_with(
+    src: &str,
+    options: &str,
+    range: NdRange,
+    args: impl Fn() -> Vec<Arg<'static>>,
+) -> [BTreeSet<(String, u32, u32)>; 2] {
+    let mut out = [BTreeSet::new(), BTreeSet::new()];
+    let builds = [options.to_string(), format!("{options} -cl-opt-disable")];
+    for (b, options) in builds.iter().enumerate() {
+        let options = options.as_str();
+        let p: Program = build(src, "k.cl", options);
+        let run = |k: clsync_opencl::Kernel, run_on: bool| {
+            k.run_with(
+                &Runtime::with_threads(2),
+                range.clone(),
+                &args(),
+                |l| l.run_on_divergence(run_on),
+                true,
+            )
+            .map(|f| problems(&f))
+            .ok()
+        };
+        let k = || p.kernel("k").unwrap();
+        let reference = run(k().on_coroutines(), true).expect("the reference runs on");
+        let running_on = run(k(), true).expect("runs on");
+        assert_eq!(running_on, reference, "options {options:?}, running on");
+        // A launch that stops at a divergence finds what precedes it; where
+        // there is none, everything the reference finds.
+        let diverges = reference
+            .iter()
+            .any(|p| p.0 == format!("{:?}", ReportKind::BarrierDivergence));
+        let stopping = run(k(), false);
+        match (diverges, stopping) {
+            (false, stopping) => assert_eq!(
+                stopping.as_ref(),
+                Some(&reference),
+                "options {options:?}, stopping"
+            ),
+            (true, Some(stopping)) => assert!(
+                stopping.is_subset(&reference),
+                "options {options:?}, stopping: {stopping:?} of {reference:?}"
+            ),
+            (true, None) => {}
+        }
+        out[b] = running_on;
+    }
+    out
+}
+
+/// [`same_problems_in_each_with`] with no options but the optimization's.
+pub fn same_problems_in_each(
+    src: &str,
+    range: NdRange,
+    args: impl Fn() -> Vec<Arg<'static>>,
+) -> [BTreeSet<(String, u32, u32)>; 2] {
+    same_problems_in_each_with(src, "", range, args)
 }
