@@ -191,6 +191,9 @@ pub struct ItemCtx {
     /// In a checked work-item loop: each work-item's private memory and
     /// shadow while the others run (null otherwise).
     pub privates: *mut crate::exec::loops::Privates,
+    /// In a checked launch: the address and value of its last atomic load,
+    /// and how many loads in a row found them (`exec::checked::spinning`).
+    pub spin: (u64, u64, u32),
 }
 
 /// What the runtime calls need besides the context.

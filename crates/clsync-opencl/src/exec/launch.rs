@@ -228,6 +228,7 @@ impl Setup<'_> {
             shadows: std::ptr::null(),
             race_free: 0,
             privates: std::ptr::null_mut(),
+            spin: (0, 0, 0),
         }
     }
 }
