@@ -390,3 +390,55 @@ fn a_store_that_a_read_of_its_interval_meets_is_still_checked() {
         assert!(found.contains(&race), "{found:?}");
     }
 }
+
+#[test]
+fn a_tiles_store_by_rows_races_with_nothing_where_its_rows_are_as_wide_as_the_group() {
+    // Each work-item stores to element `ly * 4 + lx` of the tile (line
+    // 5): its own where the group is at most 4 wide; in a group 8 wide,
+    // work-items (4, 0) and (0, 1) store to element 4, a race the launch
+    // takes no proof by rows for.
+    let src = "kernel void k(global int *out) {
+        local int t[16];
+        size_t lx = get_local_id(0), ly = get_local_id(1);
+        size_t g = get_global_id(0) + get_global_size(0) * get_global_id(1);
+        t[ly * 4 + lx] = (int)g;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[g] = t[(ly * 4 + lx) % 16];
+    }";
+    let out = buffer(vec![-1; 16]);
+    let found = same_problems(src, NdRange::new([4, 4]).local([4, 4]), || {
+        vec![Arg::Buffer(out)]
+    });
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(out.to_vec(), (0..16).collect::<Vec<i32>>());
+    let out = buffer(vec![-1; 16]);
+    let each = same_problems_in_each(src, NdRange::new([8, 2]).local([8, 2]), || {
+        vec![Arg::Buffer(out)]
+    });
+    let race = (format!("{:?}", ReportKind::DataRace), 5, 5);
+    for found in each {
+        assert!(found.contains(&race), "{found:?}");
+    }
+}
+
+#[test]
+fn two_stores_by_rows_a_column_apart_still_race() {
+    // Work-item (lx, ly) stores to elements `ly * 5 + lx` (line 4) and
+    // the one after it (line 5), which work-item (lx + 1, ly) stores to
+    // first.
+    let src = "kernel void k(global int *out) {
+        local int t[16];
+        size_t lx = get_local_id(0), ly = get_local_id(1);
+        t[ly * 5 + lx] = 1;
+        t[ly * 5 + lx + 1] = 2;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0) + 4 * get_global_id(1)] = t[ly * 5 + lx];
+    }";
+    let out = buffer(vec![-1; 8]);
+    let race = (format!("{:?}", ReportKind::DataRace), 4, 5);
+    for found in same_problems_in_each(src, NdRange::new([4, 2]).local([4, 2]), || {
+        vec![Arg::Buffer(out)]
+    }) {
+        assert!(found.contains(&race), "{found:?}");
+    }
+}

@@ -10,8 +10,8 @@ use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData, Va
 use super::function::Fx;
 use super::intervals::Proof;
 use crate::exec::ctx::{
-    CTX_QUIET, CTX_RACE_FREE, CTX_SHADOWS, OFFSET_BITS, OFFSET_MASK, QUIET_OWNED, QUIET_READS,
-    RACE_FREE, RACE_FREE_1D,
+    builtin, CTX_BUILTINS, CTX_QUIET, CTX_RACE_FREE, CTX_SHADOWS, OFFSET_BITS, OFFSET_MASK,
+    QUIET_OWNED, QUIET_READS, RACE_FREE, RACE_FREE_1D,
 };
 
 /// What lets an access go unrecorded ([`Fx::unrecorded`]).
@@ -21,6 +21,9 @@ enum Gate {
     Buffer,
     /// The group's bit of [`ItemCtx::race_free`](crate::exec::ctx::ItemCtx::race_free).
     Proof(u64),
+    /// The group's [`RACE_FREE`], in a group whose local size is at most
+    /// this in dimension 0 and 1 in dimension 2 (`intervals::Proof::Rows`).
+    Rows(u64),
 }
 
 impl Fx<'_, '_> {
@@ -70,6 +73,8 @@ impl Fx<'_, '_> {
             match proof {
                 Proof::Always => 4,
                 Proof::OneDimensional => 6,
+                // (A load takes no proof by rows: `intervals::race_free`.)
+                Proof::Rows(_) => 0,
             }
         } else if self.lvalue_load {
             2
@@ -107,6 +112,7 @@ impl Fx<'_, '_> {
                 None => Gate::Buffer,
                 Some(Proof::Always) => Gate::Proof(RACE_FREE),
                 Some(Proof::OneDimensional) => Gate::Proof(RACE_FREE_1D),
+                Some(Proof::Rows(k)) => Gate::Rows(k),
             };
             let store = write.then_some(shadow);
             self.unrecorded(gate, ptr, offset, size, ok, store, call, join);
@@ -199,6 +205,25 @@ impl Fx<'_, '_> {
                 let go = self.b.ins().band_imm_s(taken, bit as i64);
                 let go = self.b.ins().icmp_imm_s(IntCC::NotEqual, go, 0);
                 self.b.ins().uextend(types::I32, go)
+            }
+            Gate::Rows(k) => {
+                // The group's local size: at most `k` in dimension 0, 1
+                // in dimension 2.
+                let size = |d: usize| CTX_BUILTINS + 8 * (builtin::LOCAL_SIZE + d) as i32;
+                let x = self.b.ins().load(types::I64, fixed, self.ctx, size(0));
+                let z = self.b.ins().load(types::I64, fixed, self.ctx, size(2));
+                let x = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, x, k as i64);
+                let z = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, z, 1);
+                let go = self.b.ins().band(x, z);
+                let go = self.b.ins().uextend(types::I32, go);
+                let taken = self.b.ins().band_imm_s(taken, RACE_FREE as i64);
+                self.b.ins().band(go, taken)
             }
         };
         let ok = self.b.ins().uextend(types::I32, ok);

@@ -32,6 +32,11 @@ const SMALL: i64 = 1 << 31;
 /// bits where the launch's range does (`slices` takes its proofs only
 /// there).
 pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
+    ids_in(m, f, which, 0)
+}
+
+/// [`ids`] in dimension `dim`.
+fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
     let mut loaded = HashSet::new();
     let mut ids = HashSet::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
@@ -40,10 +45,10 @@ pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
             (Op::Load, Some(r), [v]) if super::builtin_of(m, *v) == Some(which) => {
                 loaded.insert(r);
             }
-            (Op::CompositeExtract, Some(r), [v]) if loaded.contains(v) => {
-                if matches!(i.operands.get(1), Some(Operand::LiteralBit32(0))) {
-                    ids.insert(r);
-                }
+            (Op::CompositeExtract, Some(r), [v])
+                if loaded.contains(v) && i.operands.get(1) == Some(&Operand::LiteralBit32(dim)) =>
+            {
+                ids.insert(r);
             }
             (Op::UConvert | Op::SConvert, Some(r), [v]) if ids.contains(v) => {
                 ids.insert(r);
@@ -78,7 +83,7 @@ fn signed(m: &Module, id: &Word) -> Option<i64> {
 /// local object's end, which the access's bounds test catches; a proof
 /// about a buffer makes sure that `id + c >= 0` for every id its block
 /// allows, see [`ranges`].)
-pub(super) fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
+fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
     let mut of: HashMap<Word, i64> = ids.iter().map(|i| (*i, 0)).collect();
     // Values shifted left by at most 32 bits: `(x << k) >> k` keeps the
     // low `64 - k` bits of `x`, sign- or zero-extended (clang's `(long)(int)
@@ -122,16 +127,86 @@ pub(super) fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<
     of
 }
 
+/// Where an index lies: the id in dimension 0 plus `c`, plus `rows` times
+/// the local id in dimension 1 where given (a tile's `ty * TILE + tx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Index {
+    pub c: i64,
+    pub rows: Option<u64>,
+}
+
+/// The indices of `f`'s values into local objects: [`offsets`] of the
+/// local id, and those plus `K` times the local id in dimension 1 (a
+/// shift left by a constant, or a product with one, below 2^31). In a
+/// group whose local size in dimension 0 is at most `K` (and 1 in
+/// dimension 2), `lid0 + K * lid1` is the work-item's own.
+pub(super) fn local_indices(m: &Module, f: &Function) -> HashMap<Word, Index> {
+    let flat = offsets(m, f, &ids(m, f, BuiltIn::LocalInvocationId));
+    let second = ids_in(m, f, BuiltIn::LocalInvocationId, 1);
+    let mut rows: HashMap<Word, u64> = HashMap::new();
+    let mut out: HashMap<Word, Index> = flat
+        .iter()
+        .map(|(v, c)| (*v, Index { c: *c, rows: None }))
+        .collect();
+    for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let Some(r) = i.result_id else { continue };
+        let ops: Vec<Word> = super::id_operands(i).collect();
+        let k = match (i.class.opcode, &ops[..]) {
+            (Op::ShiftLeftLogical, [a, k]) if second.contains(a) => signed(m, k)
+                .filter(|k| (0..31).contains(k))
+                .map(|k| 1u64 << k),
+            (Op::IMul, [a, k]) | (Op::IMul, [k, a]) if second.contains(a) => signed(m, k)
+                .filter(|k| (1..SMALL).contains(k))
+                .map(|k| k as u64),
+            _ => None,
+        };
+        if let Some(k) = k {
+            rows.insert(r, k);
+            continue;
+        }
+        let by_rows = |v: &Word| out.get(v).filter(|x| x.rows.is_some()).copied();
+        let index = match (i.class.opcode, &ops[..]) {
+            (Op::IAdd, [a, b]) => match (flat.get(a), rows.get(b), flat.get(b), rows.get(a)) {
+                (Some(c), Some(k), _, _) | (_, _, Some(c), Some(k)) => Some(Index {
+                    c: *c,
+                    rows: Some(*k),
+                }),
+                // Such an index plus a constant.
+                _ => match (by_rows(a), by_rows(b)) {
+                    (Some(x), None) => signed(m, b).map(|k| Index { c: x.c + k, ..x }),
+                    (None, Some(x)) => signed(m, a).map(|k| Index { c: x.c + k, ..x }),
+                    _ => None,
+                },
+            },
+            _ => None,
+        };
+        let index = index.filter(|x| x.c.abs() < SMALL);
+        if let Some(x) = index {
+            out.insert(r, x);
+        }
+    }
+    out
+}
+
+/// The indices of `f`'s values into buffers: [`offsets`] of the global id.
+pub(super) fn global_indices(m: &Module, f: &Function) -> HashMap<Word, Index> {
+    offsets(m, f, &ids(m, f, BuiltIn::GlobalInvocationId))
+        .into_iter()
+        .map(|(v, c)| (v, Index { c, rows: None }))
+        .collect()
+}
+
 /// The places of `f`'s pointers that start at an object's first element
 /// (`roots`), or at a constant element of a pointer root, and index it
-/// once by a value of `offsets`: each pointer's constant (its element is
-/// the id plus it), with the type of the element it points at.
+/// once by a value of `indices`: each pointer's index (that of the
+/// element, from the object's first), with the type of the element it
+/// points at.
 pub(super) fn places(
     m: &Module,
     f: &Function,
     roots: &HashSet<Word>,
-    offsets: &HashMap<Word, i64>,
-) -> HashMap<Word, (i64, Word)> {
+    indices: &HashMap<Word, Index>,
+) -> HashMap<Word, (Index, Word)> {
     let zero = |id: &Word| matches!(m.constants.get(id), Some(Constant::Scalar { bits: 0, .. }));
     // The pointers to an element of a root that a constant names, by
     // that constant (`PtrAccessChain root k`): a scan's `a + PAD`.
@@ -179,8 +254,9 @@ pub(super) fn places(
             }
             _ => continue,
         };
-        if let (Some(c), Ok(Type::Pointer { pointee, .. })) = (offsets.get(at), m.ty(ty)) {
-            out.insert(r, (start + *c, *pointee));
+        if let (Some(x), Ok(Type::Pointer { pointee, .. })) = (indices.get(at), m.ty(ty)) {
+            let c = start + x.c;
+            out.insert(r, (Index { c, ..*x }, *pointee));
         }
     }
     out

@@ -41,7 +41,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use clsync_spirv::spirv::{BuiltIn, Op, StorageClass, Word};
+use clsync_spirv::spirv::{Op, StorageClass, Word};
 use clsync_spirv::{Function, Instruction, Module, Operand, Type};
 
 use super::kernel_code::{boundary, touches_nothing, Bounds, KernelCode, LOCAL_FENCE};
@@ -89,9 +89,8 @@ pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree
         .chain(m.globals.iter().map(|g| g.id))
         .filter(|id| objects.contains_key(id))
         .collect();
-    let ids = super::indices::ids(m, f, BuiltIn::LocalInvocationId);
-    let offsets = super::indices::offsets(m, f, &ids);
-    let places = super::indices::places(m, f, &roots, &offsets);
+    let indices = super::indices::local_indices(m, f);
+    let places = super::indices::places(m, f, &roots, &indices);
     let ranges = super::indices::ranges(m, f, graph);
     // Each write's boundaries, with the object it writes (`None`: any) and
     // where in it, and each load's.
@@ -134,12 +133,12 @@ pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree
             if apart || at.is_disjoint(bounds) {
                 continue;
             }
-            let one_d = matches!((object, w), (Some(a), Some(b)) if a == *b)
-                && matches!((spot, w_spot), (Some(l), Some(w)) if l.apart_from(w));
-            proof = match one_d {
-                true => proof.map(|_| Proof::OneDimensional),
-                false => None,
+            let same = matches!((object, w), (Some(a), Some(b)) if a == *b);
+            let why = match (spot, w_spot) {
+                (Some(l), Some(w)) if same => l.apart_from(w),
+                _ => None,
             };
+            proof = proof.zip(why).map(|(p, q)| p.and(q));
         }
         proof
     };
@@ -148,26 +147,33 @@ pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree
         if at.is_empty() {
             continue;
         }
-        if let Some(p) = meets(*object, *spot, at) {
+        // The runtime takes a load's proof that holds always or in one
+        // dimension (`ItemCtx::race_free`).
+        let proof = meets(*object, *spot, at).filter(|p| !matches!(p, Proof::Rows(_)));
+        if let Some(p) = proof {
             proofs.loads.insert(*id, p);
         }
     }
     // A store races with nothing where no write (another work-item's of
-    // itself included) and no load meets it so: one at its own element,
-    // in a group of one dimension, at best. The proof of a pointer holds
-    // for each of its stores.
+    // itself included) and no load meets it so: at best, where the
+    // work-items' indices are their own (in one dimension, or by rows).
+    // The proof of a pointer holds for each of its stores.
     let mut stores: HashMap<Word, Option<Proof>> = HashMap::new();
     for (object, spot, at, p) in &stored {
-        let loads_apart = loads.iter().all(|(_, o, l_spot, bounds)| {
-            let apart = matches!((object, o), (Some(a), Some(b)) if a != b);
-            let one_d = matches!((object, o), (Some(a), Some(b)) if a == b)
-                && matches!((spot, l_spot), (Some(w), Some(l)) if l.apart_from(w));
-            apart || one_d || at.is_disjoint(bounds)
-        });
-        let proof = meets(*object, *spot, at).filter(|_| loads_apart && !at.is_empty());
-        let proof = proof.map(|_| Proof::OneDimensional);
+        let mut proof = meets(*object, *spot, at).filter(|_| !at.is_empty());
+        for (_, o, l_spot, bounds) in &loads {
+            if matches!((object, o), (Some(a), Some(b)) if a != b) || at.is_disjoint(bounds) {
+                continue;
+            }
+            let same = matches!((object, o), (Some(a), Some(b)) if a == b);
+            let why = match (spot, l_spot) {
+                (Some(w), Some(l)) if same => l.apart_from(w),
+                _ => None,
+            };
+            proof = proof.zip(why).map(|(p, q)| p.and(q));
+        }
         let entry = stores.entry(*p).or_insert(proof);
-        *entry = entry.and(proof);
+        *entry = entry.zip(proof).map(|(p, q)| p.and(q));
     }
     proofs.stores = stores
         .into_iter()
@@ -194,26 +200,53 @@ pub(crate) enum Proof {
     /// The writes of its object that share its interval are at other
     /// elements than it, in a group of one dimension (see `indices`).
     OneDimensional,
+    /// They are at other elements in a group whose local size is at most
+    /// this in dimension 0 and 1 in dimension 2, where the indices
+    /// `lid0 + K * lid1` are the work-items' own (`indices::Index`).
+    Rows(u64),
 }
 
-/// Where an access lies in its object relative to its work-item (its
-/// element is the local id plus `at`), the type it reaches there, and
-/// what its block's branches say of the local id (`indices`).
+impl Proof {
+    /// The proof that two accesses' proofs give, where both must hold:
+    /// a group of one dimension has its indices by rows its own too.
+    fn and(self, other: Proof) -> Proof {
+        use Proof::*;
+        match (self, other) {
+            (Always, p) | (p, Always) => p,
+            (OneDimensional, _) | (_, OneDimensional) => OneDimensional,
+            (Rows(a), Rows(b)) => Rows(a.min(b)),
+        }
+    }
+}
+
+/// Where an access lies in its object relative to its work-item (the
+/// index of its element, `indices::Index`), the type it reaches there,
+/// and what its block's branches say of the local id (`indices`).
 #[derive(Clone, Copy, Debug)]
 struct Spot {
-    at: i64,
+    at: super::indices::Index,
     ty: Word,
     range: super::indices::Range,
 }
 
 impl Spot {
-    /// Whether this load and write `w` reach different elements of their
-    /// object whenever different work-items of a group of one dimension
-    /// make them (one work-item's are ordered by its program): both at
-    /// their own elements, or the write at its own under `id < C` and the
-    /// load at `id + C'`, `C' >= C`; see `indices::apart`.
-    fn apart_from(&self, w: &Spot) -> bool {
-        self.ty == w.ty && super::indices::apart((self.at, self.range), (w.at, w.range))
+    /// Where this access and write `w` reach different elements of their
+    /// object whenever different work-items make them (one work-item's
+    /// are ordered by its program), what proves it: in a group of one
+    /// dimension, both at their own elements, or the write at its own
+    /// under `id < C` and this at `id + C'`, `C' >= C` (`indices::apart`);
+    /// by rows, both at one index `lid0 + K * lid1 + c`. `None` where
+    /// nothing does.
+    fn apart_from(&self, w: &Spot) -> Option<Proof> {
+        if self.ty != w.ty {
+            return None;
+        }
+        match (self.at.rows, w.at.rows) {
+            (None, None) => super::indices::apart((self.at.c, self.range), (w.at.c, w.range))
+                .then_some(Proof::OneDimensional),
+            (Some(a), Some(b)) if a == b && self.at.c == w.at.c => Some(Proof::Rows(a)),
+            _ => None,
+        }
     }
 }
 

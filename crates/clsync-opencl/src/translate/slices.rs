@@ -31,7 +31,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use clsync_spirv::spirv::{BuiltIn, Op, OpenclStd100Op as X, StorageClass, Word};
+use clsync_spirv::spirv::{Op, OpenclStd100Op as X, StorageClass, Word};
 use clsync_spirv::{Function, Module, Operand, Type};
 
 use super::indices::{self, Range};
@@ -86,15 +86,14 @@ pub(crate) fn slices(m: &Module, f: &Function, code: &KernelCode) -> Slices {
     };
     let held = kernel_code::held_pointers(m, f, types);
     let before = kernel_code::bounds_before(m, f, &code.graph, GLOBAL_FENCE);
-    let ids = indices::ids(m, f, BuiltIn::GlobalInvocationId);
-    let offsets = indices::offsets(m, f, &ids);
+    let global_indices = indices::global_indices(m, f);
     let roots: HashSet<Word> = f
         .params
         .iter()
         .map(|(p, _)| *p)
         .filter(|p| objects.contains_key(p))
         .collect();
-    let places = indices::places(m, f, &roots, &offsets);
+    let places = indices::places(m, f, &roots, &global_indices);
     let ranges = indices::ranges(m, f, &code.graph);
 
     let mut accesses: HashMap<Word, Vec<Access>> = HashMap::new();
@@ -109,7 +108,7 @@ pub(crate) fn slices(m: &Module, f: &Function, code: &KernelCode) -> Slices {
                 Some(o) => accesses.entry(*o).or_default().push(Access {
                     write,
                     ptr: *p,
-                    place: places.get(p).copied(),
+                    place: places.get(p).map(|(x, ty)| (x.c, *ty)),
                     range: ranges[b],
                     bounds: before[b][k].clone(),
                 }),
