@@ -37,6 +37,7 @@ pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
 
 /// [`ids`] in dimension `dim`.
 fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
+    let kept = kept_values(f);
     let mut loaded = HashSet::new();
     let mut ids = HashSet::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
@@ -53,10 +54,94 @@ fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
             (Op::UConvert | Op::SConvert, Some(r), [v]) if ids.contains(v) => {
                 ids.insert(r);
             }
+            (Op::Load, Some(r), [_]) if kept.get(&r).is_some_and(|x| ids.contains(x)) => {
+                ids.insert(r);
+            }
             _ => {}
         }
     }
     ids
+}
+
+/// The loads of `f`'s private variables that are set once before any use
+/// (clang's unoptimized `size_t l = get_local_id(0);`), each with the
+/// value it loads: the variable's one store comes before each load from
+/// it (earlier in the load's block, or in a block every path to the
+/// load's passes), and nothing else uses the variable. (The value is the
+/// one that store stored; the indices take such values only where they
+/// are the same in every run of the store: made from built-ins and
+/// constants.)
+pub(super) fn kept_values(f: &Function) -> HashMap<Word, Word> {
+    let private: HashSet<Word> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .filter_map(|(i, _)| {
+            // (One with an initializer is stored to at its start.)
+            let function = matches!(
+                i.operands[..],
+                [Operand::StorageClass(
+                    clsync_spirv::spirv::StorageClass::Function
+                )]
+            );
+            (i.class.opcode == Op::Variable && function).then_some(i.result_id?)
+        })
+        .collect();
+    // Per variable: its stores (block, index, value), its loads, and
+    // whether something else uses it.
+    let mut stores: HashMap<Word, Vec<(usize, usize, Word)>> = HashMap::new();
+    let mut loads: HashMap<Word, Vec<(usize, usize, Word)>> = HashMap::new();
+    let mut other: HashSet<Word> = HashSet::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (k, (i, _)) in block.instructions.iter().enumerate() {
+            let ops: Vec<Word> = super::id_operands(i).collect();
+            for (n, id) in ops.iter().enumerate() {
+                if !private.contains(id) || i.class.opcode == Op::Variable {
+                    continue;
+                }
+                match (i.class.opcode, n, i.result_id, ops.get(1)) {
+                    (Op::Load, 0, Some(r), _) => loads.entry(*id).or_default().push((b, k, r)),
+                    (Op::Store, 0, _, Some(v)) => stores.entry(*id).or_default().push((b, k, *v)),
+                    _ => {
+                        other.insert(*id);
+                    }
+                }
+            }
+        }
+    }
+    let (_, succ) = super::cfg::block_graph(f);
+    // The blocks the entry reaches without passing block `s`.
+    let around = |s: usize| {
+        let mut seen = vec![false; succ.len()];
+        let mut todo = vec![0];
+        while let Some(b) = todo.pop() {
+            if b == s || std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            todo.extend(succ[b].iter().copied());
+        }
+        seen
+    };
+    let mut out = HashMap::new();
+    for (v, list) in stores {
+        let [(bs, at, value)] = list[..] else {
+            continue;
+        };
+        if other.contains(&v) {
+            continue;
+        }
+        let Some(reads) = loads.get(&v) else { continue };
+        // Every load after the store: later in its block, or in a block
+        // that every path from the entry reaches through the store's.
+        let reached = around(bs);
+        if reads
+            .iter()
+            .all(|&(b, k, _)| if b == bs { k > at } else { !reached[b] })
+        {
+            out.extend(reads.iter().map(|&(_, _, r)| (r, value)));
+        }
+    }
+    out
 }
 
 /// The signed value of integer constant `id`, where it is one of at most
@@ -85,6 +170,7 @@ fn signed(m: &Module, id: &Word) -> Option<i64> {
 /// allows, see [`ranges`].)
 fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
     let mut of: HashMap<Word, i64> = ids.iter().map(|i| (*i, 0)).collect();
+    let kept = kept_values(f);
     // Values shifted left by at most 32 bits: `(x << k) >> k` keeps the
     // low `64 - k` bits of `x`, sign- or zero-extended (clang's `(long)(int)
     // x`), which is `x` for an `x` below 2^31.
@@ -118,6 +204,7 @@ fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> 
             },
             (Op::ISub, [a, b]) => of.get(a).and_then(|x| signed(m, b).map(|c| x - c)),
             (Op::UConvert | Op::SConvert, [a]) => of.get(a).copied().filter(|c| *c <= 0),
+            (Op::Load, [_]) => kept.get(&r).and_then(|x| of.get(x).copied()),
             _ => None,
         };
         if let Some(c) = c.filter(|c| c.abs() < SMALL) {

@@ -89,6 +89,7 @@ pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree
         .chain(m.globals.iter().map(|g| g.id))
         .filter(|id| objects.contains_key(id))
         .collect();
+    let roots = super::kernel_code::with_held(m, f, types, roots);
     let indices = super::indices::local_indices(m, f);
     let places = super::indices::places(m, f, &roots, &indices);
     let ranges = super::indices::ranges(m, f, graph);

@@ -195,6 +195,24 @@ pub(super) fn held_pointers(
     held
 }
 
+/// `roots` (pointers to objects' first elements) and the loads of the
+/// private variables of `f` that hold them ([`held_pointers`]) where every
+/// value stored there is one of them: an unoptimized build loads a
+/// kernel's parameter from its stack slot at each use.
+pub(super) fn with_held(
+    m: &Module,
+    f: &Function,
+    types: &HashMap<Word, Word>,
+    mut roots: HashSet<Word>,
+) -> HashSet<Word> {
+    for (loads, stored) in held_pointers(m, f, types).values() {
+        if !stored.is_empty() && stored.iter().all(|v| roots.contains(v)) {
+            roots.extend(loads.iter().copied());
+        }
+    }
+    roots
+}
+
 /// For each instruction of `f` (by block and index), the boundaries that
 /// may be the last one passed before it, on any path through the kernel's
 /// blocks (`graph`, `cfg::block_graph`): a boundary is a work-group

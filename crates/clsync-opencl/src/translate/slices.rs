@@ -93,6 +93,7 @@ pub(crate) fn slices(m: &Module, f: &Function, code: &KernelCode) -> Slices {
         .map(|(p, _)| *p)
         .filter(|p| objects.contains_key(p))
         .collect();
+    let roots = kernel_code::with_held(m, f, types, roots);
     let places = indices::places(m, f, &roots, &global_indices);
     let ranges = indices::ranges(m, f, &code.graph);
 
@@ -233,8 +234,13 @@ mod tests {
     /// The uses of each of `src`'s kernel `k`'s parameters that the build
     /// proves, built optimized.
     fn owned(src: &str) -> Vec<Option<Use>> {
-        let p =
-            crate::Program::build(src, "k.cl", "").unwrap_or_else(|e| panic!("build failed:\n{e}"));
+        owned_with(src, "")
+    }
+
+    /// [`owned`], built with `options`.
+    fn owned_with(src: &str, options: &str) -> Vec<Option<Use>> {
+        let p = crate::Program::build(src, "k.cl", options)
+            .unwrap_or_else(|e| panic!("build failed:\n{e}"));
         let m = &p.module;
         let e = m.entry_points.iter().find(|e| e.name == "k").expect("k");
         owned_params(m, m.function(e.function).expect("its function"))
@@ -320,5 +326,32 @@ mod tests {
             b[g] = 2;
         }";
         assert_eq!(owned(src), [None, None, None]);
+    }
+
+    #[test]
+    fn unoptimized_an_index_kept_in_a_variable_set_once_before_its_uses_is_followed() {
+        // clang's `-O0` keeps `g` in a stack slot, stored once where it is
+        // declared, and the pointers in theirs.
+        let src = "kernel void k(global int *a, global int *b) {
+            size_t l = get_local_id(0);
+            if (l == 0) a[get_global_id(0)] = 0;
+            size_t g = get_global_id(0);
+            a[g] = b[g] + 1;
+        }";
+        assert_eq!(owned_with(src, "-cl-opt-disable"), [W, R]);
+        // Set on one path only (the store does not come before every
+        // load), or twice: not followed.
+        let src = "kernel void k(global int *a) {
+            size_t g;
+            if (get_local_id(0) == 0) g = get_global_id(0);
+            a[g] = 1;
+        }";
+        assert_eq!(owned_with(src, "-cl-opt-disable"), [None]);
+        let src = "kernel void k(global int *a) {
+            size_t g = get_global_id(0);
+            if (get_local_id(0) == 0) g = 0;
+            a[g] = 1;
+        }";
+        assert_eq!(owned_with(src, "-cl-opt-disable"), [None]);
     }
 }
