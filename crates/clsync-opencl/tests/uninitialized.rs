@@ -69,6 +69,14 @@ kernel void atomics_wrote(global int *out, local int *c, global int *g) {
     out[l] = c[l % 4] + *g;
     if (l == 1) out[8] = c[4];
 }
+kernel void atomics_read(global uint *out, local uint *c) {
+    size_t l = get_local_id(0);
+    uint old = atomic_inc(&c[0]);
+    atomic_inc(&c[1]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[l] = old;
+    out[8 + l] = c[1];
+}
 "#;
 
 fn program() -> Program {
@@ -291,4 +299,31 @@ fn private_scalars_in_registers_keep_what_was_written_and_what_was_not() {
         "{f:?}"
     );
     assert_eq!(out.to_vec(), vec![5, 5, 0, 0]);
+}
+
+#[test]
+fn an_atomic_reads_an_uninitialized_value_where_nothing_wrote_and_counts_on_from_it() {
+    // Counters nobody cleared: the value an increment returns is
+    // uninitialized (stored at line 66), and so is what increments of it
+    // leave (read at line 67), as Oclgrind's shadow has them.
+    let p = program();
+    let out = Buffer::<u32>::new(16);
+    let f = common::run(
+        &p,
+        "atomics_read",
+        NdRange::new([8]).local([8]),
+        &[Arg::Buffer(&out), Arg::Local(8)],
+        true,
+    );
+    let mut heads: Vec<String> = f
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} at {}", d.headline, d.site.map(|s| s.line).unwrap_or(0)))
+        .collect();
+    heads.sort();
+    assert_eq!(
+        heads,
+        ["Uninitialized value at 66", "Uninitialized value at 67"],
+        "{f:?}"
+    );
 }

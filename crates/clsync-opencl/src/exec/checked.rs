@@ -175,6 +175,17 @@ fn shadow_access(
     }
 }
 
+/// Marks the `size` bytes at `ptr` written (`initialized`) or written with
+/// a value that depends on memory nothing wrote, in memory's shadow.
+fn mark_written(ctx: &ItemCtx, ptr: u64, size: u64, initialized: bool) {
+    if let Ok(Some(sh)) = shadow_of(ctx, ptr, size) {
+        // SAFETY: `shadow_of` found `size` shadow bytes there.
+        for b in unsafe { shadow_bytes(sh, size) } {
+            b.store(u8::from(initialized), Ordering::Relaxed);
+        }
+    }
+}
+
 /// Copies the shadow of `size` bytes from `src` to `dst` (a copy of memory
 /// copies whether its bytes were written: a struct's padding stays
 /// unwritten, and is no error).
@@ -570,8 +581,22 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
             }
         }
     };
-    // What an operation wrote is initialized, for the plain reads after it
-    // (memory's shadow); a compare-and-exchange that fails writes nothing.
+    // Memory's shadow, as Oclgrind keeps it: the value an operation reads
+    // is uninitialized where a byte of it was never written (the
+    // operation's result, `ItemCtx::atomic_shadow`); what it writes is
+    // initialized, unless it computed it from such a value (an increment
+    // of an uncleared counter); a compare-and-exchange that fails writes
+    // nothing.
+    let unwritten = shadow_access(ctx_ref, ptr, bytes as u64, false, false, site);
+    let from_old = !matches!(
+        opcode,
+        Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicFlagClear
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+    );
     let wrote = std::cell::Cell::new(false);
     let perform = || {
         let (old, w) = perform();
@@ -580,9 +605,12 @@ pub(crate) unsafe extern "C" fn clsync_atomic(
     };
     let mark = || {
         if wrote.get() {
-            shadow_access(ctx_ref, ptr, bytes as u64, true, false, site);
+            mark_written(ctx_ref, ptr, bytes as u64, !(unwritten && from_old));
         }
     };
+    // SAFETY: as in `clsync_fault`; no reference to the context is live
+    // across this write but `ctx_ref`, which reads other fields.
+    unsafe { (*ctx).atomic_shadow = u64::from(unwritten) };
     let Some(local) = checked_space(ctx_ref, ptr) else {
         // Private memory, or the scratch area of a skipped invalid access.
         let old = perform().0;

@@ -194,7 +194,14 @@ pub struct ItemCtx {
     /// In a checked launch: the address and value of its last atomic load,
     /// and how many loads in a row found them (`exec::checked::spinning`).
     pub spin: (u64, u64, u32),
+    /// In a checked launch, the shadow of the value the last atomic
+    /// through the runtime read (`exec::checked::clsync_atomic`): nonzero
+    /// where some byte of it was never written.
+    pub atomic_shadow: u64,
 }
+
+/// Byte offset of [`ItemCtx::atomic_shadow`].
+pub const CTX_ATOMIC_SHADOW: i32 = std::mem::offset_of!(ItemCtx, atomic_shadow) as i32;
 
 /// What the runtime calls need besides the context.
 pub struct HostSide<'a> {

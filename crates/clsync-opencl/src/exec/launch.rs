@@ -229,6 +229,7 @@ impl Setup<'_> {
             race_free: 0,
             privates: std::ptr::null_mut(),
             spin: (0, 0, 0),
+            atomic_shadow: 0,
         }
     }
 }

@@ -8,7 +8,7 @@ use cranelift_codegen::ir::{self, types, AtomicRmwOp, InstBuilder, MemFlagsData,
 
 use super::cl_type;
 use super::function::Fx;
-use crate::exec::ctx::RACE_FREE;
+use crate::exec::ctx::{CTX_ATOMIC_SHADOW, RACE_FREE};
 use crate::exec::helpers::AccessKind;
 use crate::CompileError;
 
@@ -212,6 +212,9 @@ impl Fx<'_, '_> {
             Op::AtomicFlagTestAndSet => Some(self.b.append_block_param(join, types::I8)),
             _ => Some(self.b.append_block_param(join, t)),
         };
+        // The result's shadow: nonzero where the runtime found a byte it
+        // read unwritten (an inline operation reads written bytes only).
+        let shadow = result.map(|_| self.b.append_block_param(join, types::I8));
         let in_bounds = self.in_bounds.filter(|_| quiet && matches!(width, 4 | 8));
         if let Some(ok) = in_bounds {
             let fast = self.b.create_block();
@@ -219,7 +222,12 @@ impl Fx<'_, '_> {
             self.written(RACE_FREE, ptr, 0, width, ok, fast, slow);
             self.b.switch_to_block(fast);
             let v = self.atomic_native(inst, addr, t)?;
-            let args: Vec<_> = v.into_iter().map(ir::BlockArg::Value).collect();
+            let clean = shadow.map(|_| self.b.ins().iconst(types::I8, 0));
+            let args: Vec<_> = v
+                .into_iter()
+                .chain(clean)
+                .map(ir::BlockArg::Value)
+                .collect();
             self.b.ins().jump(join, &args);
             self.b.switch_to_block(slow);
         }
@@ -257,10 +265,20 @@ impl Fx<'_, '_> {
                 })
             }
         };
-        let args: Vec<_> = v.into_iter().map(ir::BlockArg::Value).collect();
+        // (Written by the call: no load the code generator may move.)
+        let read = shadow.map(|_| {
+            self.b.ins().load(
+                types::I8,
+                MemFlagsData::trusted(),
+                self.ctx,
+                CTX_ATOMIC_SHADOW,
+            )
+        });
+        let args: Vec<_> = v.into_iter().chain(read).map(ir::BlockArg::Value).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(join);
         if let Some(v) = result {
+            self.pending = Some(vec![shadow]);
             self.def(inst, vec![v]);
         }
         Ok(true)
