@@ -442,3 +442,25 @@ fn two_stores_by_rows_a_column_apart_still_race() {
         assert!(found.contains(&race), "{found:?}");
     }
 }
+
+#[test]
+fn accesses_of_one_work_item_by_its_id_race_with_nothing_and_of_two_still_race() {
+    // Work-item 0 stores to `s[0]` while work-item 1 reads it: a race
+    // (lines 4 and 5). After the barrier, work-item 0 alone stores to and
+    // reads `s[1]` (line 7): its own accesses, as a reduction's last step.
+    let src = "kernel void k(global int *out) {
+        local int s[2];
+        size_t l = get_local_id(0);
+        if (l == 0) s[0] = 1;
+        if (l == 1) out[0] = s[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l == 0) { s[1] = 2; out[1] = s[1] + s[0]; }
+    }";
+    let out = buffer(vec![0; 2]);
+    let race = (format!("{:?}", ReportKind::DataRace), 4, 5);
+    for found in same_problems_in_each(src, NdRange::new([4]).local([4]), || vec![Arg::Buffer(out)])
+    {
+        assert_eq!(found, BTreeSet::from([race.clone()]));
+    }
+    assert_eq!(out.to_vec()[1], 3);
+}

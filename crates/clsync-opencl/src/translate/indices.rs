@@ -357,6 +357,13 @@ pub(super) struct Range {
     pub hi: Option<u64>,
 }
 
+impl Range {
+    /// The one id the range allows, where it allows one only.
+    pub fn single(&self) -> Option<u64> {
+        (self.hi == Some(self.lo + 1)).then_some(self.lo)
+    }
+}
+
 #[cfg(test)]
 impl Range {
     /// Nothing known.

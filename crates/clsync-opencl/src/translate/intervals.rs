@@ -101,10 +101,8 @@ pub(crate) fn race_free(m: &Module, f: &Function, code: &KernelCode) -> RaceFree
     let mut stored: Vec<(Option<Word>, Option<Spot>, Bounds, Word)> = Vec::new();
     for (b, block) in roles.iter().enumerate() {
         let spot = |p: Option<&Word>| {
-            let (at, ty) = *places.get(p?)?;
             Some(Spot {
-                at,
-                ty,
+                place: places.get(p?).copied(),
                 range: ranges[b],
             })
         };
@@ -221,12 +219,12 @@ impl Proof {
 }
 
 /// Where an access lies in its object relative to its work-item (the
-/// index of its element, `indices::Index`), the type it reaches there,
-/// and what its block's branches say of the local id (`indices`).
+/// index of its element, `indices::Index`, and the type it reaches there),
+/// where the code shows it, and what its block's branches say of the
+/// local id (`indices`).
 #[derive(Clone, Copy, Debug)]
 struct Spot {
-    at: super::indices::Index,
-    ty: Word,
+    place: Option<(super::indices::Index, Word)>,
     range: super::indices::Range,
 }
 
@@ -235,17 +233,24 @@ impl Spot {
     /// object whenever different work-items make them (one work-item's
     /// are ordered by its program), what proves it: in a group of one
     /// dimension, both at their own elements, or the write at its own
-    /// under `id < C` and this at `id + C'`, `C' >= C` (`indices::apart`);
-    /// by rows, both at one index `lid0 + K * lid1 + c`. `None` where
-    /// nothing does.
+    /// under `id < C` and this at `id + C'`, `C' >= C` (`indices::apart`),
+    /// or both made by the one work-item whose local id their branches
+    /// allow (a reduction's last step, under `l < 1`); by rows, both at
+    /// one index `lid0 + K * lid1 + c`. `None` where nothing does.
     fn apart_from(&self, w: &Spot) -> Option<Proof> {
-        if self.ty != w.ty {
+        if let (Some(a), Some(b)) = (self.range.single(), w.range.single()) {
+            if a == b {
+                return Some(Proof::OneDimensional);
+            }
+        }
+        let ((at, ty), (w_at, w_ty)) = (self.place?, w.place?);
+        if ty != w_ty {
             return None;
         }
-        match (self.at.rows, w.at.rows) {
-            (None, None) => super::indices::apart((self.at.c, self.range), (w.at.c, w.range))
+        match (at.rows, w_at.rows) {
+            (None, None) => super::indices::apart((at.c, self.range), (w_at.c, w.range))
                 .then_some(Proof::OneDimensional),
-            (Some(a), Some(b)) if a == b && self.at.c == w.at.c => Some(Proof::Rows(a)),
+            (Some(a), Some(b)) if a == b && at.c == w_at.c => Some(Proof::Rows(a)),
             _ => None,
         }
     }
