@@ -351,7 +351,7 @@ pub(super) fn places(
 
 /// What a block's branches say of the local id in dimension 0: it is at
 /// least `lo`, and below `hi` where that is known.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Range {
     pub lo: u64,
     pub hi: Option<u64>,
@@ -528,7 +528,9 @@ pub(super) fn apart(a: (i64, Range), w: (i64, Range)) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{apart, Range};
+    use std::collections::BTreeSet;
+
+    use super::{apart, ranges, Range};
 
     fn r(lo: u64, hi: Option<u64>) -> Range {
         Range { lo, hi }
@@ -554,5 +556,62 @@ mod tests {
         assert!(apart((0, r(0, Some(192))), (192, Range::ALL)));
         assert!(apart((192, Range::ALL), (0, r(0, Some(192)))));
         assert!(!apart((191, Range::ALL), (0, r(0, Some(192)))));
+    }
+
+    /// The ranges of the blocks of `src`'s kernel `k` (built optimized)
+    /// that store to `out`, by the value each stores.
+    fn stores(src: &str) -> BTreeSet<(u64, Range)> {
+        use clsync_spirv::spirv::Op;
+        let p =
+            crate::Program::build(src, "k.cl", "").unwrap_or_else(|e| panic!("build failed:\n{e}"));
+        let m = &p.module;
+        let mut out = BTreeSet::new();
+        for f in &m.functions {
+            let graph = crate::translate::cfg::block_graph(f);
+            let at = ranges(m, f, &graph);
+            for (b, block) in f.blocks.iter().enumerate() {
+                for (i, _) in &block.instructions {
+                    let ops: Vec<_> = crate::translate::id_operands(i).collect();
+                    if let (Op::Store, [_, v]) = (i.class.opcode, &ops[..]) {
+                        if let Some(clsync_spirv::Constant::Scalar { bits, .. }) =
+                            m.constants.get(v)
+                        {
+                            out.insert((*bits, at[b]));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_blocks_range_takes_each_branch_on_the_way() {
+        // `l != 0` then `l != 1` leaves `l >= 2` (clang makes it one
+        // comparison here, and two in a scan); `l == 3` a single id; a
+        // comparison the other way round reads the same; another value's
+        // comparison says nothing. (Joins: the scan's, in `slices` and
+        // `race_free`.)
+        let src = "kernel void a(global int *out) {
+            size_t l = get_local_id(0);
+            if (l != 0 && l != 1) out[0] = 11;
+        }
+        kernel void b(global int *out) {
+            if (get_local_id(0) == 3) out[1] = 12;
+        }
+        kernel void c(global int *out) {
+            if (20 > get_local_id(0)) out[3] = 14;
+        }
+        kernel void d(global int *out, int x) {
+            if (x < 5) out[4] = 15;
+        }";
+        let found = stores(src);
+        let want = [
+            (11, r(2, None)),
+            (12, r(3, Some(4))),
+            (14, r(0, Some(20))),
+            (15, r(0, None)),
+        ];
+        assert_eq!(found, BTreeSet::from(want));
     }
 }
