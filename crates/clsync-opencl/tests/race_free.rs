@@ -464,3 +464,24 @@ fn accesses_of_one_work_item_by_its_id_race_with_nothing_and_of_two_still_race()
     }
     assert_eq!(out.to_vec()[1], 3);
 }
+
+#[test]
+fn a_local_id_narrowed_to_a_byte_is_no_local_id() {
+    // `l8 < 1` holds for work-items 0 and 256: both store to `s[0]`
+    // (line 4), a race, which a test of the byte taken for one of the
+    // local id would hide.
+    let src = "kernel void k(global int *out) {
+        local int s[1];
+        uchar l8 = (uchar)get_local_id(0);
+        if (l8 < 1) s[0] = (int)get_local_id(0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = s[0];
+    }";
+    let out = buffer(vec![0; 512]);
+    let race = (format!("{:?}", ReportKind::DataRace), 4, 4);
+    for found in same_problems_in_each(src, NdRange::new([512]).local([512]), || {
+        vec![Arg::Buffer(out)]
+    }) {
+        assert!(found.contains(&race), "{found:?}");
+    }
+}

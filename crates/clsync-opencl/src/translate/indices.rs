@@ -28,8 +28,8 @@ const SMALL: i64 = 1 << 31;
 /// The ids of `f` that hold the work-item's id of built-in `which`
 /// (`LocalInvocationId` or `GlobalInvocationId`) in dimension 0: the
 /// first component of a load of the built-in, and conversions of it
-/// between integer widths. A local id fits any width; a global id fits 32
-/// bits where the launch's range does (`slices` takes its proofs only
+/// to a width of 32 bits or more. A local id fits those; a global id fits
+/// 32 bits where the launch's range does (`slices` takes its proofs only
 /// there).
 pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
     ids_in(m, f, which, 0)
@@ -38,6 +38,7 @@ pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
 /// [`ids`] in dimension `dim`.
 fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
     let kept = kept_values(f);
+    let wide = |ty: Option<Word>| matches!(ty.map(|t| m.ty(t)), Some(Ok(Type::Int(w))) if *w >= 32);
     let mut loaded = HashSet::new();
     let mut ids = HashSet::new();
     for (i, _) in f.blocks.iter().flat_map(|b| &b.instructions) {
@@ -51,7 +52,10 @@ fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
             {
                 ids.insert(r);
             }
-            (Op::UConvert | Op::SConvert, Some(r), [v]) if ids.contains(v) => {
+            // Conversions to 32 bits or more (a narrower one wraps).
+            (Op::UConvert | Op::SConvert, Some(r), [v])
+                if ids.contains(v) && wide(i.result_type) =>
+            {
                 ids.insert(r);
             }
             (Op::Load, Some(r), [_]) if kept.get(&r).is_some_and(|x| ids.contains(x)) => {
@@ -170,6 +174,7 @@ fn signed(m: &Module, id: &Word) -> Option<i64> {
 /// allows, see [`ranges`].)
 fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
     let mut of: HashMap<Word, i64> = ids.iter().map(|i| (*i, 0)).collect();
+    let wide = |ty: Option<Word>| matches!(ty.map(|t| m.ty(t)), Some(Ok(Type::Int(w))) if *w >= 32);
     let kept = kept_values(f);
     // Values shifted left by at most 32 bits: `(x << k) >> k` keeps the
     // low `64 - k` bits of `x`, sign- or zero-extended (clang's `(long)(int)
@@ -203,7 +208,9 @@ fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> 
                 _ => None,
             },
             (Op::ISub, [a, b]) => of.get(a).and_then(|x| signed(m, b).map(|c| x - c)),
-            (Op::UConvert | Op::SConvert, [a]) => of.get(a).copied().filter(|c| *c <= 0),
+            (Op::UConvert | Op::SConvert, [a]) if wide(i.result_type) => {
+                of.get(a).copied().filter(|c| *c <= 0)
+            }
             (Op::Load, [_]) => kept.get(&r).and_then(|x| of.get(x).copied()),
             _ => None,
         };
