@@ -172,13 +172,15 @@ pub struct ItemCtx {
     /// initialized): a byte is nonzero once something wrote it. Null in
     /// unchecked launches.
     pub shadows: *const *mut u8,
-    /// Which of the build's race-free loads (`translate::intervals`) the
-    /// checker takes at their word: [`RACE_FREE`] and, in a group of one
-    /// dimension, [`RACE_FREE_1D`], in a checked launch that does not run
-    /// on from divergent barriers and in a group of work-item loops until
-    /// it diverges (see `exec::loops`); 0 for none. Compiled code skips
-    /// the call for such a load of bytes that hold a written value where
-    /// the build has no local atomics (`Fx::note_access`).
+    /// Which of the build's proofs (`translate::intervals`' race-free
+    /// loads and stores, `translate::slices`' buffers) the checker takes
+    /// at their word: [`RACE_FREE`] and, in a group of one dimension,
+    /// [`RACE_FREE_1D`], in a checked launch that does not run on from
+    /// divergent barriers and in a group of work-item loops until it
+    /// diverges (see `exec::loops`); 0 for none. Compiled code skips the
+    /// call for such an access where memory's shadow allows
+    /// (`Fx::note_access`); a proof by rows also tests the group's local
+    /// size there.
     pub race_free: u64,
     /// The runtime side, for the calls compiled code makes.
     pub host: *const HostSide<'static>,

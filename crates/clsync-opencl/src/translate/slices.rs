@@ -19,7 +19,7 @@
 //!
 //! Such a buffer's accesses have nothing to tell the race checker, and a
 //! checked launch leaves them out of its records altogether (compiled
-//! code keeps memory's shadow itself: `Fx::owned_access`). The launch
+//! code keeps memory's shadow itself: `Fx::unrecorded`). The launch
 //! marks a buffer so where its argument is bound to such a parameter
 //! only and no other buffer argument shares a byte with it, the range is
 //! of one dimension and below 2^31 (so that a global id converted to 32
