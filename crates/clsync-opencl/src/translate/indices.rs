@@ -31,13 +31,18 @@ const SMALL: i64 = 1 << 31;
 /// to a width of 32 bits or more. A local id fits those; a global id fits
 /// 32 bits where the launch's range does (`slices` takes its proofs only
 /// there).
-pub(super) fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
-    ids_in(m, f, which, 0)
+fn ids(m: &Module, f: &Function, which: BuiltIn) -> HashSet<Word> {
+    ids_in(m, f, &kept_values(f), which, 0)
 }
 
-/// [`ids`] in dimension `dim`.
-fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
-    let kept = kept_values(f);
+/// [`ids`] in dimension `dim`, `kept` being `f`'s [`kept_values`].
+fn ids_in(
+    m: &Module,
+    f: &Function,
+    kept: &HashMap<Word, Word>,
+    which: BuiltIn,
+    dim: u32,
+) -> HashSet<Word> {
     let wide = |ty: Option<Word>| matches!(ty.map(|t| m.ty(t)), Some(Ok(Type::Int(w))) if *w >= 32);
     let mut loaded = HashSet::new();
     let mut ids = HashSet::new();
@@ -75,7 +80,7 @@ fn ids_in(m: &Module, f: &Function, which: BuiltIn, dim: u32) -> HashSet<Word> {
 /// one that store stored; the indices take such values only where they
 /// are the same in every run of the store: made from built-ins and
 /// constants.)
-pub(super) fn kept_values(f: &Function) -> HashMap<Word, Word> {
+fn kept_values(f: &Function) -> HashMap<Word, Word> {
     let private: HashSet<Word> = f
         .blocks
         .iter()
@@ -172,10 +177,14 @@ fn signed(m: &Module, id: &Word) -> Option<i64> {
 /// local object's end, which the access's bounds test catches; a proof
 /// about a buffer makes sure that `id + c >= 0` for every id its block
 /// allows, see [`ranges`].)
-fn offsets(m: &Module, f: &Function, ids: &HashSet<Word>) -> HashMap<Word, i64> {
+fn offsets(
+    m: &Module,
+    f: &Function,
+    kept: &HashMap<Word, Word>,
+    ids: &HashSet<Word>,
+) -> HashMap<Word, i64> {
     let mut of: HashMap<Word, i64> = ids.iter().map(|i| (*i, 0)).collect();
     let wide = |ty: Option<Word>| matches!(ty.map(|t| m.ty(t)), Some(Ok(Type::Int(w))) if *w >= 32);
-    let kept = kept_values(f);
     // Values shifted left by at most 32 bits: `(x << k) >> k` keeps the
     // low `64 - k` bits of `x`, sign- or zero-extended (clang's `(long)(int)
     // x`), which is `x` for an `x` below 2^31.
@@ -235,8 +244,10 @@ pub(super) struct Index {
 /// group whose local size in dimension 0 is at most `K` (and 1 in
 /// dimension 2), `lid0 + K * lid1` is the work-item's own.
 pub(super) fn local_indices(m: &Module, f: &Function) -> HashMap<Word, Index> {
-    let flat = offsets(m, f, &ids(m, f, BuiltIn::LocalInvocationId));
-    let second = ids_in(m, f, BuiltIn::LocalInvocationId, 1);
+    let kept = kept_values(f);
+    let first = ids_in(m, f, &kept, BuiltIn::LocalInvocationId, 0);
+    let flat = offsets(m, f, &kept, &first);
+    let second = ids_in(m, f, &kept, BuiltIn::LocalInvocationId, 1);
     let mut rows: HashMap<Word, u64> = HashMap::new();
     let mut out: HashMap<Word, Index> = flat
         .iter()
@@ -284,7 +295,9 @@ pub(super) fn local_indices(m: &Module, f: &Function) -> HashMap<Word, Index> {
 
 /// The indices of `f`'s values into buffers: [`offsets`] of the global id.
 pub(super) fn global_indices(m: &Module, f: &Function) -> HashMap<Word, Index> {
-    offsets(m, f, &ids(m, f, BuiltIn::GlobalInvocationId))
+    let kept = kept_values(f);
+    let ids = ids_in(m, f, &kept, BuiltIn::GlobalInvocationId, 0);
+    offsets(m, f, &kept, &ids)
         .into_iter()
         .map(|(v, c)| (v, Index { c, rows: None }))
         .collect()

@@ -163,6 +163,9 @@ pub(crate) fn slices(m: &Module, f: &Function, code: &KernelCode) -> Slices {
 /// interval (itself included, made by another work-item) at another
 /// element.
 fn in_slices(list: &[Access]) -> bool {
+    let Some(first) = list.iter().find_map(|a| a.place.map(|p| p.1)) else {
+        return false;
+    };
     let mut places = Vec::new();
     for a in list {
         let Some((c, ty)) = a.place else {
@@ -170,7 +173,7 @@ fn in_slices(list: &[Access]) -> bool {
         };
         // `id + c` in the slice: at least its first element (the local id
         // is at least `range.lo`), and below the work-item's own.
-        if c > 0 || i128::from(a.range.lo) + i128::from(c) < 0 || ty != list_ty(list) {
+        if c > 0 || i128::from(a.range.lo) + i128::from(c) < 0 || ty != first {
             return false;
         }
         places.push((c, a.range));
@@ -180,13 +183,6 @@ fn in_slices(list: &[Access]) -> bool {
             .zip(&places)
             .all(|(w, pw)| !w.write || a.bounds.is_disjoint(&w.bounds) || indices::apart(*pa, *pw))
     })
-}
-
-/// The element type of the first access of `list` that has a place.
-fn list_ty(list: &[Access]) -> Word {
-    list.iter()
-        .find_map(|a| a.place.map(|p| p.1))
-        .unwrap_or_default()
 }
 
 /// Whether `i` (an `OpExtInst`) is OpenCL's `prefetch`, which accesses
