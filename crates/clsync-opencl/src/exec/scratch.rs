@@ -52,7 +52,8 @@ pub(crate) struct Reused<T: Reusable>(Vec<T>, std::marker::PhantomData<*mut ()>)
 impl<T: Reusable> Reused<T> {
     /// An empty vector.
     pub(crate) fn take() -> Self {
-        let v = T::free().with(|f| f.borrow_mut().pop()).unwrap_or_default();
+        let mut v = T::free().with(|f| f.borrow_mut().pop()).unwrap_or_default();
+        v.clear();
         Reused(v, std::marker::PhantomData)
     }
 
@@ -60,6 +61,21 @@ impl<T: Reusable> Reused<T> {
     pub(crate) fn filled(n: usize, value: T) -> Self {
         let mut r = Self::take();
         r.0.resize(n, value);
+        r
+    }
+
+    /// `n` elements, each `value` or what an earlier user of the storage
+    /// left there: for memory that its user writes before it reads (a
+    /// work-item loop's frames and places, which a group of 256 work-items
+    /// would otherwise clear, some kilobytes, before every group).
+    pub(crate) fn stale(n: usize, value: T) -> Self {
+        let v = T::free().with(|f| f.borrow_mut().pop()).unwrap_or_default();
+        let mut r = Reused(v, std::marker::PhantomData);
+        if r.0.len() >= n {
+            r.0.truncate(n);
+        } else {
+            r.0.resize(n, value);
+        }
         r
     }
 }
@@ -79,11 +95,11 @@ impl<T: Reusable> DerefMut for Reused<T> {
 
 impl<T: Reusable> Drop for Reused<T> {
     fn drop(&mut self) {
-        let mut v = std::mem::take(&mut self.0);
+        let v = std::mem::take(&mut self.0);
         if v.capacity() == 0 || v.capacity() > KEEP_LEN {
             return;
         }
-        v.clear();
+        // Kept with its length: `stale` takes its elements as they are.
         // `try_with`: a thread that is exiting has no list to keep it in.
         let _ = T::free().try_with(|f| {
             let mut f = f.borrow_mut();
@@ -112,5 +128,13 @@ mod tests {
         let c = Reused::<u64>::filled(3, 0);
         assert_eq!(c.as_ptr(), p);
         assert_eq!(c.as_slice(), [0; 3], "filled afresh, not from the last one");
+        drop(c);
+        let d = Reused::<u64>::stale(7, 9);
+        assert_eq!(d.as_ptr(), p);
+        assert_eq!(
+            d.as_slice(),
+            [0, 0, 0, 9, 9, 9, 9],
+            "the last one's, then new"
+        );
     }
 }

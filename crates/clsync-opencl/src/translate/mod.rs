@@ -33,6 +33,7 @@ mod intervals;
 mod kernel_code;
 mod local_atomics;
 mod memory;
+mod perf_map;
 mod promote;
 mod shadow;
 mod slices;
@@ -599,6 +600,8 @@ pub(crate) struct Shared<'m> {
     /// Which bytes of a copied type are values rather than padding, by the
     /// index the checked build's copies pass.
     pub significant: Vec<Vec<bool>>,
+    /// The functions to name in `perf`'s map (`CLSYNC_PERF_MAP=1`).
+    pub perf_map: perf_map::PerfMap,
 }
 
 /// Compiles every function and kernel of `m`; `checked`: the build whose
@@ -733,6 +736,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         },
         builtins_used: 0,
         significant: Vec::new(),
+        perf_map: perf_map::PerfMap::from_env(),
     };
     let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
     for (name, _, params, rets) in &hs {
@@ -762,6 +766,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
                 if f.name.is_empty() { "?" } else { &f.name }
             ))
         })?;
+        shared.perf_map.defined(id, &f.name, &ctx);
         jit.clear_context(&mut ctx);
     }
     let mut entry_ids = Vec::new();
@@ -779,6 +784,9 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
             )
             .map_err(jerr)?;
         jit.define_function(id, &mut ctx).map_err(jerr)?;
+        shared
+            .perf_map
+            .defined(id, &format!("kernel_{}", e.name), &ctx);
         jit.clear_context(&mut ctx);
         entry_ids.push((e.name.clone(), id));
     }
@@ -861,6 +869,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         }
     }
     jit.finalize_definitions().map_err(jerr)?;
+    shared.perf_map.write(&jit);
     let mut entries = HashMap::new();
     for (name, id) in entry_ids {
         let p = jit.get_finalized_function(id);
@@ -1022,6 +1031,7 @@ fn continuation_function(
     dump(&symbol, ctx);
     jit.define_function(id, ctx)
         .map_err(|e| format!("code generation: {e:?}"))?;
+    shared.perf_map.defined(id, &symbol, ctx);
     dump_code(ctx);
     Ok((id, barriers, frame_bytes))
 }
