@@ -200,10 +200,18 @@ pub struct ItemCtx {
     /// through the runtime read (`exec::checked::clsync_atomic`): nonzero
     /// where some byte of it was never written.
     pub atomic_shadow: u64,
+    /// In an unchecked work-item loop: how many barrier intervals the
+    /// compiled code ran on its own since the runtime last reset it, each
+    /// after a barrier it passed without returning
+    /// (`translate::continuation::chain`).
+    pub chained: u64,
 }
 
 /// Byte offset of [`ItemCtx::atomic_shadow`].
 pub const CTX_ATOMIC_SHADOW: i32 = std::mem::offset_of!(ItemCtx, atomic_shadow) as i32;
+
+/// Byte offset of [`ItemCtx::chained`].
+pub const CTX_CHAINED: i32 = std::mem::offset_of!(ItemCtx, chained) as i32;
 
 /// What the runtime calls need besides the context.
 pub struct HostSide<'a> {

@@ -230,6 +230,7 @@ impl Setup<'_> {
             privates: std::ptr::null_mut(),
             spin: (0, 0, 0),
             atomic_shadow: 0,
+            chained: 0,
         }
     }
 }

@@ -133,6 +133,12 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
         };
         let func = func.unwrap_or(entry.func);
         let r = unsafe { func(&mut ctx, args, fbase, state, reached.as_mut_ptr()) };
+        // The barriers the code passed on its own, each its group's own
+        // barrier `state` (`translate::continuation::chain`).
+        let chained = std::mem::take(&mut ctx.chained);
+        if chained > 0 {
+            g.passed_barriers(chained as usize);
+        }
         // A checked build named each work-item as it ran it; the last one's
         // private memory goes back to its place.
         g.name_item(None);

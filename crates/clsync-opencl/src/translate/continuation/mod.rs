@@ -54,6 +54,7 @@ use crate::exec::ctx::{builtin, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
 mod batch;
+mod chain;
 mod coalesce;
 mod frame;
 mod ids;
@@ -168,6 +169,10 @@ pub(crate) struct Cont {
     pub barriers: Vec<BarrierSpec>,
     /// A batched build's lanes (see [`batch`]).
     pub batch: Option<batch::Batch>,
+    /// A build that chains its intervals (see [`chain`]): the register of
+    /// the places' differences from its state, and the loop head's
+    /// arguments for the group's first work-item.
+    pub chain: Option<(Variable, Vec<ir::BlockArg>)>,
 }
 
 impl Cont {
@@ -198,6 +203,7 @@ impl Cont {
             frame_bytes: 0,
             resumes: Vec::new(),
             barriers: Vec::new(),
+            chain: None,
         }
     }
 }
@@ -270,6 +276,9 @@ impl Fx<'_, '_> {
                 .map(|_| ir::BlockArg::Value(zero)),
         );
         args.push(ir::BlockArg::Value(frames));
+        if let Some(diff) = self.chain_start() {
+            self.cont.as_mut().expect("a continuation build").chain = Some((diff, args.clone()));
+        }
         self.b.ins().jump(head, &args);
 
         // The head: the work-item's ids and frame.
@@ -330,8 +339,12 @@ impl Fx<'_, '_> {
         let Some(Counters { l, local }) = c.counters else {
             return;
         };
+        let chain = c.chain.clone();
         self.b.switch_to_block(next);
         let r = self.b.append_block_param(next, types::I32);
+        if let Some((diff, _)) = &chain {
+            self.chain_note(*diff, r);
+        }
         let at = self.b.ins().ishl_imm_s(l, 2);
         let at = self.b.ins().iadd(reached, at);
         // A batch's work-items all stopped at one place.
@@ -372,7 +385,12 @@ impl Fx<'_, '_> {
         self.b.ins().brif(done, exit, &[], row, &[]);
 
         self.b.switch_to_block(exit);
-        self.b.ins().return_(&[r]);
+        match &chain {
+            Some((diff, restart)) => self.chain_exit(*diff, r, restart),
+            None => {
+                self.b.ins().return_(&[r]);
+            }
+        }
 
         self.b.switch_to_block(row);
         let zero = self.b.ins().iconst(types::I64, 0);

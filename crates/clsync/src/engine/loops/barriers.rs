@@ -92,6 +92,28 @@ impl Group<'_> {
         Ok(())
     }
 
+    /// `n` work-group barriers that code running the group's loops itself
+    /// passed without calling [`barrier_dyn`](Self::barrier_dyn): compiled
+    /// code that checked every work-item's arrival, the barrier's flags and
+    /// scope, and the cancellation gate
+    /// ([`cancellation_gate`](crate::engine::cancellation_gate)) before each,
+    /// at work-group scope (its fences are program order on this thread).
+    /// What is left is the group's progress, which the watchdog reads. An
+    /// unchecked launch's only: a checked barrier is the checker's too.
+    ///
+    /// ```
+    /// use clsync::{Launch, NdRange, Runtime};
+    /// let launch = Launch::new("k", NdRange::new([8]).local([4]));
+    /// Runtime::new()
+    ///     .launch_groups(&launch, |g| g.passed_barriers(3))
+    ///     .unwrap();
+    /// ```
+    #[inline]
+    pub fn passed_barriers(&self, n: usize) {
+        debug_assert!(self.check.is_none(), "a checked barrier is the checker's");
+        self.progress.steps(self.len * n);
+    }
+
     /// A cancellation point outside a barrier (a loop's back-edge in code
     /// that runs inside [`for_each`](Self::for_each)): a launch the watchdog
     /// or a failed group cancelled unwinds here, as

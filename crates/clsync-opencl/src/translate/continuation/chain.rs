@@ -1,0 +1,158 @@
+//! Chained intervals: a function of one state `k` (`GroupEntry::by_state`,
+//! unchecked) whose group all reached barrier `k` again runs the next
+//! interval itself, from its loop's head, instead of returning to the
+//! runtime for the barrier and being called again. A barrier inside a loop
+//! (`for (...) { barrier(...); acc = acc * 3 + 1; }`) is then one call per
+//! group for up to [`MAX_CHAINED`] intervals: the runtime's per-interval
+//! work (the test of every place, the barrier's checks, the call and the
+//! function's prologue) was a fifth of such a group's time at local size 64.
+//!
+//! What the runtime's barrier does in an unchecked work-item loop, the code
+//! does here or leaves to it:
+//!
+//! - **Matching**: the loop or-s each batch's place xor `k` into one
+//!   register; zero at the loop's end means every work-item waits at
+//!   barrier `k`. Any other place returns, and the runtime compares the
+//!   places as before (a divergence is its report).
+//! - **Flags**: the barrier's flags and scope are constants of the code,
+//!   valid (`validate::barrier`, as the runtime checks them) or the
+//!   barrier is not chained.
+//! - **Fences**: the group runs on this thread, so a barrier at work-group
+//!   scope orders its memory by program order (`fence_kind` is a compiler
+//!   fence or none): the code's loads and stores stay in order across the
+//!   jump. A barrier whose fence is a hardware one (device scope on global
+//!   memory) is not chained.
+//! - **Cancellation**: the runtime's cancellation gate is read at each
+//!   chained barrier; while it is raised (a cancelled launch, the
+//!   watchdog's probation) the function returns and the runtime's barrier
+//!   polls.
+//! - **Progress**: the intervals chained are counted in the context
+//!   ([`ItemCtx::chained`](crate::exec::ctx::ItemCtx::chained)); the runtime
+//!   adds them to the group's progress (`Group::passed_barriers`) after the
+//!   call. At most [`MAX_CHAINED`] are chained per call, so the watchdog
+//!   sees the group move.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, types, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
+
+use super::BarrierSpec;
+use crate::exec::ctx::CTX_CHAINED;
+use crate::exec::helpers::{fence_flags, scope};
+use crate::translate::function::{mem, Fx};
+
+/// Intervals one call chains at most.
+pub const MAX_CHAINED: i64 = 256;
+
+/// Whether barrier `spec` can be passed by compiled code alone (see the
+/// module docs): valid flags and scope, and no hardware fence.
+pub(crate) fn chainable(spec: &BarrierSpec) -> bool {
+    use clsync::sync::{fence_kind, validate, FenceKind, MemOrder};
+    let scope = scope(spec.mem_scope);
+    match validate::barrier("work_group_barrier", fence_flags(spec.semantics), scope) {
+        Ok(flags) => fence_kind(flags, MemOrder::AcqRel, scope) != FenceKind::Hardware,
+        Err(_) => false,
+    }
+}
+
+impl Fx<'_, '_> {
+    /// The state this build may chain: its only state, where it resumes
+    /// after a barrier, in an unchecked build.
+    fn chained_state(&self) -> Option<u32> {
+        let c = self.cont.as_ref()?;
+        match c.plan.only_state {
+            Some(k) if k > 0 && !self.s.checked => Some(k),
+            _ => None,
+        }
+    }
+
+    /// In the prologue, before the first jump to the loop's head: the
+    /// register that gathers the places' differences from the state.
+    pub(super) fn chain_start(&mut self) -> Option<Variable> {
+        self.chained_state()?;
+        let diff = self.b.declare_var(types::I32);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.def_var(diff, zero);
+        Some(diff)
+    }
+
+    /// In the loop's step, where a work-item (or batch) stopped at `r`.
+    pub(super) fn chain_note(&mut self, diff: Variable, r: Value) {
+        let Some(k) = self.chained_state() else {
+            return;
+        };
+        let off = self.b.ins().bxor_imm_s(r, k as i64);
+        let d = self.b.use_var(diff);
+        let d = self.b.ins().bor(d, off);
+        self.b.def_var(diff, d);
+    }
+
+    /// At the loop's end, where the last work-item stopped at `r`: runs the
+    /// state's interval again from `restart` (the head's arguments for the
+    /// group's first work-item) where every work-item waits at its barrier
+    /// and the barrier is chainable, else returns `r`.
+    pub(super) fn chain_exit(&mut self, diff: Variable, r: Value, restart: &[ir::BlockArg]) {
+        let c = self.cont.as_ref().expect("a continuation build");
+        let (head, k) = (c.head, self.chained_state());
+        let spec = k.and_then(|k| c.barriers.get(k as usize - 1));
+        if !spec.is_some_and(chainable) {
+            self.b.ins().return_(&[r]);
+            return;
+        }
+        let d = self.b.use_var(diff);
+        let all_there = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+        let gate = clsync::engine::cancellation_gate() as *const _ as i64;
+        let addr = self.b.ins().iconst(types::I64, gate);
+        // Relaxed in effect (a plain load on x86-64), as the back-edges'
+        // cancellation points read it: see `cancellation_gate`.
+        let raised = self
+            .b
+            .ins()
+            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
+        let down = self.b.ins().icmp_imm_s(IntCC::Equal, raised, 0);
+        let ctx = self.ctx;
+        let chained = self.b.ins().load(types::I64, mem(), ctx, CTX_CHAINED);
+        let room = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedLessThan, chained, MAX_CHAINED);
+        let go = self.b.ins().band(all_there, down);
+        let go = self.b.ins().band(go, room);
+        let again = self.b.create_block();
+        let ret = self.b.create_block();
+        self.b.ins().brif(go, again, &[], ret, &[]);
+
+        self.b.switch_to_block(again);
+        // (The differences are zero here, as the next interval starts.)
+        let chained = self.b.ins().iadd_imm_s(chained, 1);
+        self.b.ins().store(mem(), chained, ctx, CTX_CHAINED);
+        self.b.ins().jump(head, restart);
+
+        self.b.switch_to_block(ret);
+        self.b.ins().return_(&[r]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPIR-V's scopes (Device 1, Workgroup 2, Invocation 4) and memory
+    /// semantics (WorkgroupMemory 0x100, CrossWorkgroupMemory 0x200,
+    /// SequentiallyConsistent 0x10).
+    #[test]
+    fn barriers_at_work_group_scope_chain_and_others_do_not() {
+        let spec = |mem_scope, semantics| BarrierSpec {
+            mem_scope,
+            semantics,
+            site: 0,
+        };
+        assert!(chainable(&spec(2, 0x110)), "local memory, work-group scope");
+        assert!(
+            chainable(&spec(2, 0x310)),
+            "both memories, work-group scope"
+        );
+        assert!(!chainable(&spec(1, 0x210)), "global memory, device scope");
+        assert!(!chainable(&spec(4, 0x110)), "a work-item scope is invalid");
+    }
+}
