@@ -668,3 +668,71 @@ fn nested_branches_on_the_id_run_together_where_the_lanes_agree() {
     assert_eq!(a, want);
     assert_eq!(b, want);
 }
+
+const GROUP_VALUES: &str = r#"
+// A value of the row (loaded at y: the same in a batch but not in the
+// group), and one of the group (a counter), both kept across the barrier
+// of a loop.
+kernel void rows(global int *out, int rounds, global const int *table) {
+    int y = table[get_local_id(1)];
+    int acc = get_local_id(0);
+    for (int i = 0; i < rounds; i++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc = acc * 3 + y + i;
+    }
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;
+}
+
+// Scan's first step: a chain of joins, where the first batch of each row
+// parts (its lanes see `l >= k` differently) and the others run together.
+kernel void chain(global int *out, global const int *in) {
+    size_t l = get_local_id(0), g = get_global_id(0);
+    int v = in[g];
+    if (l >= 1) v += in[g - 1];
+    if (l >= 2) v += in[g - 2];
+    if (l >= 3) v += in[g - 3] * 5;
+    out[g] = v;
+}
+"#;
+
+#[test]
+fn a_value_of_the_row_is_not_taken_for_the_groups() {
+    let p = common::build(GROUP_VALUES, "group.cl", "");
+    let (w, h, rounds) = (16usize, 4usize, 9);
+    let n = w * h * 2;
+    let range = NdRange::new([w * 2, h]).local([w, h]);
+    let table = Buffer::from_slice(&[1i32, 8, 15, 22]);
+    let (a, b) = both(&p, "rows", range, n, || {
+        vec![Arg::of(&[rounds]), Arg::Buffer(&table)]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|k| {
+            let (x, y) = (k % (w * 2), k / (w * 2));
+            (0..rounds).fold((x % w) as i32, |acc, i| {
+                acc.wrapping_mul(3) + (y * 7 + 1) as i32 + i
+            })
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}
+
+#[test]
+fn a_chain_of_joins_where_the_first_batch_parts() {
+    let p = common::build(GROUP_VALUES, "group.cl", "");
+    let (n, local) = (96usize, 12usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| i * i % 37 - 11).collect();
+    let data = Buffer::from_slice(&input);
+    let (a, b) = both(&p, "chain", NdRange::new([n]).local([local]), n, || {
+        vec![Arg::Buffer(&data)]
+    });
+    let want: Vec<i32> = (0..n)
+        .map(|g| {
+            let l = g % local;
+            let back = |k: usize, by: i32| if l >= k { input[g - k] * by } else { 0 };
+            input[g] + back(1, 1) + back(2, 1) + back(3, 5)
+        })
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(b, want);
+}

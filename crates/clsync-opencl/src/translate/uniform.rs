@@ -202,6 +202,20 @@ pub(crate) fn runs_once(m: &Module, inst: &Instruction) -> bool {
 
 /// The analysis of `f` (see the module docs).
 pub(crate) fn analyze(m: &Module, f: &Function) -> Uniformity {
+    analyze_for(m, f, true)
+}
+
+/// The same analysis for the whole work-group rather than a batch: every
+/// component of the work-item ids varies (the group's rows differ in y and
+/// z). What it finds uniform is the same in every work-item of the group
+/// that computes it (`continuation::hoisted`).
+pub(crate) fn analyze_group(m: &Module, f: &Function) -> Uniformity {
+    analyze_for(m, f, false)
+}
+
+/// [`analyze`] (`in_rows`: the y and z ids are uniform, as in a batch of
+/// one row) or [`analyze_group`].
+fn analyze_for(m: &Module, f: &Function, in_rows: bool) -> Uniformity {
     let (_, succ) = block_graph(f);
     let ipdom = immediate_post_dominators(&succ);
     let id_vectors: HashSet<Word> = f
@@ -255,7 +269,11 @@ pub(crate) fn analyze(m: &Module, f: &Function) -> Uniformity {
                         Op::CompositeExtract
                             if ids().next().is_some_and(|v| id_vectors.contains(&v)) =>
                         {
-                            !matches!(inst.operands.get(1), Some(Operand::LiteralBit32(1 | 2)))
+                            !in_rows
+                                || !matches!(
+                                    inst.operands.get(1),
+                                    Some(Operand::LiteralBit32(1 | 2))
+                                )
                         }
                         Op::Phi => joins.contains(&bi)
                             || inst.operands.chunks(2).any(

@@ -79,6 +79,8 @@ pub(crate) struct Batch {
     pub rows: bool,
     pub packed_cross: HashSet<Word>,
     pub rows_state: super::rows::RowState,
+    /// See [`LanePlan::group_varying`].
+    pub group_varying: HashSet<Word>,
 }
 
 impl Batch {
@@ -91,6 +93,7 @@ impl Batch {
             rows: plan.rows,
             packed_cross: plan.packed_cross,
             rows_state: Default::default(),
+            group_varying: plan.group_varying,
             lane: None,
             vals: vec![HashMap::new(); LANES],
             vars: vec![HashMap::new(); LANES],
@@ -126,6 +129,9 @@ pub(crate) struct LanePlan {
     pub rows: bool,
     /// With rows: the values kept across barriers as vectors.
     pub packed_cross: HashSet<Word>,
+    /// The values that may differ between the group's work-items
+    /// (`uniform::analyze_group`); the others are the group's own.
+    pub group_varying: HashSet<Word>,
 }
 
 /// The plan of lane batches for state `state` of kernel body `f` (0: its
@@ -209,6 +215,7 @@ pub(crate) fn batchable(
         packed_phis,
         rows,
         packed_cross,
+        group_varying: crate::translate::uniform::analyze_group(m, f).varying,
     })
 }
 

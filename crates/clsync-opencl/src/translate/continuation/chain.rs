@@ -32,8 +32,12 @@
 //!   call. At most [`MAX_CHAINED`] are chained per call, so the watchdog
 //!   sees the group move.
 
+use std::collections::HashSet;
+
+use clsync_spirv::spirv::Op;
+use clsync_spirv::Function;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self, types, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
 
 use super::BarrierSpec;
@@ -55,6 +59,47 @@ pub(crate) fn chainable(spec: &BarrierSpec) -> bool {
     }
 }
 
+/// Whether the interval that starts after barrier `k` of kernel body `f`
+/// can end at barrier `k` again: a path from right after it back to it
+/// that meets no other barrier (a barrier in a loop whose body has no
+/// other). Barriers count from 1 in the translation's order (blocks in
+/// reverse postorder, instructions in order), as `BarrierSpec`s do.
+pub(crate) fn returns_to_itself(f: &Function, k: u32) -> bool {
+    let order = crate::translate::cfg::reverse_postorder(f);
+    let barriers: Vec<(usize, usize)> = order
+        .iter()
+        .flat_map(|&b| {
+            f.blocks[b]
+                .instructions
+                .iter()
+                .enumerate()
+                .filter(|(_, (i, _))| i.class.opcode == Op::ControlBarrier)
+                .map(move |(at, _)| (b, at))
+        })
+        .collect();
+    let Some(&(b, at)) = (k as usize).checked_sub(1).and_then(|i| barriers.get(i)) else {
+        return false;
+    };
+    // Another barrier later in its block ends the interval first.
+    if barriers.iter().any(|&(x, a)| x == b && a > at) {
+        return false;
+    }
+    let (_, succ) = crate::translate::cfg::block_graph(f);
+    let mut seen = HashSet::new();
+    let mut todo: Vec<usize> = succ[b].clone();
+    while let Some(x) = todo.pop() {
+        if x == b {
+            // Back at its block: it, unless an earlier barrier there.
+            return !barriers.iter().any(|&(y, a)| y == b && a < at);
+        }
+        if !seen.insert(x) || barriers.iter().any(|&(y, _)| y == x) {
+            continue;
+        }
+        todo.extend(succ[x].iter().copied());
+    }
+    false
+}
+
 impl Fx<'_, '_> {
     /// The state this build may chain: its only state, where it resumes
     /// after a barrier, in an unchecked build.
@@ -66,10 +111,14 @@ impl Fx<'_, '_> {
         }
     }
 
-    /// In the prologue, before the first jump to the loop's head: the
-    /// register that gathers the places' differences from the state.
-    pub(super) fn chain_start(&mut self) -> Option<Variable> {
-        self.chained_state()?;
+    /// In the prologue of kernel body `f`, before the first jump to the
+    /// loop's head: the register that gathers the places' differences from
+    /// the state, where the state's interval may end at its own barrier.
+    pub(super) fn chain_start(&mut self, f: &Function) -> Option<Variable> {
+        let k = self.chained_state()?;
+        if !returns_to_itself(f, k) {
+            return None;
+        }
         let diff = self.b.declare_var(types::I32);
         let zero = self.b.ins().iconst(types::I32, 0);
         self.b.def_var(diff, zero);
@@ -88,12 +137,15 @@ impl Fx<'_, '_> {
     }
 
     /// At the loop's end, where the last work-item stopped at `r`: runs the
-    /// state's interval again from `restart` (the head's arguments for the
-    /// group's first work-item) where every work-item waits at its barrier
-    /// and the barrier is chainable, else returns `r`.
-    pub(super) fn chain_exit(&mut self, diff: Variable, r: Value, restart: &[ir::BlockArg]) {
+    /// state's interval again from the group's block (which starts the
+    /// loop at the group's first work-item) where every work-item waits at
+    /// its barrier and the barrier is chainable, else returns `r`.
+    pub(super) fn chain_exit(&mut self, diff: Variable, r: Value) {
         let c = self.cont.as_ref().expect("a continuation build");
-        let (head, k) = (c.head, self.chained_state());
+        let (group, k) = (
+            c.group_block.expect("a group block").0,
+            self.chained_state(),
+        );
         let spec = k.and_then(|k| c.barriers.get(k as usize - 1));
         if !spec.is_some_and(chainable) {
             self.b.ins().return_(&[r]);
@@ -126,7 +178,7 @@ impl Fx<'_, '_> {
         // (The differences are zero here, as the next interval starts.)
         let chained = self.b.ins().iadd_imm_s(chained, 1);
         self.b.ins().store(mem(), chained, ctx, CTX_CHAINED);
-        self.b.ins().jump(head, restart);
+        self.b.ins().jump(group, &[]);
 
         self.b.switch_to_block(ret);
         self.b.ins().return_(&[r]);
@@ -154,5 +206,32 @@ mod tests {
         );
         assert!(!chainable(&spec(1, 0x210)), "global memory, device scope");
         assert!(!chainable(&spec(4, 0x110)), "a work-item scope is invalid");
+    }
+
+    /// Each barrier of `src`'s kernel `k`, whether its interval returns to
+    /// it.
+    fn returning(src: &str) -> Vec<bool> {
+        let p =
+            crate::Program::build(src, "k.cl", "").unwrap_or_else(|e| panic!("build failed:\n{e}"));
+        let m = &p.module;
+        let e = m.entry_points.iter().find(|e| e.name == "k").expect("k");
+        let f = super::super::body(m, m.function(e.function).expect("its function"));
+        let n = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|(i, _)| i.class.opcode == Op::ControlBarrier)
+            .count();
+        (1..=n as u32).map(|k| returns_to_itself(f, k)).collect()
+    }
+
+    #[test]
+    fn only_a_barrier_alone_in_its_loop_returns_to_itself() {
+        let one = "kernel void k(global int *o, int n) {\n  int a = get_local_id(0);\n  for (int i = 0; i < n; i++) { barrier(CLK_LOCAL_MEM_FENCE); a = a * 3 + 1; }\n  o[get_global_id(0)] = a;\n}\n";
+        assert_eq!(returning(one), [true]);
+        let two = "kernel void k(global int *o, local int *t, int n) {\n  int a = get_local_id(0);\n  for (int i = 0; i < n; i++) {\n    t[get_local_id(0)] = a; barrier(CLK_LOCAL_MEM_FENCE);\n    a += t[0]; barrier(CLK_LOCAL_MEM_FENCE);\n  }\n  o[get_global_id(0)] = a;\n}\n";
+        assert_eq!(returning(two), [false, false]);
+        let straight = "kernel void k(global int *o) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[get_global_id(0)] = 1;\n}\n";
+        assert_eq!(returning(straight), [false]);
     }
 }

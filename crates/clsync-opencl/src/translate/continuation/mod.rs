@@ -57,7 +57,9 @@ mod batch;
 mod chain;
 mod coalesce;
 mod frame;
+mod hoisted;
 mod ids;
+mod joined;
 mod packed;
 mod plan;
 mod rows;
@@ -81,6 +83,8 @@ pub(crate) enum Place {
     All,
     /// A vector of the four lanes' (frames in rows).
     Vector,
+    /// The group's, read once per interval (`hoisted`); stored as `All`.
+    Group,
 }
 
 /// What a continuation function returns when a work-item stopped.
@@ -170,9 +174,11 @@ pub(crate) struct Cont {
     /// A batched build's lanes (see [`batch`]).
     pub batch: Option<batch::Batch>,
     /// A build that chains its intervals (see [`chain`]): the register of
-    /// the places' differences from its state, and the loop head's
-    /// arguments for the group's first work-item.
-    pub chain: Option<(Variable, Vec<ir::BlockArg>)>,
+    /// the places' differences from its state.
+    pub chain: Option<Variable>,
+    /// The block between the prologue and the loop's head, where a chained
+    /// interval starts again, and the group's first frame (see `hoisted`).
+    pub group_block: Option<(ir::Block, Value)>,
 }
 
 impl Cont {
@@ -204,6 +210,7 @@ impl Cont {
             resumes: Vec::new(),
             barriers: Vec::new(),
             chain: None,
+            group_block: None,
         }
     }
 }
@@ -276,8 +283,14 @@ impl Fx<'_, '_> {
                 .map(|_| ir::BlockArg::Value(zero)),
         );
         args.push(ir::BlockArg::Value(frames));
-        if let Some(diff) = self.chain_start() {
-            self.cont.as_mut().expect("a continuation build").chain = Some((diff, args.clone()));
+        // The group's block: each interval (a chained one too) starts here.
+        let group = self.b.create_block();
+        self.b.ins().jump(group, &[]);
+        self.b.switch_to_block(group);
+        let c = self.cont.as_mut().expect("a continuation build");
+        c.group_block = Some((group, frames));
+        if let Some(diff) = self.chain_start(f) {
+            self.cont.as_mut().expect("a continuation build").chain = Some(diff);
         }
         self.b.ins().jump(head, &args);
 
@@ -339,11 +352,11 @@ impl Fx<'_, '_> {
         let Some(Counters { l, local }) = c.counters else {
             return;
         };
-        let chain = c.chain.clone();
+        let chain = c.chain;
         self.b.switch_to_block(next);
         let r = self.b.append_block_param(next, types::I32);
-        if let Some((diff, _)) = &chain {
-            self.chain_note(*diff, r);
+        if let Some(diff) = chain {
+            self.chain_note(diff, r);
         }
         let at = self.b.ins().ishl_imm_s(l, 2);
         let at = self.b.ins().iadd(reached, at);
@@ -385,8 +398,8 @@ impl Fx<'_, '_> {
         self.b.ins().brif(done, exit, &[], row, &[]);
 
         self.b.switch_to_block(exit);
-        match &chain {
-            Some((diff, restart)) => self.chain_exit(*diff, r, restart),
+        match chain {
+            Some(diff) => self.chain_exit(diff, r),
             None => {
                 self.b.ins().return_(&[r]);
             }
@@ -449,6 +462,8 @@ impl Fx<'_, '_> {
         let again: Vec<Instruction> = remat_order(&c.plan, &live).into_iter().cloned().collect();
         let frames = self.lane_frames();
         let rows = self.rows();
+        // This barrier's number, once pushed below.
+        let k_here = c.barriers.len() as u32 + 1;
         let mut kept = Vec::new();
         let kept_ids: Vec<Word> = live
             .iter()
@@ -478,6 +493,10 @@ impl Fx<'_, '_> {
                     for (base, at) in self.places(&frames, rows, place, off) {
                         self.b.ins().store(mem(), v, base, at);
                     }
+                    let place = match self.hoists(*id, k_here, place) {
+                        true => Place::Group,
+                        false => place,
+                    };
                     kept.push((var, off, t, place));
                 }
             }
@@ -509,9 +528,15 @@ impl Fx<'_, '_> {
         self.private_copy(false);
         self.promoted_copy(false);
         for (var, off, t, place) in kept {
-            // (A value in every lane's frame is read from the first's.)
-            let (base, at) = self.places(&frames, rows, place, off)[0];
-            let v = self.b.ins().load(t, mem(), base, at);
+            let v = match place {
+                Place::Group => self.load_hoisted(t, off),
+                _ => {
+                    // (A value in every lane's frame is read from the
+                    // first's.)
+                    let (base, at) = self.places(&frames, rows, place, off)[0];
+                    self.b.ins().load(t, mem(), base, at)
+                }
+            };
             self.b.def_var(var, v);
         }
         // The rematerialized values, computed again from what the resume

@@ -213,6 +213,8 @@ pub(crate) struct SerialState {
     pub entries: HashMap<(usize, usize), ir::Block>,
     /// The variables of each lane's value of each join's phis.
     pub join_vars: HashMap<(Word, usize), Vec<Variable>>,
+    /// The join phis joined as one vector instead (`continuation::joined`).
+    pub join_vectors: HashMap<Word, Variable>,
     /// The region whose copy (or entry) is being translated.
     pub inside: Option<usize>,
     /// The region whose copy for the batch together is being translated.
@@ -333,7 +335,19 @@ impl Fx<'_, '_> {
         if !self.joining(label) {
             return false;
         }
+        let region = self
+            .serial()
+            .and_then(|s| s.regions.iter().position(|r| r.join == label))
+            .expect("a join's region");
         for (id, ts) in phis {
+            if ts.len() == 1 && self.joins_packed(*id, region) {
+                let vector = ts[0]
+                    .by(LANES as u32)
+                    .expect("four 32-bit lanes make a vector");
+                let var = self.b.declare_var(vector);
+                self.serial_mut().join_vectors.insert(*id, var);
+                continue;
+            }
             for j in 0..LANES {
                 let vars = ts.iter().map(|t| self.b.declare_var(*t)).collect();
                 self.serial_mut().join_vars.insert((*id, j), vars);
@@ -345,6 +359,10 @@ impl Fx<'_, '_> {
     /// At a join, phi `id`'s values, each lane's from its variables (the
     /// first lane's for a uniform phi).
     pub(in crate::translate) fn join_phi(&mut self, id: Word) {
+        if let Some(var) = self.join_vector(id) {
+            self.join_packed(id, var);
+            return;
+        }
         let varies = self.varying_lane(id).is_some();
         for j in 0..LANES {
             let Some(vars) = self
@@ -403,6 +421,11 @@ impl Fx<'_, '_> {
         };
         let mut out = Vec::new();
         for (id, v) in self.edge_values(to)? {
+            if let Some(var) = self.join_vector(id) {
+                let x = self.get1(v)?;
+                self.join_lane(var, j, x);
+                continue;
+            }
             let vals = self.get(v)?;
             let vars = self
                 .serial()

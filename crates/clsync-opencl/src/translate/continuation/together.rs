@@ -204,6 +204,10 @@ impl Fx<'_, '_> {
             return Ok(None);
         }
         for (id, v) in self.edge_values(to)? {
+            if let Some(var) = self.join_vector(id) {
+                self.join_together(var, id, v)?;
+                continue;
+            }
             let lanes = match self.varying_lane(v) {
                 Some(_) => self.per_lane(|fx, _| fx.get(v))?,
                 None => vec![self.get(v)?; LANES],

@@ -1,0 +1,111 @@
+//! Packed joins: where a region that the batch may run together
+//! (`continuation::together`) meets the rest of the code again, a varying
+//! 32-bit phi of its join is one vector variable of the four lanes instead
+//! of a variable per lane. The copy for the batch together defines it with
+//! its packed value as it is; each lane's own copy (the batch's first
+//! batch of a scan, where its lanes part) puts its lane in. After the join
+//! the phi is packed: scan's chain `v = data[g]; if (l >= 1) v += data[g -
+//! 1]; if (l >= 2) ...; dst[l] = v` keeps `v` in one vector register from
+//! the first load to the store, where each join took the vector apart into
+//! four scalars and the store put them back together (a third of the
+//! state's samples in `perf`). Each lane's scalar is taken out of the
+//! vector where that lane's own code uses it.
+
+use clsync_spirv::spirv::Word;
+use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_frontend::Variable;
+
+use super::LANES;
+use crate::translate::function::Fx;
+use crate::CompileError;
+
+impl Fx<'_, '_> {
+    /// Whether phi `id` of the join of a region with a copy for the batch
+    /// together is joined as one vector: varying, a 32-bit `int` or
+    /// `float`, not kept across a barrier (whose lanes the frames keep).
+    pub(super) fn joins_packed(&self, id: Word, region: usize) -> bool {
+        let Some(c) = self.cont.as_ref() else {
+            return false;
+        };
+        let together = self
+            .serial()
+            .is_some_and(|s| !s.regions[region].together.is_empty());
+        together
+            && !c.plan.cross.contains(&id)
+            && self.varying_lane(id).is_some()
+            && self
+                .types_of
+                .get(&id)
+                .and_then(|ty| self.packable(*ty))
+                .is_some()
+    }
+
+    /// Join phi `id`'s vector variable, if it is joined as one.
+    pub(super) fn join_vector(&self, id: Word) -> Option<Variable> {
+        self.serial()?.join_vectors.get(&id).copied()
+    }
+
+    /// On lane `j`'s edge to the join: puts lane value `x` of phi `id` in
+    /// its vector (lane 0 starts it: every lane's copy runs after the
+    /// first's).
+    pub(super) fn join_lane(&mut self, var: Variable, j: usize, x: Value) {
+        let t = self.b.func.dfg.value_type(x);
+        let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
+        let v = match j {
+            0 => self.b.ins().splat(vector, x),
+            _ => {
+                let v = self.b.use_var(var);
+                self.b.ins().insertlane(v, x, j as u8)
+            }
+        };
+        self.b.def_var(var, v);
+    }
+
+    /// On the batch's edge to the join: phi `id`'s vector is `v`'s, packed
+    /// as it is, or made of its lanes.
+    pub(super) fn join_together(
+        &mut self,
+        var: Variable,
+        id: Word,
+        v: Word,
+    ) -> Result<(), CompileError> {
+        let vector = match self.packed_value(v) {
+            Some(p) => p,
+            None => {
+                let t = self
+                    .types_of
+                    .get(&id)
+                    .and_then(|ty| self.packable(*ty))
+                    .expect("a packed join's phi packs");
+                let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
+                let lanes = match self.varying_lane(v) {
+                    Some(_) => self.per_lane(|fx, _| fx.get1(v))?,
+                    None => vec![self.get1(v)?; LANES],
+                };
+                let mut p = self.b.ins().splat(vector, lanes[0]);
+                for (j, x) in lanes.iter().enumerate().skip(1) {
+                    p = self.b.ins().insertlane(p, *x, j as u8);
+                }
+                p
+            }
+        };
+        self.b.def_var(var, vector);
+        Ok(())
+    }
+
+    /// At the join: phi `id`, joined as vector `var`, is packed, each lane
+    /// its element (taken out only where a lane's code uses it).
+    pub(super) fn join_packed(&mut self, id: Word, var: Variable) {
+        let v = self.b.use_var(var);
+        for j in 0..LANES {
+            let x = self.b.ins().extractlane(v, j as u8);
+            self.set_lane_value(id, j, vec![x]);
+        }
+        self.cont
+            .as_mut()
+            .and_then(|c| c.batch.as_mut())
+            .expect("a batched build")
+            .packed
+            .insert(id, v);
+    }
+}
