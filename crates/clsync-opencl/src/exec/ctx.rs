@@ -205,10 +205,24 @@ pub struct ItemCtx {
     /// after a barrier it passed without returning
     /// (`translate::continuation::chain`).
     pub chained: u64,
+    /// In an unchecked work-item loop whose compiled code ran only the
+    /// work-items below a threshold (`translate::continuation::narrow`):
+    /// the first linear id it did not run, `u64::MAX` while none. The
+    /// runtime writes their places ([`narrowed_at`](Self::narrowed_at))
+    /// and resets it.
+    pub narrowed_from: u64,
+    /// The barrier those work-items wait at.
+    pub narrowed_at: u64,
 }
 
 /// Byte offset of [`ItemCtx::atomic_shadow`].
 pub const CTX_ATOMIC_SHADOW: i32 = std::mem::offset_of!(ItemCtx, atomic_shadow) as i32;
+
+/// Byte offset of [`ItemCtx::narrowed_from`].
+pub const CTX_NARROWED_FROM: i32 = std::mem::offset_of!(ItemCtx, narrowed_from) as i32;
+
+/// Byte offset of [`ItemCtx::narrowed_at`].
+pub const CTX_NARROWED_AT: i32 = std::mem::offset_of!(ItemCtx, narrowed_at) as i32;
 
 /// Byte offset of [`ItemCtx::chained`].
 pub const CTX_CHAINED: i32 = std::mem::offset_of!(ItemCtx, chained) as i32;

@@ -231,6 +231,8 @@ impl Setup<'_> {
             spin: (0, 0, 0),
             atomic_shadow: 0,
             chained: 0,
+            narrowed_from: u64::MAX,
+            narrowed_at: 0,
         }
     }
 }

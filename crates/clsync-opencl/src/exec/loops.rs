@@ -139,6 +139,12 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
         if chained > 0 {
             g.passed_barriers(chained as usize);
         }
+        // The work-items a narrowed loop did not run wait at its barrier
+        // (`translate::continuation::narrow`).
+        let from = std::mem::replace(&mut ctx.narrowed_from, u64::MAX);
+        if let Some(rest) = reached.get_mut(from as usize..) {
+            rest.fill(ctx.narrowed_at as u32);
+        }
         // A checked build named each work-item as it ran it; the last one's
         // private memory goes back to its place.
         g.name_item(None);

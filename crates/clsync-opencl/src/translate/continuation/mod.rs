@@ -60,6 +60,7 @@ mod frame;
 mod hoisted;
 mod ids;
 mod joined;
+mod narrow;
 mod packed;
 mod plan;
 mod rows;
@@ -179,6 +180,9 @@ pub(crate) struct Cont {
     /// The block between the prologue and the loop's head, where a chained
     /// interval starts again, and the group's first frame (see `hoisted`).
     pub group_block: Option<(ir::Block, Value)>,
+    /// A narrowed loop's bounds (see [`narrow`]), and the block its end
+    /// goes to with the place it returns.
+    pub narrow: Option<(narrow::Bounds, ir::Block)>,
 }
 
 impl Cont {
@@ -211,6 +215,7 @@ impl Cont {
             barriers: Vec::new(),
             chain: None,
             group_block: None,
+            narrow: None,
         }
     }
 }
@@ -267,6 +272,8 @@ impl Fx<'_, '_> {
         let private = private.filter(|_| !self.s.checked);
         c.private = private;
         c.frame_bytes = private.map_or(0, |(_, bytes)| bytes as i32);
+        let narrow = self.narrow_bounds(f, n, sizes);
+        let c = self.cont.as_mut().expect("a continuation build");
         let (head, dispatch, frames) = (c.head, c.dispatch, p[2]);
         let used = c.plan.ids_read;
         let reads = |ids: &[usize]| ids.iter().any(|i| used & (1 << i) != 0);
@@ -292,7 +299,23 @@ impl Fx<'_, '_> {
         if let Some(diff) = self.chain_start(f) {
             self.cont.as_mut().expect("a continuation build").chain = Some(diff);
         }
-        self.b.ins().jump(head, &args);
+        match narrow {
+            // A loop of no work-item: every one waits at the barrier.
+            Some(bounds) => {
+                let end = self.b.create_block();
+                self.b.append_block_param(end, types::I32);
+                self.cont.as_mut().expect("a continuation build").narrow = Some((bounds, end));
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, bounds.all, 0);
+                let empty = self.b.create_block();
+                self.b.ins().brif(none, empty, &[], head, &args);
+                self.b.switch_to_block(empty);
+                let at = self.b.ins().iconst(types::I32, bounds.barrier as i64);
+                self.b.ins().jump(end, &[ir::BlockArg::Value(at)]);
+            }
+            None => {
+                self.b.ins().jump(head, &args);
+            }
+        }
 
         // The head: the work-item's ids and frame.
         self.b.switch_to_block(head);
@@ -347,12 +370,18 @@ impl Fx<'_, '_> {
     /// the last one ran (the caller compares the places in `reached`).
     pub(super) fn loop_step(&mut self) {
         let c = self.cont.as_ref().expect("a continuation build");
-        let (next, head, n, sizes, reached) = (c.next, c.head, c.n, c.sizes, c.reached);
+        let (next, head, mut n, mut sizes, reached) = (c.next, c.head, c.n, c.sizes, c.reached);
+        // A narrowed loop ends at its bounds.
+        let narrow = c.narrow;
+        if let Some((bounds, _)) = narrow {
+            (n, sizes[0]) = (bounds.all, bounds.row);
+        }
         let (frame, stride) = (c.frame, c.stride);
         let Some(Counters { l, local }) = c.counters else {
             return;
         };
         let chain = c.chain;
+        let c_state = c.plan.only_state;
         self.b.switch_to_block(next);
         let r = self.b.append_block_param(next, types::I32);
         if let Some(diff) = chain {
@@ -398,6 +427,26 @@ impl Fx<'_, '_> {
         self.b.ins().brif(done, exit, &[], row, &[]);
 
         self.b.switch_to_block(exit);
+        let r = match narrow {
+            Some((bounds, end)) => {
+                self.b.ins().jump(end, &[ir::BlockArg::Value(r)]);
+                self.b.switch_to_block(end);
+                self.narrow_exit(bounds);
+                let r = self.b.block_params(end)[0];
+                // Work-items left waiting at another barrier than the
+                // state's own: not an interval to chain.
+                if let (Some(diff), true) = (chain, Some(bounds.barrier) != c_state) {
+                    let n_all = self.cont.as_ref().expect("a continuation build").n;
+                    let part = self.b.ins().icmp(IntCC::NotEqual, bounds.all, n_all);
+                    let part = self.b.ins().uextend(types::I32, part);
+                    let d = self.b.use_var(diff);
+                    let d = self.b.ins().bor(d, part);
+                    self.b.def_var(diff, d);
+                }
+                r
+            }
+            None => r,
+        };
         match chain {
             Some(diff) => self.chain_exit(diff, r),
             None => {
