@@ -65,6 +65,7 @@ mod packed;
 mod plan;
 mod rows;
 mod serial;
+mod step;
 mod together;
 
 pub use batch::LANES;
@@ -355,122 +356,6 @@ impl Fx<'_, '_> {
         }
         self.b.ins().jump(dispatch, &[]);
         Ok(())
-    }
-
-    /// The work-item is done with this interval: it reached barrier `k`, or
-    /// returned (0). Goes on with the next work-item.
-    pub(super) fn interval_end(&mut self, k: u32) {
-        let next = self.cont.as_ref().expect("a continuation build").next;
-        let r = self.b.ins().iconst(types::I32, k as i64);
-        self.b.ins().jump(next, &[ir::BlockArg::Value(r)]);
-    }
-
-    /// The loop's step, once every block is translated: records where the
-    /// work-item stopped and runs the next one, or returns that place once
-    /// the last one ran (the caller compares the places in `reached`).
-    pub(super) fn loop_step(&mut self) {
-        let c = self.cont.as_ref().expect("a continuation build");
-        let (next, head, mut n, mut sizes, reached) = (c.next, c.head, c.n, c.sizes, c.reached);
-        // A narrowed loop ends at its bounds.
-        let narrow = c.narrow;
-        if let Some((bounds, _)) = narrow {
-            (n, sizes[0]) = (bounds.all, bounds.row);
-        }
-        let (frame, stride) = (c.frame, c.stride);
-        let Some(Counters { l, local }) = c.counters else {
-            return;
-        };
-        let chain = c.chain;
-        let c_state = c.plan.only_state;
-        self.b.switch_to_block(next);
-        let r = self.b.append_block_param(next, types::I32);
-        if let Some(diff) = chain {
-            self.chain_note(diff, r);
-        }
-        let at = self.b.ins().ishl_imm_s(l, 2);
-        let at = self.b.ins().iadd(reached, at);
-        // A batch's work-items all stopped at one place.
-        let step = if self.batched() { LANES } else { 1 };
-        if step == 4 {
-            // One store of the four places.
-            let v = self.b.ins().splat(types::I32X4, r);
-            self.b.ins().store(mem(), v, at, 0);
-        } else {
-            for j in 0..step {
-                self.b.ins().store(mem(), r, at, 4 * j as i32);
-            }
-        }
-        let l1 = self.b.ins().iadd_imm_s(l, step as i64);
-        let stride = match step {
-            1 => stride,
-            _ => self.b.ins().imul_imm_s(stride, step as i64),
-        };
-        let frame1 = self.b.ins().iadd(frame, stride);
-        let x = local[0].expect("x is always counted");
-        let x = self.b.ins().iadd_imm_s(x, step as i64);
-        // Along a row only x counts; y and z at the row's end.
-        let in_row = self.b.ins().icmp(IntCC::NotEqual, x, sizes[0]);
-        let wrap = self.b.create_block();
-        let args = |x: Value, yz: [Option<Value>; 2]| {
-            let mut a = vec![ir::BlockArg::Value(l1), ir::BlockArg::Value(x)];
-            a.extend(yz.into_iter().flatten().map(ir::BlockArg::Value));
-            a.push(ir::BlockArg::Value(frame1));
-            a
-        };
-        let same = args(x, [local[1], local[2]]);
-        self.b.ins().brif(in_row, head, &same, wrap, &[]);
-
-        self.b.switch_to_block(wrap);
-        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, l1, n);
-        let exit = self.b.create_block();
-        let row = self.b.create_block();
-        self.b.ins().brif(done, exit, &[], row, &[]);
-
-        self.b.switch_to_block(exit);
-        let r = match narrow {
-            Some((bounds, end)) => {
-                self.b.ins().jump(end, &[ir::BlockArg::Value(r)]);
-                self.b.switch_to_block(end);
-                self.narrow_exit(bounds);
-                let r = self.b.block_params(end)[0];
-                // Work-items left waiting at another barrier than the
-                // state's own: not an interval to chain.
-                if let (Some(diff), true) = (chain, Some(bounds.barrier) != c_state) {
-                    let n_all = self.cont.as_ref().expect("a continuation build").n;
-                    let part = self.b.ins().icmp(IntCC::NotEqual, bounds.all, n_all);
-                    let part = self.b.ins().uextend(types::I32, part);
-                    let d = self.b.use_var(diff);
-                    let d = self.b.ins().bor(d, part);
-                    self.b.def_var(diff, d);
-                }
-                r
-            }
-            None => r,
-        };
-        match chain {
-            Some(diff) => self.chain_exit(diff, r),
-            None => {
-                self.b.ins().return_(&[r]);
-            }
-        }
-
-        self.b.switch_to_block(row);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        let yz = match (local[1], local[2]) {
-            (Some(y), z) => {
-                let y = self.b.ins().iadd_imm_s(y, 1);
-                let wrap_y = self.b.ins().icmp(IntCC::Equal, y, sizes[1]);
-                let y = self.b.ins().select(wrap_y, zero, y);
-                let z = z.map(|z| {
-                    let carry = self.b.ins().uextend(types::I64, wrap_y);
-                    self.b.ins().iadd(z, carry)
-                });
-                [Some(y), z]
-            }
-            (None, _) => [None, None],
-        };
-        let next_row = args(zero, yz);
-        self.b.ins().jump(head, &next_row);
     }
 
     /// Makes the frames' stride the constant it is: the frame's bytes, in
