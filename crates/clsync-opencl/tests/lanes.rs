@@ -10,9 +10,9 @@ mod common;
 use clsync::{Buffer, NdRange, Runtime};
 use clsync_opencl::{Arg, Program, RunError};
 
-/// Runs kernel `name` with and without lane batches, with a fresh `i32`
-/// buffer of `out` elements as its first argument and those `rest` makes
-/// after it; the two outputs.
+/// Kernel `name`'s outputs with and without lane batches, with a fresh
+/// `i32` buffer of `out` elements as its first argument and those `rest`
+/// makes after it.
 fn both<'a>(
     p: &Program,
     name: &str,
@@ -20,18 +20,9 @@ fn both<'a>(
     out: usize,
     rest: impl Fn() -> Vec<Arg<'a>>,
 ) -> (Vec<i32>, Vec<i32>) {
-    let rt = Runtime::with_threads(2);
-    let run = |lanes: bool| {
-        let k = p.kernel(name).unwrap();
-        let k = if lanes { k } else { k.without_lanes() };
-        let a = Buffer::<i32>::new(out);
-        let mut args = vec![Arg::Buffer(&a)];
-        args.extend(rest());
-        k.run(&rt, range.clone(), &args)
-            .unwrap_or_else(|e| panic!("{name} (lanes {lanes}): {e}"));
-        a.to_vec()
-    };
-    (run(true), run(false))
+    let lanes = common::output_of(p, name, |k| k, range.clone(), out, rest());
+    let without = common::output_of(p, name, |k| k.without_lanes(), range, out, rest());
+    (lanes, without)
 }
 
 /// The error of a launch of kernel `name` on one thread, which must fail.

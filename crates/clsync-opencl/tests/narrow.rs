@@ -77,8 +77,9 @@ fn program() -> Program {
     common::build(SRC, "narrow.cl", "-cl-std=CL2.0")
 }
 
-/// Runs kernel `name` on work-item loops and on coroutines with a fresh
-/// `i32` output of `out` elements first and `rest` after; both outputs.
+/// Kernel `name`'s outputs on work-item loops and on coroutines (which
+/// have no narrowed loop), with a fresh `i32` output of `out` elements
+/// first and `rest` after.
 fn both<'a>(
     p: &Program,
     name: &str,
@@ -86,18 +87,9 @@ fn both<'a>(
     out: usize,
     rest: impl Fn() -> Vec<Arg<'a>>,
 ) -> (Vec<i32>, Vec<i32>) {
-    let rt = Runtime::with_threads(2);
-    let run = |coroutines: bool| {
-        let k = p.kernel(name).unwrap();
-        let k = if coroutines { k.on_coroutines() } else { k };
-        let a = Buffer::<i32>::new(out);
-        let mut args = vec![Arg::Buffer(&a)];
-        args.extend(rest());
-        k.run(&rt, range.clone(), &args)
-            .unwrap_or_else(|e| panic!("{name} (coroutines {coroutines}): {e}"));
-        a.to_vec()
-    };
-    (run(false), run(true))
+    let loops = common::output_of(p, name, |k| k, range.clone(), out, rest());
+    let coroutines = common::output_of(p, name, |k| k.on_coroutines(), range, out, rest());
+    (loops, coroutines)
 }
 
 #[test]

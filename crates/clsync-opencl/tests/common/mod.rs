@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use clsync::checker::ReportKind;
-use clsync::{NdRange, Runtime};
-use clsync_opencl::{Arg, Findings, Program};
+use clsync::{Buffer, NdRange, Runtime};
+use clsync_opencl::{Arg, Findings, Kernel, Program};
 
 /// Builds `src` as the file `name` with `options`, or fails with clang's
 /// messages.
@@ -22,6 +22,27 @@ pub fn run(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>], checked: b
         .unwrap()
         .run_with(&Runtime::new(), range, args, |l| l, checked)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Runs kernel `name` of `p`, as `engine` makes it (`Kernel::on_coroutines`,
+/// `Kernel::without_lanes`, ...), on two threads, with a fresh `i32` buffer
+/// of `out` elements as its first argument and those `rest` makes after
+/// it; the buffer's contents. Fails on a launch error.
+pub fn output_of<'a>(
+    p: &'a Program,
+    name: &str,
+    engine: impl Fn(Kernel<'a>) -> Kernel<'a>,
+    range: NdRange,
+    out: usize,
+    rest: Vec<Arg<'_>>,
+) -> Vec<i32> {
+    let k = engine(p.kernel(name).unwrap());
+    let a = Buffer::<i32>::new(out);
+    let mut args = vec![Arg::Buffer(&a)];
+    args.extend(rest);
+    k.run(&Runtime::with_threads(2), range, &args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    a.to_vec()
 }
 
 /// Each diagnostic a checked run found: its headline and its line.

@@ -34,7 +34,6 @@
 
 use std::collections::HashSet;
 
-use clsync_spirv::spirv::Op;
 use clsync_spirv::Function;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
@@ -65,18 +64,7 @@ pub(crate) fn chainable(spec: &BarrierSpec) -> bool {
 /// other). Barriers count from 1 in the translation's order (blocks in
 /// reverse postorder, instructions in order), as `BarrierSpec`s do.
 pub(crate) fn returns_to_itself(f: &Function, k: u32) -> bool {
-    let order = crate::translate::cfg::reverse_postorder(f);
-    let barriers: Vec<(usize, usize)> = order
-        .iter()
-        .flat_map(|&b| {
-            f.blocks[b]
-                .instructions
-                .iter()
-                .enumerate()
-                .filter(|(_, (i, _))| i.class.opcode == Op::ControlBarrier)
-                .map(move |(at, _)| (b, at))
-        })
-        .collect();
+    let barriers = super::narrow::barrier_sites(f);
     let Some(&(b, at)) = (k as usize).checked_sub(1).and_then(|i| barriers.get(i)) else {
         return false;
     };
@@ -216,12 +204,7 @@ mod tests {
         let m = &p.module;
         let e = m.entry_points.iter().find(|e| e.name == "k").expect("k");
         let f = super::super::body(m, m.function(e.function).expect("its function"));
-        let n = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .filter(|(i, _)| i.class.opcode == Op::ControlBarrier)
-            .count();
+        let n = super::super::narrow::barrier_sites(f).len();
         (1..=n as u32).map(|k| returns_to_itself(f, k)).collect()
     }
 
