@@ -140,11 +140,10 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
             g.passed_barriers(chained as usize);
         }
         // The work-items a narrowed loop did not run wait at its barrier
-        // (`translate::continuation::narrow`).
-        let from = std::mem::replace(&mut ctx.narrowed_from, u64::MAX);
-        if let Some(rest) = reached.get_mut(from as usize..) {
-            rest.fill(ctx.narrowed_at as u32);
-        }
+        // (`translate::continuation::narrow`): their places are written
+        // only where the places differ, for the report.
+        let ran = (std::mem::replace(&mut ctx.narrowed_from, u64::MAX) as usize).min(n);
+        let rest_at = ctx.narrowed_at as u32;
         // A checked build named each work-item as it ran it; the last one's
         // private memory goes back to its place.
         g.name_item(None);
@@ -158,7 +157,8 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
             g.for_each_in(l..l + 1, |_| raise(&mut ctx));
             unreachable!("a stopped work-item raises");
         }
-        if !all_at(reached, r) {
+        if !all_at(&reached[..ran], r) || (ran < n && rest_at != r) {
+            reached[ran..].fill(rest_at);
             // A checked launch that runs on reports it once per group and
             // runs on, as on coroutines: the group meets (for the checker
             // and the fences) at the first waiting work-item's barrier, and
