@@ -179,6 +179,20 @@ impl Fx<'_, '_> {
         }
     }
 
+    /// The runtime's cancellation gate, nonzero while a launch is
+    /// cancelled or on the watchdog's probation
+    /// ([`clsync::engine::cancellation_gate`]): what a cancellation point
+    /// and a chained barrier (`continuation::chain`) read.
+    pub(in crate::translate) fn gate_raised(&mut self) -> ir::Value {
+        let gate = clsync::engine::cancellation_gate() as *const _ as i64;
+        let addr = self.b.ins().iconst(types::I64, gate);
+        // Relaxed in effect (a plain load on x86-64): see
+        // `cancellation_gate`.
+        self.b
+            .ins()
+            .atomic_load(types::I64, MemFlagsData::trusted(), addr)
+    }
+
     /// A cancellation point, at a loop's back-edge: a launch the watchdog
     /// or a failed work-item cancels stops here, so a loop that makes no
     /// other runtime call (`while (atomic_load(f) == 0) {}` whose partner
@@ -187,14 +201,7 @@ impl Fx<'_, '_> {
     /// while a launch is cancelled or on the watchdog's probation
     /// ([`clsync::engine::cancellation_gate`]), not merely checked.
     pub(super) fn poll(&mut self) {
-        let gate = clsync::engine::cancellation_gate() as *const _ as i64;
-        let addr = self.b.ins().iconst(types::I64, gate);
-        // Relaxed in effect (a plain load on x86-64): see
-        // `cancellation_gate`.
-        let raised = self
-            .b
-            .ins()
-            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
+        let raised = self.gate_raised();
         let call = self.b.create_block();
         self.b.set_cold_block(call);
         let cont = self.b.create_block();

@@ -36,7 +36,7 @@ use std::collections::HashSet;
 
 use clsync_spirv::Function;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
 use super::BarrierSpec;
@@ -89,9 +89,9 @@ pub(crate) fn returns_to_itself(f: &Function, k: u32) -> bool {
 }
 
 impl Fx<'_, '_> {
-    /// The state this build may chain: its only state, where it resumes
-    /// after a barrier, in an unchecked build.
-    fn chained_state(&self) -> Option<u32> {
+    /// The state of an unchecked build of one state that resumes after a
+    /// barrier: the builds that may chain (and narrow, `narrow`).
+    pub(super) fn resumed_state(&self) -> Option<u32> {
         let c = self.cont.as_ref()?;
         match c.plan.only_state {
             Some(k) if k > 0 && !self.s.checked => Some(k),
@@ -103,7 +103,7 @@ impl Fx<'_, '_> {
     /// loop's head: the register that gathers the places' differences from
     /// the state, where the state's interval may end at its own barrier.
     pub(super) fn chain_start(&mut self, f: &Function) -> Option<Variable> {
-        let k = self.chained_state()?;
+        let k = self.resumed_state()?;
         if !returns_to_itself(f, k) {
             return None;
         }
@@ -115,7 +115,7 @@ impl Fx<'_, '_> {
 
     /// In the loop's step, where a work-item (or batch) stopped at `r`.
     pub(super) fn chain_note(&mut self, diff: Variable, r: Value) {
-        let Some(k) = self.chained_state() else {
+        let Some(k) = self.resumed_state() else {
             return;
         };
         let off = self.b.ins().bxor_imm_s(r, k as i64);
@@ -132,7 +132,7 @@ impl Fx<'_, '_> {
         let c = self.cont.as_ref().expect("a continuation build");
         let (group, k) = (
             c.group_block.expect("a group block").0,
-            self.chained_state(),
+            self.resumed_state(),
         );
         let spec = k.and_then(|k| c.barriers.get(k as usize - 1));
         if !spec.is_some_and(chainable) {
@@ -141,14 +141,7 @@ impl Fx<'_, '_> {
         }
         let d = self.b.use_var(diff);
         let all_there = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
-        let gate = clsync::engine::cancellation_gate() as *const _ as i64;
-        let addr = self.b.ins().iconst(types::I64, gate);
-        // Relaxed in effect (a plain load on x86-64), as the back-edges'
-        // cancellation points read it: see `cancellation_gate`.
-        let raised = self
-            .b
-            .ins()
-            .atomic_load(types::I64, MemFlagsData::trusted(), addr);
+        let raised = self.gate_raised();
         let down = self.b.ins().icmp_imm_s(IntCC::Equal, raised, 0);
         let ctx = self.ctx;
         let chained = self.b.ins().load(types::I64, mem(), ctx, CTX_CHAINED);

@@ -28,17 +28,10 @@ impl Fx<'_, '_> {
     /// per interval where the work-items resume there (see the module
     /// docs).
     pub(super) fn hoists(&self, id: Word, k: u32, place: Place) -> bool {
-        let Some(c) = self.cont.as_ref() else {
-            return false;
-        };
-        let Some(b) = c.batch.as_ref() else {
-            return false;
-        };
+        let batch = self.cont.as_ref().and_then(|c| c.batch.as_ref());
         matches!(place, Place::All)
-            && !self.s.checked
-            && c.plan.only_state == Some(k)
-            && c.group_block.is_some()
-            && !b.group_varying.contains(&id)
+            && self.resumed_state() == Some(k)
+            && batch.is_some_and(|b| !b.group_varying.contains(&id))
     }
 
     /// A load of the value at frame offset `off` (kept as `Place::All`) of

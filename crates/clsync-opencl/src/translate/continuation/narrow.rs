@@ -271,12 +271,8 @@ impl Fx<'_, '_> {
         n: Value,
         sizes: [Value; 3],
     ) -> Option<Bounds> {
-        let c = self.cont.as_ref()?;
-        let k = match c.plan.only_state {
-            Some(k) if k > 0 && !self.s.checked => k,
-            _ => return None,
-        };
-        let nw = narrowing(self.m, f, &c.plan, k)?;
+        let k = self.resumed_state()?;
+        let nw = narrowing(self.m, f, &self.cont.as_ref()?.plan, k)?;
         let x = match nw.threshold {
             Threshold::Constant(v) => self.b.ins().iconst(types::I64, v),
             Threshold::Parameter(p) => {
