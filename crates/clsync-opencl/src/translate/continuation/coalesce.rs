@@ -79,6 +79,10 @@ impl Fx<'_, '_> {
         let span = size * LANES as i64;
         let check = self.b.create_block();
         let slow = self.b.create_block();
+        // The lanes one at a time, where they are not consecutive or not
+        // all inside: out of the hot loop's way (cold blocks are laid out
+        // at the function's end).
+        self.b.set_cold_block(slow);
         let fast = self.b.create_block();
         let join = self.b.create_block();
         let d = self.b.ins().isub(ptrs[LANES - 1], ptrs[0]);

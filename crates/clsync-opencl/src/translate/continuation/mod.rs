@@ -53,6 +53,7 @@ use super::function::{fixed, mem, Fx};
 use crate::exec::ctx::{builtin, CTX_NSLOTS, CTX_SLOTS};
 use crate::CompileError;
 
+mod agreed;
 mod batch;
 mod chain;
 mod coalesce;
@@ -184,6 +185,9 @@ pub(crate) struct Cont {
     /// A narrowed loop's bounds (see [`narrow`]), and the block its end
     /// goes to with the place it returns.
     pub narrow: Option<(narrow::Bounds, ir::Block)>,
+    /// A build whose group stops at one place (see [`agreed`]): its loop
+    /// writes no place per work-item.
+    pub agreed: bool,
 }
 
 impl Cont {
@@ -217,6 +221,7 @@ impl Cont {
             chain: None,
             group_block: None,
             narrow: None,
+            agreed: false,
         }
     }
 }
@@ -300,6 +305,8 @@ impl Fx<'_, '_> {
         if let Some(diff) = self.chain_start(f) {
             self.cont.as_mut().expect("a continuation build").chain = Some(diff);
         }
+        let agreed = narrow.is_none() && self.agreed_state(f);
+        self.cont.as_mut().expect("a continuation build").agreed = agreed;
         match narrow {
             // A loop of no work-item: every one waits at the barrier.
             Some(bounds) => {

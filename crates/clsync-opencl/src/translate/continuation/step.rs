@@ -35,22 +35,27 @@ impl Fx<'_, '_> {
         };
         let chain = c.chain;
         let c_state = c.plan.only_state;
+        // An agreed build's work-items all stop where the last one does
+        // (`agreed`): their places are told once, at the end.
+        let agreed = c.agreed;
         self.b.switch_to_block(next);
         let r = self.b.append_block_param(next, types::I32);
-        if let Some(diff) = chain {
-            self.chain_note(diff, r);
-        }
-        let at = self.b.ins().ishl_imm_s(l, 2);
-        let at = self.b.ins().iadd(reached, at);
-        // A batch's work-items all stopped at one place.
         let step = if self.batched() { LANES } else { 1 };
-        if step == 4 {
-            // One store of the four places.
-            let v = self.b.ins().splat(types::I32X4, r);
-            self.b.ins().store(mem(), v, at, 0);
-        } else {
-            for j in 0..step {
-                self.b.ins().store(mem(), r, at, 4 * j as i32);
+        if !agreed {
+            if let Some(diff) = chain {
+                self.chain_note(diff, r);
+            }
+            let at = self.b.ins().ishl_imm_s(l, 2);
+            let at = self.b.ins().iadd(reached, at);
+            // A batch's work-items all stopped at one place.
+            if step == 4 {
+                // One store of the four places.
+                let v = self.b.ins().splat(types::I32X4, r);
+                self.b.ins().store(mem(), v, at, 0);
+            } else {
+                for j in 0..step {
+                    self.b.ins().store(mem(), r, at, 4 * j as i32);
+                }
             }
         }
         let l1 = self.b.ins().iadd_imm_s(l, step as i64);
@@ -100,6 +105,12 @@ impl Fx<'_, '_> {
             }
             None => r,
         };
+        if agreed {
+            self.agreed_exit(r);
+            if let Some(diff) = chain {
+                self.chain_note(diff, r);
+            }
+        }
         match chain {
             Some(diff) => self.chain_exit(diff, r),
             None => {

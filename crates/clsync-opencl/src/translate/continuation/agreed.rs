@@ -1,0 +1,140 @@
+//! Agreed intervals: a state whose interval branches only on values that
+//! are the same in every work-item of the group (`uniform::analyze_group`)
+//! sends the whole group down one path, so every work-item stops at the
+//! same place: the one the last work-item reaches. Such a state's unchecked
+//! function writes no place per work-item (or per batch) and, where it
+//! chains (`chain`), notes no difference per batch: it tells the runtime
+//! once, at the loop's end, that every work-item waits there, as a narrowed
+//! loop of no work-item would (`ItemCtx::narrowed_from` 0, `narrowed_at`
+//! the place; `narrow`).
+//!
+//! A barrier loop's interval (`for (...) { barrier(...); acc = acc * 3 + 1;
+//! }`) is such a state, and so are a scan's steps between its first and
+//! its last barrier and a tiled SGEMM's: branches on loop counters, sizes
+//! and arguments. A reduction's levels (`if (l < h)`) are not.
+//!
+//! The group's work-items take one path because they all start at the
+//! state's barrier (the runtime calls a state's function only then) and
+//! every branch on the way is on a value the group shares. That a load of
+//! an address the group shares reads one value relies on the interval
+//! having no data race on it, as the batches' uniform loads and the group's
+//! hoisted values do: a race there is undefined behaviour, whose result may
+//! be any, and the accesses stay checked.
+
+use std::collections::HashSet;
+
+use clsync_spirv::{Function, Module};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+
+use crate::exec::ctx::{CTX_NARROWED_AT, CTX_NARROWED_FROM};
+use crate::translate::function::{mem, Fx};
+
+/// Whether every branch of state `k`'s interval in kernel body `f` (from
+/// the start of the kernel for `k` 0, from right after barrier `k`
+/// otherwise, to the barriers and returns that end it) is on a value the
+/// group shares. Barriers count from 1 in the translation's order
+/// (`narrow::barrier_sites`).
+pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
+    let barriers = super::narrow::barrier_sites(f);
+    let start = match k {
+        0 => (0, None),
+        k => match barriers.get(k as usize - 1) {
+            Some(&(b, at)) => (b, Some(at)),
+            None => return false,
+        },
+    };
+    let u = crate::translate::uniform::analyze_group(m, f);
+    let (_, succ) = crate::translate::cfg::block_graph(f);
+    let mut seen = HashSet::new();
+    let mut todo = vec![start];
+    while let Some((b, from)) = todo.pop() {
+        // The interval ends at the block's first barrier after where it
+        // entered the block, before the block's branch.
+        let ends = barriers
+            .iter()
+            .any(|&(x, at)| x == b && from.is_none_or(|f| at > f));
+        if ends {
+            continue;
+        }
+        let Some(blk) = f.blocks.get(b) else {
+            return false;
+        };
+        if u.diverging.contains(&blk.label) {
+            return false;
+        }
+        for &x in &succ[b] {
+            if seen.insert(x) {
+                todo.push((x, None));
+            }
+        }
+    }
+    true
+}
+
+impl Fx<'_, '_> {
+    /// Whether this build is an unchecked function of one state whose
+    /// interval is agreed (see the module docs).
+    pub(super) fn agreed_state(&self, f: &Function) -> bool {
+        let Some(c) = self.cont.as_ref() else {
+            return false;
+        };
+        match c.plan.only_state {
+            Some(k) if !self.s.checked => agreed(self.m, f, k),
+            _ => false,
+        }
+    }
+
+    /// At the loop's end of an agreed build, where the last work-item
+    /// stopped at `r`: every work-item waits there, which the runtime
+    /// reads as a narrowed loop of no work-item whose others wait at `r`.
+    pub(super) fn agreed_exit(&mut self, r: Value) {
+        let ctx = self.ctx;
+        let none = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().store(mem(), none, ctx, CTX_NARROWED_FROM);
+        let at = self.b.ins().uextend(types::I64, r);
+        self.b.ins().store(mem(), at, ctx, CTX_NARROWED_AT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// For the start and each barrier of `src`'s kernel `k`, whether its
+    /// interval is agreed.
+    fn agreements(src: &str) -> Vec<bool> {
+        let p = crate::Program::build(src, "k.cl", "-cl-std=CL2.0")
+            .unwrap_or_else(|e| panic!("build failed:\n{e}"));
+        let m = &p.module;
+        let e = m.entry_points.iter().find(|e| e.name == "k").expect("k");
+        let f = super::super::body(m, m.function(e.function).expect("its function"));
+        let n = super::super::narrow::barrier_sites(f).len() as u32;
+        (0..=n).map(|k| agreed(m, f, k)).collect()
+    }
+
+    #[test]
+    fn branches_on_counters_and_arguments_agree() {
+        let looped = "kernel void k(global int *o, int n) {\n  int a = get_local_id(0);\n  for (int i = 0; i < n; i++) { barrier(CLK_LOCAL_MEM_FENCE); a = a * 3 + 1; }\n  o[get_global_id(0)] = a;\n}\n";
+        assert_eq!(agreements(looped), [true, true]);
+        let tiled = "kernel void k(global const float *a, global float *c, int n) {\n  local float t[64];\n  size_t x = get_local_id(0), y = get_local_id(1);\n  float acc = 0;\n  for (int s = 0; s < n; s++) {\n    t[y * 8 + x] = a[s * 64 + y * 8 + x];\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (int j = 0; j < 8; j++) acc += t[y * 8 + j];\n    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n  c[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;\n}\n";
+        assert_eq!(agreements(tiled), [true, true, true]);
+    }
+
+    #[test]
+    fn branches_on_the_work_items_ids_or_their_data_do_not() {
+        let reduce = "kernel void k(global int *o, local int *s) {\n  size_t l = get_local_id(0);\n  s[l] = l;\n  for (size_t h = 8; h > 0; h /= 2) {\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (l < h) s[l] += s[l + h];\n  }\n  if (l == 0) o[0] = s[0];\n}\n";
+        // The start reaches the first barrier on every path; each level
+        // branches on `l`.
+        assert_eq!(agreements(reduce), [true, false, false, false, false]);
+        let on_y = "kernel void k(global int *o, local int *s) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(1) == 0) o[0] = 1;\n}\n";
+        assert_eq!(agreements(on_y), [true, false], "y differs between rows");
+        let data = "kernel void k(global int *o, global const int *in) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (in[get_global_id(0)] > 0) o[get_global_id(0)] = 1;\n}\n";
+        assert_eq!(agreements(data), [true, false]);
+        let before = "kernel void k(global int *o, int n) {\n  if (get_local_id(0) < 3) o[0] = n;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[1] = n;\n}\n";
+        assert_eq!(
+            agreements(before),
+            [false, true],
+            "the start branches on an id; after the barrier nothing does"
+        );
+    }
+}
