@@ -13,7 +13,9 @@
 //! - **Matching**: the loop or-s each batch's place xor `k` into one
 //!   register; zero at the loop's end means every work-item waits at
 //!   barrier `k`. Any other place returns, and the runtime compares the
-//!   places as before (a divergence is its report).
+//!   places as before (a divergence is its report). An agreed interval
+//!   (`agreed`), whose group stops at one place, compares the last
+//!   work-item's place with `k` once instead.
 //! - **Flags**: the barrier's flags and scope are constants of the code,
 //!   valid (`validate::barrier`, as the runtime checks them) or the
 //!   barrier is not chained.
@@ -139,8 +141,16 @@ impl Fx<'_, '_> {
             self.b.ins().return_(&[r]);
             return;
         }
-        let d = self.b.use_var(diff);
-        let all_there = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+        let all_there = match (c.agreed, k) {
+            // The whole group stopped where the last work-item did
+            // (`agreed`): no difference was gathered, none is read (a read
+            // would carry the register through the loop).
+            (true, Some(k)) => self.b.ins().icmp_imm_s(IntCC::Equal, r, k as i64),
+            _ => {
+                let d = self.b.use_var(diff);
+                self.b.ins().icmp_imm_s(IntCC::Equal, d, 0)
+            }
+        };
         let raised = self.gate_raised();
         let down = self.b.ins().icmp_imm_s(IntCC::Equal, raised, 0);
         let ctx = self.ctx;

@@ -107,9 +107,6 @@ impl Fx<'_, '_> {
         };
         if agreed {
             self.agreed_exit(r);
-            if let Some(diff) = chain {
-                self.chain_note(diff, r);
-            }
         }
         match chain {
             Some(diff) => self.chain_exit(diff, r),
