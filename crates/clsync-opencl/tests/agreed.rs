@@ -1,12 +1,15 @@
 //! Agreed intervals (`translate::continuation::agreed`): a state whose
-//! branches are all on values the group shares writes no place per
+//! work-items all stop at one place (its interval has one way out, or
+//! branches only on values the group shares) writes no place per
 //! work-item and tells the runtime once where the group waits. A barrier
 //! picked by an argument and a loop counter, tiles exchanged through local
 //! memory in groups of one and two dimensions and in rows that fit no
-//! batch: the same results as sequential references, with lane batches,
-//! without, and on coroutines (which have no such path). Where a branch
-//! on `y` makes a row leave the loop, the interval is not agreed, and the
-//! divergence reads as on coroutines.
+//! batch, sides that part on the ids and meet at one barrier: the same
+//! results as sequential references, with lane batches, without, and on
+//! coroutines (which have no such path). Where a branch on `y` makes a row
+//! leave the loop, the interval has two ways out and its branch is not the
+//! group's, and the divergence reads as on coroutines. (The reductions of
+//! `tests/narrow.rs` are agreed too: each level has one way out.)
 
 mod common;
 
@@ -36,6 +39,21 @@ kernel void tiles(global int *out, global const int *in, int rounds, local int *
         t[l] = in[(get_group_id(0) * rounds + r) * w * get_local_size(1) + l] + r;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (size_t j = 0; j < w; j++) acc += t[y * w + j] * (int)(x + j + 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;
+}
+
+// The work-items part on their ids each round and meet at one barrier.
+kernel void sides(global int *out, int rounds, local int *t) {
+    size_t x = get_local_id(0), y = get_local_id(1);
+    size_t w = get_local_size(0) * get_local_size(1);
+    size_t l = y * get_local_size(0) + x;
+    int acc = (int)l;
+    for (int r = 0; r < rounds; r++) {
+        if ((x + r) % 3 == 0) t[l] = acc * 2; else if (y == 1) t[l] = acc - 7; else t[l] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += t[(l + 1) % w];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;
@@ -151,6 +169,51 @@ fn tiles_through_local_memory_match_a_sequential_reference() {
                     Arg::of(&[rounds as i32]),
                     Arg::Local(4 * size),
                 ],
+            );
+            assert_eq!(got, want, "{engine}, local {local:?}");
+        }
+    }
+}
+
+#[test]
+fn sides_that_part_and_meet_match_a_sequential_reference() {
+    let p = program();
+    let rounds = 9;
+    for local in [[16, 1], [8, 4], [4, 2], [6, 2], [3, 3]] {
+        let groups = 2;
+        let size = local[0] * local[1];
+        let width = local[0] * groups;
+        let mut want = vec![0i32; width * local[1]];
+        for group in 0..groups {
+            let mut acc: Vec<i32> = (0..size as i32).collect();
+            for r in 0..rounds {
+                let t: Vec<i32> = (0..size)
+                    .map(|l| {
+                        let (x, y) = (l % local[0], l / local[0]);
+                        match ((x + r) % 3, y) {
+                            (0, _) => acc[l].wrapping_mul(2),
+                            (_, 1) => acc[l].wrapping_sub(7),
+                            _ => acc[l],
+                        }
+                    })
+                    .collect();
+                for l in 0..size {
+                    acc[l] = acc[l].wrapping_add(t[(l + 1) % size]);
+                }
+            }
+            for (l, a) in acc.into_iter().enumerate() {
+                let (x, y) = (l % local[0], l / local[0]);
+                want[y * width + group * local[0] + x] = a;
+            }
+        }
+        for (engine, how) in engines() {
+            let got = common::output_of(
+                &p,
+                "sides",
+                how,
+                range(local, groups),
+                width * local[1],
+                vec![Arg::of(&[rounds as i32]), Arg::Local(4 * size)],
             );
             assert_eq!(got, want, "{engine}, local {local:?}");
         }

@@ -1,39 +1,46 @@
-//! Agreed intervals: a state whose interval branches only on values that
-//! are the same in every work-item of the group (`uniform::analyze_group`)
-//! sends the whole group down one path, so every work-item stops at the
-//! same place: the one the last work-item reaches. Such a state's unchecked
-//! function writes no place per work-item (or per batch) and, where it
-//! chains (`chain`), notes no difference per batch: it tells the runtime
-//! once, at the loop's end, that every work-item waits there, as a narrowed
-//! loop of no work-item would (`ItemCtx::narrowed_from` 0, `narrowed_at`
-//! the place; `narrow`).
+//! Agreed intervals: a state whose work-items all stop at the same place
+//! (the same barrier, or all return) is one whose place the last
+//! work-item's tells. Such a state's unchecked function writes no place
+//! per work-item (or per batch) and, where it chains (`chain`), notes no
+//! difference per batch: it tells the runtime once, at the loop's end,
+//! that every work-item waits there, as a narrowed loop of no work-item
+//! would (`ItemCtx::narrowed_from` 0, `narrowed_at` the place; `narrow`).
+//! The runtime then has no places to compare.
 //!
-//! A barrier loop's interval (`for (...) { barrier(...); acc = acc * 3 + 1;
-//! }`) is such a state, and so are a scan's steps between its first and
-//! its last barrier and a tiled SGEMM's: branches on loop counters, sizes
-//! and arguments. A reduction's levels (`if (l < h)`) are not.
+//! The place is the group's where either holds:
 //!
-//! The group's work-items take one path because they all start at the
-//! state's barrier (the runtime calls a state's function only then) and
-//! every branch on the way is on a value the group shares. That a load of
-//! an address the group shares reads one value relies on the interval
-//! having no data race on it, as the batches' uniform loads and the group's
-//! hoisted values do: a race there is undefined behaviour, whose result may
-//! be any, and the accesses stay checked.
+//! - **One way out.** Every path from the state's start meets the same
+//!   barrier first, or every path returns: a reduction's level (`if (l <
+//!   h) s[l] += s[l + h];` and the next barrier), a scan's first and last
+//!   steps, a histogram's phases. No divergence can happen in such an
+//!   interval; the next one that has two ways out compares its places.
+//! - **Branches the group shares.** Every branch on the way is on a value
+//!   that is the same in every work-item of the group
+//!   (`uniform::analyze_group`), so the group takes one path: a barrier
+//!   loop (`for (...) { barrier(...); acc = acc * 3 + 1; }`), a tiled
+//!   SGEMM's steps: branches on loop counters, sizes and arguments. The
+//!   work-items all start at the state's barrier (the runtime calls a
+//!   state's function only then). That a load of an address the group
+//!   shares reads one value relies on the interval having no data race on
+//!   it, as the batches' uniform loads and the group's hoisted values do: a
+//!   race there is undefined behaviour, whose result may be any, and the
+//!   accesses stay checked.
 
 use std::collections::HashSet;
 
+use clsync_spirv::spirv::Op;
 use clsync_spirv::{Function, Module};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
 use crate::exec::ctx::{CTX_NARROWED_AT, CTX_NARROWED_FROM};
 use crate::translate::function::{mem, Fx};
 
-/// Whether every branch of state `k`'s interval in kernel body `f` (from
-/// the start of the kernel for `k` 0, from right after barrier `k`
-/// otherwise, to the barriers and returns that end it) is on a value the
-/// group shares. Barriers count from 1 in the translation's order
-/// (`narrow::barrier_sites`).
+/// Whether every work-item of a group stops at the same place in state
+/// `k`'s interval of kernel body `f` (from the start of the kernel for `k`
+/// 0, from right after barrier `k` otherwise, to the barriers and returns
+/// that end it): it has one way out, or every branch on the way is on a
+/// value the group shares (see the module docs). Barriers count from 1 in
+/// the translation's order (`narrow::barrier_sites`).
 pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
     let barriers = super::narrow::barrier_sites(f);
     let start = match k {
@@ -45,22 +52,36 @@ pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
     };
     let u = crate::translate::uniform::analyze_group(m, f);
     let (_, succ) = crate::translate::cfg::block_graph(f);
+    // The ways out: a barrier's index, `RETURN`, or `OTHER` (a block that
+    // ends the function otherwise).
+    const RETURN: usize = usize::MAX;
+    const OTHER: usize = usize::MAX - 1;
+    let mut exits = HashSet::new();
+    let mut shared = true;
     let mut seen = HashSet::new();
     let mut todo = vec![start];
     while let Some((b, from)) = todo.pop() {
         // The interval ends at the block's first barrier after where it
         // entered the block, before the block's branch.
-        let ends = barriers
+        let first = barriers
             .iter()
-            .any(|&(x, at)| x == b && from.is_none_or(|f| at > f));
-        if ends {
+            .enumerate()
+            .filter(|(_, &(x, at))| x == b && from.is_none_or(|f| at > f))
+            .min_by_key(|(_, &(_, at))| at);
+        if let Some((i, _)) = first {
+            exits.insert(i);
             continue;
         }
         let Some(blk) = f.blocks.get(b) else {
             return false;
         };
-        if u.diverging.contains(&blk.label) {
-            return false;
+        shared &= !u.diverging.contains(&blk.label);
+        if succ[b].is_empty() {
+            let term = blk.instructions.last().map(|(t, _)| t.class.opcode);
+            exits.insert(match term {
+                Some(Op::Return | Op::ReturnValue) => RETURN,
+                _ => OTHER,
+            });
         }
         for &x in &succ[b] {
             if seen.insert(x) {
@@ -68,7 +89,7 @@ pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
             }
         }
     }
-    true
+    !exits.contains(&OTHER) && (exits.len() == 1 || (shared && !exits.is_empty()))
 }
 
 impl Fx<'_, '_> {
@@ -113,28 +134,40 @@ mod tests {
     }
 
     #[test]
+    fn one_way_out_agrees_whatever_the_branches() {
+        let reduce = "kernel void k(global int *o, local int *s) {\n  size_t l = get_local_id(0);\n  s[l] = l;\n  for (size_t h = 8; h > 0; h /= 2) {\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (l < h) s[l] += s[l + h];\n  }\n  if (l == 0) o[0] = s[0];\n}\n";
+        // Unrolled: each level branches on `l` and meets the next level's
+        // barrier (the last returns).
+        assert_eq!(agreements(reduce), [true; 5]);
+        let data = "kernel void k(global int *o, global const int *in) {\n  if (in[get_global_id(0)] > 0) o[get_global_id(0)] = 1;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(1) == 0) o[0] = 1;\n}\n";
+        assert_eq!(agreements(data), [true, true]);
+    }
+
+    #[test]
     fn branches_on_counters_and_arguments_agree() {
         let looped = "kernel void k(global int *o, int n) {\n  int a = get_local_id(0);\n  for (int i = 0; i < n; i++) { barrier(CLK_LOCAL_MEM_FENCE); a = a * 3 + 1; }\n  o[get_global_id(0)] = a;\n}\n";
         assert_eq!(agreements(looped), [true, true]);
         let tiled = "kernel void k(global const float *a, global float *c, int n) {\n  local float t[64];\n  size_t x = get_local_id(0), y = get_local_id(1);\n  float acc = 0;\n  for (int s = 0; s < n; s++) {\n    t[y * 8 + x] = a[s * 64 + y * 8 + x];\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (int j = 0; j < 8; j++) acc += t[y * 8 + j];\n    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n  c[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;\n}\n";
         assert_eq!(agreements(tiled), [true, true, true]);
+        // (One barrier on one side, two on the other: the compiler cannot
+        // make them one, and the kernel has four with the first.)
+        let picked = "kernel void k(global int *o, int n) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (n > 3) { o[0] = 1; barrier(CLK_LOCAL_MEM_FENCE); o[1] = 1; }\n  else { o[2] = 2; barrier(CLK_LOCAL_MEM_FENCE); o[3] = 2; barrier(CLK_LOCAL_MEM_FENCE); o[4] = 2; }\n}\n";
+        assert_eq!(agreements(picked), [true; 4]);
     }
 
     #[test]
-    fn branches_on_the_work_items_ids_or_their_data_do_not() {
-        let reduce = "kernel void k(global int *o, local int *s) {\n  size_t l = get_local_id(0);\n  s[l] = l;\n  for (size_t h = 8; h > 0; h /= 2) {\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (l < h) s[l] += s[l + h];\n  }\n  if (l == 0) o[0] = s[0];\n}\n";
-        // The start reaches the first barrier on every path; each level
-        // branches on `l`.
-        assert_eq!(agreements(reduce), [true, false, false, false, false]);
-        let on_y = "kernel void k(global int *o, local int *s) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(1) == 0) o[0] = 1;\n}\n";
-        assert_eq!(agreements(on_y), [true, false], "y differs between rows");
-        let data = "kernel void k(global int *o, global const int *in) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (in[get_global_id(0)] > 0) o[get_global_id(0)] = 1;\n}\n";
-        assert_eq!(agreements(data), [true, false]);
-        let before = "kernel void k(global int *o, int n) {\n  if (get_local_id(0) < 3) o[0] = n;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[1] = n;\n}\n";
+    fn two_ways_out_on_the_ids_or_their_data_do_not() {
+        let on_x = "kernel void k(global int *o) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(0) < 3) { o[0] = 1; barrier(CLK_LOCAL_MEM_FENCE); o[1] = 1; }\n  else { o[2] = 2; barrier(CLK_LOCAL_MEM_FENCE); o[3] = 2; barrier(CLK_LOCAL_MEM_FENCE); o[4] = 2; }\n}\n";
+        assert_eq!(agreements(on_x), [true, false, true, true]);
+        let on_y = "kernel void k(global int *o) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(1) == 0) return;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[0] = 1;\n}\n";
         assert_eq!(
-            agreements(before),
-            [false, true],
-            "the start branches on an id; after the barrier nothing does"
+            agreements(on_y),
+            [true, false, true],
+            "y differs between rows"
         );
+        let data = "kernel void k(global int *o, global const int *in) {\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (in[get_global_id(0)] > 0) return;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[0] = 1;\n}\n";
+        assert_eq!(agreements(data), [true, false, true]);
+        let trips = "kernel void k(global int *o) {\n  for (size_t i = 0; i < get_local_id(0); i++) barrier(CLK_LOCAL_MEM_FENCE);\n  o[0] = 1;\n}\n";
+        assert_eq!(agreements(trips), [false, false], "a trip count of the id");
     }
 }

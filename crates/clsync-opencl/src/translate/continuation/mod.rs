@@ -305,7 +305,7 @@ impl Fx<'_, '_> {
         if let Some(diff) = self.chain_start(f) {
             self.cont.as_mut().expect("a continuation build").chain = Some(diff);
         }
-        let agreed = narrow.is_none() && self.agreed_state(f);
+        let agreed = self.agreed_state(f);
         self.cont.as_mut().expect("a continuation build").agreed = agreed;
         match narrow {
             // A loop of no work-item: every one waits at the barrier.

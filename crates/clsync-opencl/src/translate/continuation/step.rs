@@ -89,7 +89,11 @@ impl Fx<'_, '_> {
             Some((bounds, end)) => {
                 self.b.ins().jump(end, &[ir::BlockArg::Value(r)]);
                 self.b.switch_to_block(end);
-                self.narrow_exit(bounds);
+                // (An agreed build's skipped work-items wait where the
+                // others do, its one way out: `agreed_exit` tells it.)
+                if !agreed {
+                    self.narrow_exit(bounds);
+                }
                 let r = self.b.block_params(end)[0];
                 // Work-items left waiting at another barrier than the
                 // state's own: not an interval to chain.
