@@ -15,7 +15,7 @@
 use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::Instruction;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::batch::LANES;
 use crate::translate::function::Fx;
@@ -129,9 +129,14 @@ impl Fx<'_, '_> {
         }
         self.b.ins().jump(join, &results);
 
-        // Each lane alone.
+        // Each lane alone: its blocks (each lane's checks and their ends)
+        // are cold too.
         self.b.switch_to_block(slow);
+        let first_new = self.b.func.dfg.num_blocks();
         self.per_lane(|fx, _| fx.instruction(inst))?;
+        for b in first_new..self.b.func.dfg.num_blocks() {
+            self.b.set_cold_block(ir::Block::from_u32(b as u32));
+        }
         let mut alone = Vec::new();
         if let (Op::Load, Some(r)) = (op, inst.result_id) {
             let mut lanes = Vec::new();
