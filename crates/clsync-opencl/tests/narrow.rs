@@ -62,6 +62,25 @@ kernel void keeps(global int *out, global const int *in, int t) {
     out[g] += w;
 }
 
+// After the level, a test of the id that every skipped work-item (`l`
+// from 2 on) passes alike (`l == 0`: the loop narrows), and one that one
+// of them passes the other way (`l == 5`: it must not).
+kernel void again(global int *out, local int *s) {
+    size_t l = get_local_id(0);
+    s[l] = (int)l + 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < 2) s[l] += s[l + 2];
+    if (l == 0) out[get_group_id(0) * 2] = s[0];
+}
+
+kernel void again_some(global int *out, local int *s) {
+    size_t l = get_local_id(0);
+    s[l] = (int)l + 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < 2) s[l] += s[l + 2];
+    if (l == 5) out[get_group_id(0) * 2 + 1] = s[5] + s[0];
+}
+
 // Below the threshold a work-item waits at a barrier the others never
 // reach: a divergence, whichever loop runs.
 kernel void parts(global int *out, int t) {
@@ -201,6 +220,30 @@ fn a_skipped_side_that_keeps_a_value_runs_every_work_item() {
         .collect();
     assert_eq!(a, want);
     assert_eq!(b, want);
+}
+
+#[test]
+fn a_test_of_the_id_after_the_level_narrows_only_where_decided() {
+    let p = program();
+    let groups = 3;
+    for local in [64usize, 8] {
+        let range = NdRange::new([local * groups]).local([local]);
+        let local_arg = || vec![Arg::Local(4 * local)];
+        let (a, b) = both(&p, "again", range.clone(), 2 * groups, local_arg);
+        // s[0] = 1 + 3 after the level; the odd elements are not written.
+        let want: Vec<i32> = (0..2 * groups)
+            .map(|i| if i % 2 == 0 { 4 } else { 0 })
+            .collect();
+        assert_eq!(a, want, "again, local {local}");
+        assert_eq!(b, want, "again on coroutines, local {local}");
+        let (a, b) = both(&p, "again_some", range, 2 * groups, local_arg);
+        // s[5] = 6 (not in the level), s[0] = 4.
+        let want: Vec<i32> = (0..2 * groups)
+            .map(|i| if i % 2 == 1 { 10 } else { 0 })
+            .collect();
+        assert_eq!(a, want, "again_some, local {local}");
+        assert_eq!(b, want, "again_some on coroutines, local {local}");
+    }
 }
 
 #[test]

@@ -14,7 +14,11 @@
 //!   `l >= X`, `X <= l`), `l` the local id x or the local linear id, `X` a
 //!   constant or a kernel argument;
 //! - the side a work-item from the threshold on takes is a block that
-//!   starts, after its phis and pure operations, with a barrier;
+//!   starts, after its phis and pure operations, with a barrier or a
+//!   return, or with a branch that every such work-item takes alike (a
+//!   constant threshold, and a comparison of `l` with a constant whose
+//!   result is the same for every `l` from it on: a reduction's last
+//!   level's `if (l == 0)` after its `if (l < 1)`), to such a block;
 //! - nothing the skipped work-items would compute on that way (in either
 //!   block) is kept across that barrier, but values the code computes again
 //!   where it resumes: what they keep is what their frames already hold.
@@ -121,7 +125,7 @@ pub(crate) fn narrowing(m: &Module, f: &Function, plan: &Plan, k: u32) -> Option
                 .and_then(|()| {
                     let skip_on_true = c.class.opcode == Op::INotEqual;
                     let skip = if skip_on_true { on_true } else { on_false };
-                    waiting(m, f, plan, &sites, body, skip)
+                    waiting(m, f, plan, &defs, &sites, body, skip, Some(1))
                 })
                 .map(|barrier| Narrow {
                     threshold: one,
@@ -147,7 +151,11 @@ pub(crate) fn narrowing(m: &Module, f: &Function, plan: &Plan, k: u32) -> Option
         _ => return None,
     };
     let skip = if skip_on_true { on_true } else { on_false };
-    let barrier = waiting(m, f, plan, &sites, body, skip)?;
+    let from = match threshold {
+        Threshold::Constant(t) => Some(t),
+        Threshold::Parameter(_) => None,
+    };
+    let barrier = waiting(m, f, plan, &defs, &sites, body, skip, from)?;
     Some(Narrow {
         threshold,
         signed,
@@ -159,47 +167,162 @@ pub(crate) fn narrowing(m: &Module, f: &Function, plan: &Plan, k: u32) -> Option
 /// nothing else done (0: they return), if they do: the interval's block
 /// (`body`, after the barrier) and `skip` compute only pure operations
 /// and reads of built-ins until the barrier (or return), and nothing of
-/// it is kept across that barrier but what is computed again.
+/// it is kept across that barrier but what is computed again. On the way
+/// `skip` may branch where the branch is decided for every skipped
+/// work-item (`decided`: `l` at least `from`, a constant threshold), as
+/// a reduction's last level's `if (l == 0)` after its `if (l < 1)`.
+#[allow(clippy::too_many_arguments)]
 fn waiting(
     m: &Module,
     f: &Function,
     plan: &Plan,
+    defs: &std::collections::HashMap<Word, &Instruction>,
     sites: &[(usize, usize)],
     body: &[(Instruction, clsync_spirv::SourceLine)],
     skip: Word,
+    from: Option<i64>,
 ) -> Option<u32> {
-    let s = f.blocks.iter().position(|blk| blk.label == skip)?;
     let pure = |i: &Instruction| {
         crate::translate::uniform::is_pure(i.class.opcode)
             || (i.class.opcode == Op::Load
                 && matches!(i.operands.first(), Some(Operand::IdRef(p))
                     if crate::translate::builtin_of(m, *p).is_some()))
     };
-    // The skip side: phis and pure operations, then a barrier or return.
-    let first_other = f.blocks[s]
-        .instructions
-        .iter()
-        .position(|(i, _)| i.class.opcode != Op::Phi && !pure(i))?;
-    let barrier = match f.blocks[s].instructions[first_other].0.class.opcode {
-        Op::ControlBarrier => sites.iter().position(|&site| site == (s, first_other))? as u32 + 1,
-        Op::Return => 0,
-        _ => return None,
-    };
-    let live: HashSet<Word> = plan
-        .live
-        .get(&(f.blocks[s].label, first_other))
-        .map(|l| l.iter().copied().collect())
-        .unwrap_or_default();
-    let kept =
-        |w: Option<Word>| w.is_some_and(|w| live.contains(&w) && !plan.remat.contains_key(&w));
-    let before = &f.blocks[s].instructions[..first_other];
     if body.iter().any(|(i, _)| !pure(i)) {
         return None;
     }
-    if body.iter().chain(before).any(|(i, _)| kept(i.result_id)) {
+    // The skip side: phis and pure operations, then a barrier or return,
+    // through decided branches (a few blocks at most).
+    let mut label = skip;
+    let mut on_way: Vec<&Instruction> = Vec::new();
+    for _ in 0..8 {
+        let s = f.blocks.iter().position(|blk| blk.label == label)?;
+        let insts = &f.blocks[s].instructions;
+        let first_other = insts
+            .iter()
+            .position(|(i, _)| i.class.opcode != Op::Phi && !pure(i))?;
+        on_way.extend(insts[..first_other].iter().map(|(i, _)| i));
+        let (stop, _) = &insts[first_other];
+        let barrier = match stop.class.opcode {
+            Op::ControlBarrier => {
+                sites.iter().position(|&site| site == (s, first_other))? as u32 + 1
+            }
+            Op::Return => 0,
+            Op::BranchConditional => {
+                let id = |k: usize| match stop.operands.get(k) {
+                    Some(Operand::IdRef(w)) => Some(*w),
+                    _ => None,
+                };
+                let taken = decided(m, defs, id(0)?, from?)?;
+                label = id(if taken { 1 } else { 2 })?;
+                continue;
+            }
+            Op::Branch => {
+                label = match stop.operands.first() {
+                    Some(Operand::IdRef(w)) => *w,
+                    _ => return None,
+                };
+                continue;
+            }
+            _ => return None,
+        };
+        let live: HashSet<Word> = plan
+            .live
+            .get(&(f.blocks[s].label, first_other))
+            .map(|l| l.iter().copied().collect())
+            .unwrap_or_default();
+        let kept =
+            |w: Option<Word>| w.is_some_and(|w| live.contains(&w) && !plan.remat.contains_key(&w));
+        if body
+            .iter()
+            .map(|(i, _)| i)
+            .chain(on_way)
+            .any(|i| kept(i.result_id))
+        {
+            return None;
+        }
+        return Some(barrier);
+    }
+    None
+}
+
+/// The value of condition `cond` for every work-item whose `l` (the local
+/// id x, below 2^32) is at least `from`, where it is the same for all of
+/// them: `cond` compares `l` with a constant.
+fn decided(
+    m: &Module,
+    defs: &std::collections::HashMap<Word, &Instruction>,
+    cond: Word,
+    from: i64,
+) -> Option<bool> {
+    let c = defs.get(&cond)?;
+    let arg = |k: usize| match c.operands.get(k) {
+        Some(Operand::IdRef(w)) => Some(*w),
+        _ => None,
+    };
+    let constant = |w: Word| match m.constants.get(&w) {
+        Some(Constant::Scalar { bits, ty }) => match m.ty(*ty) {
+            Ok(clsync_spirv::Type::Int(width)) if (1..=64).contains(width) => {
+                let shift = 64 - width;
+                Some((((*bits << shift) as i64) >> shift, *width))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    // `l op x` with `l` first (an operation with `l` second is turned).
+    let (op, x) = match (arg(0)?, arg(1)?) {
+        (a, b) if is_local_x(m, defs, a) => (c.class.opcode, constant(b)?),
+        (a, b) if is_local_x(m, defs, b) => {
+            let turned = match c.class.opcode {
+                Op::ULessThan => Op::UGreaterThan,
+                Op::UGreaterThan => Op::ULessThan,
+                Op::ULessThanEqual => Op::UGreaterThanEqual,
+                Op::UGreaterThanEqual => Op::ULessThanEqual,
+                Op::SLessThan => Op::SGreaterThan,
+                Op::SGreaterThan => Op::SLessThan,
+                Op::SLessThanEqual => Op::SGreaterThanEqual,
+                Op::SGreaterThanEqual => Op::SLessThanEqual,
+                op => op,
+            };
+            (turned, constant(a)?)
+        }
+        _ => return None,
+    };
+    let (x, width) = x;
+    // The constant as the comparison reads it: signed as is, unsigned as
+    // its width's bits.
+    let unsigned = matches!(
+        op,
+        Op::ULessThan | Op::UGreaterThan | Op::ULessThanEqual | Op::UGreaterThanEqual
+    );
+    let x: i128 = match unsigned {
+        true => (x as u64 & (u64::MAX >> (64 - width))) as i128,
+        false => x as i128,
+    };
+    // Each skipped `l` is in [lo, hi]; `l` fits its width (32 bits or
+    // more, `is_local_x`), so both readings of it agree.
+    let (lo, hi) = ((from.max(0)) as i128, (u32::MAX as i128));
+    if lo > hi {
         return None;
     }
-    Some(barrier)
+    let at = |l: i128| match op {
+        Op::ULessThan | Op::SLessThan => Some(l < x),
+        Op::UGreaterThan | Op::SGreaterThan => Some(l > x),
+        Op::ULessThanEqual | Op::SLessThanEqual => Some(l <= x),
+        Op::UGreaterThanEqual | Op::SGreaterThanEqual => Some(l >= x),
+        Op::IEqual => Some(l == x),
+        Op::INotEqual => Some(l != x),
+        _ => None,
+    };
+    match op {
+        // Equal or not: decided where `x` is outside the range.
+        Op::IEqual | Op::INotEqual if (lo..=hi).contains(&x) => None,
+        _ => {
+            let (a, b) = (at(lo)?, at(hi)?);
+            (a == b).then_some(a)
+        }
+    }
 }
 
 /// Whether `id` is the work-item's local id x (component 0 of the local
@@ -355,6 +478,26 @@ mod tests {
         // barrier; the last level's return (`l < 1` is `l == 0` there).
         let barriers: Vec<_> = found.iter().map(|n| n.map(|n| n.barrier)).collect();
         assert_eq!(barriers, [Some(2), Some(3), Some(4), Some(0)]);
+    }
+
+    #[test]
+    fn a_last_level_that_tests_its_id_again_narrows() {
+        // The benchmark's reduction: after the last level's `l < 1` (made
+        // `l == 0`), the skipped work-items pass `if (l == 0)` (an id
+        // compared before the first barrier) on their way to the return.
+        let src = "kernel void k(global const float *in, global float *partial, local float *s) {\n  size_t l = get_local_id(0);\n  size_t ahead = get_group_id(0) + 2;\n  if (l == 0 && ahead < get_num_groups(0)) prefetch(in + ahead * 256, 256);\n  s[l] = in[get_global_id(0)];\n  for (size_t h = 128; h > 0; h /= 2) {\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (l < h) s[l] += s[l + h];\n  }\n  if (l == 0) partial[get_group_id(0)] = s[0];\n}\n";
+        let found = narrowings(src);
+        let thresholds: Vec<_> = found.iter().map(|n| n.map(|n| n.threshold)).collect();
+        assert_eq!(
+            thresholds,
+            [128, 64, 32, 16, 8, 4, 2, 1].map(|h| Some(Threshold::Constant(h))),
+            "{found:?}"
+        );
+        assert_eq!(found[7].map(|n| n.barrier), Some(0), "the last returns");
+        // A test the skipped work-items do not all pass alike (`l == 5`
+        // for `l` from 1 on) keeps the whole loop.
+        let undecided = "kernel void k(global int *o, local int *s) {\n  size_t l = get_local_id(0);\n  s[l] = l;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  if (l < 1) s[0] += s[1];\n  if (l == 5) o[0] = s[0];\n}\n";
+        assert_eq!(narrowings(undecided), [None]);
     }
 
     #[test]
