@@ -24,6 +24,7 @@ mod composite;
 pub mod continuation;
 mod counted;
 mod ext;
+mod fold;
 mod function;
 mod group;
 mod half;
@@ -759,6 +760,9 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         ctx.func.signature = function::signature(m, f, call_conv)?;
         function::translate(&mut shared, &mut jit, &mut ctx.func, &mut fbc, f)?;
         let id = shared.funcs[&f.id];
+        prepare(&mut ctx, jit.isa()).map_err(|e| {
+            CompileError::Internal(format!("code generation of `{}`: {e:?}", f.name))
+        })?;
         dump(&f.name, &mut ctx);
         jit.define_function(id, &mut ctx).map_err(|e| {
             CompileError::Internal(format!(
@@ -1028,12 +1032,29 @@ fn continuation_function(
     let id = jit
         .declare_function(&symbol, Linkage::Local, &ctx.func.signature)
         .map_err(|e| format!("{e:?}"))?;
+    prepare(ctx, jit.isa()).map_err(|e| format!("code generation: {e:?}"))?;
     dump(&symbol, ctx);
     jit.define_function(id, ctx)
         .map_err(|e| format!("code generation: {e:?}"))?;
     shared.perf_map.defined(id, &symbol, ctx);
     dump_code(ctx);
     Ok((id, barriers, frame_bytes))
+}
+
+/// Cranelift's first passes (unreachable code, constant phis), then the
+/// translation's own folds (`fold`), before `define_function` compiles
+/// the function (whose passes find nothing more to do there).
+fn prepare(
+    ctx: &mut cranelift_codegen::Context,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+) -> cranelift_codegen::CodegenResult<()> {
+    ctx.compute_cfg();
+    ctx.compute_domtree();
+    ctx.eliminate_unreachable_code(isa)?;
+    ctx.remove_constant_phis(isa)?;
+    ctx.func.dfg.resolve_all_aliases();
+    fold::distances(&mut ctx.func);
+    Ok(())
 }
 
 /// With `CLSYNC_DUMP_CLIF` set: prints the function's Cranelift IR to
