@@ -408,7 +408,17 @@ impl Fx<'_, '_> {
                 let v = self.get1(self.id(inst, 0)?)?;
                 vec![self.int_convert(v, ts[0], false, false, false)]
             }
-            Op::PtrCastToGeneric | Op::GenericCastToPtr => vec![self.get1(self.id(inst, 0)?)?],
+            Op::PtrCastToGeneric | Op::GenericCastToPtr => {
+                let from = self.id(inst, 0)?;
+                // The same pointer: the same root (`roots`), so that an
+                // atomic of OpenCL C 2.0 (whose built-ins take generic
+                // pointers) is checked from its object's root.
+                if let (false, Some(id)) = (self.s.checked, inst.result_id) {
+                    let root = self.roots.get(&from).copied().unwrap_or(from);
+                    self.roots.insert(id, root);
+                }
+                vec![self.get1(from)?]
+            }
             Op::GenericCastToPtrExplicit => {
                 let p = self.get1(self.id(inst, 0)?)?;
                 let storage = match inst.operands.get(1) {

@@ -43,21 +43,27 @@ impl Fx<'_, '_> {
             return self.atomic_checked(inst, ptr, storage, t, size, quiet);
         }
         let width = atomic_width(op, size);
-        let addr = self.address(ptr, width, AccessKind::Atomic, storage);
-        if let Some(v) = self.atomic_native(inst, addr, t)? {
+        // Checked from the object's root where the access chain is known,
+        // as loads and stores are (`address_in`).
+        let root = self.root_value(p)?.unwrap_or(ptr);
+        let addr = self.address_in(ptr, root, width, AccessKind::Atomic, storage);
+        let plain = self.group_private_atomic(inst, p, storage)?;
+        if let Some(v) = self.atomic_native(inst, addr, t, plain)? {
             self.def(inst, vec![v]);
         }
         Ok(true)
     }
 
     /// Performs atomic `inst` on the object of type `t` at native address
-    /// `addr` with the code generator's atomics; its result, if it has
-    /// one.
+    /// `addr` with the code generator's atomics, or as plain code where
+    /// only the group's thread reaches it (`plain`, see `group_atomics`);
+    /// its result, if it has one.
     fn atomic_native(
         &mut self,
         inst: &Instruction,
         addr: Value,
         t: cranelift_codegen::ir::Type,
+        plain: bool,
     ) -> Result<Option<Value>, CompileError> {
         let op = inst.class.opcode;
         let flags = MemFlagsData::trusted();
@@ -85,7 +91,10 @@ impl Fx<'_, '_> {
                     to_int(self, v)
                 }
             };
-            let old = self.b.ins().atomic_rmw(it, flags, rop, addr, val);
+            let old = match plain {
+                true => self.rmw_in_group(it, rop, addr, val),
+                false => self.b.ins().atomic_rmw(it, flags, rop, addr, val),
+            };
             return Ok(Some(from_int(self, old)));
         }
         Ok(match op {
@@ -103,7 +112,10 @@ impl Fx<'_, '_> {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
                 let (v, c) = (to_int(self, v), to_int(self, c));
-                let old = self.b.ins().atomic_cas(flags, addr, c, v);
+                let old = match plain {
+                    true => self.cas_in_group(addr, c, v),
+                    false => self.b.ins().atomic_cas(flags, addr, c, v),
+                };
                 Some(from_int(self, old))
             }
             Op::AtomicFlagTestAndSet => {
@@ -221,7 +233,7 @@ impl Fx<'_, '_> {
             let slow = self.b.create_block();
             self.written(RACE_FREE, ptr, 0, width, ok, fast, slow);
             self.b.switch_to_block(fast);
-            let v = self.atomic_native(inst, addr, t)?;
+            let v = self.atomic_native(inst, addr, t, false)?;
             let clean = shadow.map(|_| self.b.ins().iconst(types::I8, 0));
             let args: Vec<_> = v
                 .into_iter()

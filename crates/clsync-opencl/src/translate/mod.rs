@@ -27,6 +27,7 @@ mod ext;
 mod fold;
 mod function;
 mod group;
+mod group_atomics;
 mod half;
 mod image;
 mod indices;
