@@ -30,6 +30,12 @@ pub(crate) fn distances(func: &mut Function) {
             else {
                 continue;
             };
+            // Scalar integers only: the replacement's zero is an `iconst`
+            // (a batch's packed lanes subtract vectors).
+            let ty = pos.func.dfg.value_type(x);
+            if ty.is_vector() || !ty.is_int() {
+                continue;
+            }
             let mut terms = Vec::new();
             if !sum_terms(pos.func, x, DEPTH, &mut terms) {
                 continue;
@@ -42,7 +48,6 @@ pub(crate) fn distances(func: &mut Function) {
             // which dominates the `isub`: so they do. The `isub` becomes
             // the last addition (`x + 0` where one term is left, which
             // Cranelift's rules fold).
-            let ty = pos.func.dfg.value_type(x);
             let (last, rest) = match terms.split_last() {
                 None => {
                     pos.func.replace(inst).iconst(ty, 0);
@@ -110,7 +115,7 @@ mod tests {
         for _ in 0..3 {
             sig.params.push(AbiParam::new(types::I64));
         }
-        for _ in 0..3 {
+        for _ in 0..4 {
             sig.returns.push(AbiParam::new(types::I64));
         }
         let mut func = Function::with_name_signature(Default::default(), sig);
@@ -128,7 +133,18 @@ mod tests {
         let ptr2 = pos.ins().iadd(four, shifted);
         let d2 = pos.ins().isub(ptr2, root);
         let kept = pos.ins().isub(ptr, other);
-        pos.ins().return_(&[d, d2, kept]);
+        // Packed lanes: `(x + y) - x` of vectors stays as it is.
+        let (a, b) = (
+            pos.ins().ireduce(types::I32, pad),
+            pos.ins().ireduce(types::I32, four),
+        );
+        let x = pos.ins().splat(types::I32X4, a);
+        let y = pos.ins().splat(types::I32X4, b);
+        let sum = pos.ins().iadd(x, y);
+        let lanes = pos.ins().isub(sum, x);
+        let lane = pos.ins().extractlane(lanes, 0);
+        let lane = pos.ins().uextend(types::I64, lane);
+        pos.ins().return_(&[d, d2, kept, lane]);
         distances(&mut func);
         let text = func.display().to_string();
         let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
@@ -138,5 +154,7 @@ mod tests {
         assert!(reads(&func, kept, root), "{text}");
         let kept_def = func.dfg.value_def(kept).inst().expect("an instruction");
         assert_eq!(func.dfg.insts[kept_def].opcode(), Opcode::Isub, "{text}");
+        let lanes_def = func.dfg.value_def(lanes).inst().expect("an instruction");
+        assert_eq!(func.dfg.insts[lanes_def].opcode(), Opcode::Isub, "{text}");
     }
 }
