@@ -14,7 +14,7 @@
 mod common;
 
 use clsync::{Buffer, NdRange, Runtime};
-use clsync_opencl::{Arg, Kernel, Program, RunError};
+use clsync_opencl::{Arg, Program, RunError};
 
 const SRC: &str = r#"
 // Each round waits at one of two barriers, picked by the round and an
@@ -74,19 +74,6 @@ fn program() -> Program {
     common::build(SRC, "agreed.cl", "-cl-std=CL2.0")
 }
 
-/// How a test makes a kernel's engine (`Kernel::on_coroutines`, ...).
-type Engine = fn(Kernel<'_>) -> Kernel<'_>;
-
-/// The three ways to run a kernel: work-item loops with lane batches,
-/// without, and coroutines.
-fn engines() -> [(&'static str, Engine); 3] {
-    [
-        ("loops", |k| k),
-        ("no lanes", |k| k.without_lanes()),
-        ("coroutines", |k| k.on_coroutines()),
-    ]
-}
-
 /// The range of `groups` groups of `local` along x, `local[1]` rows.
 fn range(local: [usize; 2], groups: usize) -> NdRange {
     NdRange::new([local[0] * groups, local[1]]).local(local)
@@ -115,7 +102,7 @@ fn a_barrier_the_group_picks_matches_a_sequential_reference() {
                     acc
                 })
                 .collect();
-            for (engine, how) in engines() {
+            for (engine, how) in common::engines() {
                 let got = common::output_of(
                     &p,
                     "which",
@@ -157,7 +144,7 @@ fn tiles_through_local_memory_match_a_sequential_reference() {
                 acc
             })
             .collect();
-        for (engine, how) in engines() {
+        for (engine, how) in common::engines() {
             let got = common::output_of(
                 &p,
                 "tiles",
@@ -206,7 +193,7 @@ fn sides_that_part_and_meet_match_a_sequential_reference() {
                 want[y * width + group * local[0] + x] = a;
             }
         }
-        for (engine, how) in engines() {
+        for (engine, how) in common::engines() {
             let got = common::output_of(
                 &p,
                 "sides",

@@ -16,7 +16,7 @@ mod common;
 use std::collections::HashMap;
 
 use clsync::{Buffer, NdRange};
-use clsync_opencl::{Arg, Kernel, Program};
+use clsync_opencl::{Arg, Program};
 
 const SRC: &str = r#"
 // Work-item `l` applies each operation to cell `k = l % 3` of its kind;
@@ -122,21 +122,13 @@ fn linearizable(init: i32, last: i32, ops: &[Done]) -> bool {
     x == last
 }
 
-/// How a test makes a kernel's engine.
-type Engine = fn(Kernel<'_>) -> Kernel<'_>;
-
 #[test]
 fn every_operation_is_linearizable_and_ends_as_a_sequential_reference() {
     let p: Program = common::build(SRC, "group_atomics.cl", "-cl-std=CL2.0");
-    let engines: [(&str, Engine); 3] = [
-        ("loops", |k| k),
-        ("no lanes", |k| k.without_lanes()),
-        ("coroutines", |k| k.on_coroutines()),
-    ];
     for n in [64usize, 12, 5] {
         let groups = 3;
         for kernel in ["ops_group", "ops_device"] {
-            for (engine, how) in engines {
+            for (engine, how) in common::engines() {
                 let cells = Buffer::<i32>::new(30 * groups);
                 let old = common::output_of(
                     &p,

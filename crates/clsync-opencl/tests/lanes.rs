@@ -10,21 +10,6 @@ mod common;
 use clsync::{Buffer, NdRange, Runtime};
 use clsync_opencl::{Arg, Program, RunError};
 
-/// Kernel `name`'s outputs with and without lane batches, with a fresh
-/// `i32` buffer of `out` elements as its first argument and those `rest`
-/// makes after it.
-fn both<'a>(
-    p: &Program,
-    name: &str,
-    range: NdRange,
-    out: usize,
-    rest: impl Fn() -> Vec<Arg<'a>>,
-) -> (Vec<i32>, Vec<i32>) {
-    let lanes = common::output_of(p, name, |k| k, range.clone(), out, rest());
-    let without = common::output_of(p, name, |k| k.without_lanes(), range, out, rest());
-    (lanes, without)
-}
-
 /// The error of a launch of kernel `name` on one thread, which must fail.
 fn launch_error(p: &Program, name: &str, range: NdRange, args: &[Arg<'_>]) -> String {
     let r = p
@@ -284,9 +269,14 @@ fn states_with_uniform_branches_get_lanes_and_others_say_why() {
 fn a_uniform_counter_and_a_varying_accumulator() {
     let p = program();
     let (n, local, rounds) = (256usize, 64usize, 7);
-    let (a, b) = both(&p, "counted", NdRange::new([n]).local([local]), n, || {
-        vec![Arg::of(&[rounds])]
-    });
+    let (a, b) = common::against(
+        &p,
+        "counted",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([local]),
+        n,
+        || vec![Arg::of(&[rounds])],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| (0..rounds).fold((g % local) as i32, |acc, i| acc * 3 + i))
         .collect();
@@ -299,9 +289,14 @@ fn values_a_batch_keeps_reach_the_work_items_of_a_state_without_lanes() {
     let p = program();
     let input = Buffer::from_slice(&[4i32, 9]);
     let n = 32usize;
-    let (a, b) = both(&p, "handoff", NdRange::new([n]).local([16]), n, || {
-        vec![Arg::Buffer(&input)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "handoff",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([16]),
+        n,
+        || vec![Arg::Buffer(&input)],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| match (g % 16) as i32 {
             l if l % 3 == 1 => 0,
@@ -316,9 +311,14 @@ fn values_a_batch_keeps_reach_the_work_items_of_a_state_without_lanes() {
 fn work_items_that_part_run_one_at_a_time_and_meet_again() {
     let p = program();
     let (n, local) = (96usize, 24usize);
-    let (a, b) = both(&p, "trips", NdRange::new([n]).local([local]), n, || {
-        vec![Arg::Local(local * 4)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "trips",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([local]),
+        n,
+        || vec![Arg::Local(local * 4)],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| {
             let l = (g % local) as i32;
@@ -342,9 +342,10 @@ fn work_items_that_part_run_one_at_a_time_and_meet_again() {
 fn a_reduction_whose_work_items_part_at_each_level() {
     let p = program();
     let (groups, local) = (6usize, 32usize);
-    let (a, b) = both(
+    let (a, b) = common::against(
         &p,
         "halves",
+        |k| k.without_lanes(),
         NdRange::new([groups * local]).local([local]),
         groups,
         || vec![Arg::Local(local * 4)],
@@ -359,7 +360,14 @@ fn ids_step_along_x_in_two_dimensions_with_an_offset() {
     let p = program();
     let (gx, gy, lx, ly, ox, oy) = (24usize, 6usize, 8usize, 3usize, 4usize, 2usize);
     let range = NdRange::new([gx, gy]).local([lx, ly]).offset([ox, oy]);
-    let (a, b) = both(&p, "ids", range, 5 * gx * gy, Vec::new);
+    let (a, b) = common::against(
+        &p,
+        "ids",
+        |k| k.without_lanes(),
+        range,
+        5 * gx * gy,
+        Vec::new,
+    );
     let mut want = vec![0; 5 * gx * gy];
     for y in 0..gy {
         for x in 0..gx {
@@ -463,9 +471,14 @@ fn consecutive_accesses_in_and_out_of_bounds() {
     let input: Vec<i32> = (0..16).map(|i| i * 3 - 7).collect();
     let inb = Buffer::from_slice(&input);
     // In bounds: each lane's element.
-    let (a, b) = both(&p, "tail", NdRange::new([16]).local([8]), 16, || {
-        vec![Arg::Buffer(&inb)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "tail",
+        |k| k.without_lanes(),
+        NdRange::new([16]).local([8]),
+        16,
+        || vec![Arg::Buffer(&inb)],
+    );
     let want: Vec<i32> = input.iter().map(|x| x * 2).collect();
     assert_eq!(a, want);
     assert_eq!(b, want);
@@ -525,9 +538,14 @@ fn values_of_the_batch_at_once_kept_across_a_barrier() {
     let input: Vec<i32> = (0..64).map(|i| (i * 7) % 23 - 11).collect();
     let inb = Buffer::from_slice(&input);
     let local = 16usize;
-    let (a, b) = both(&p, "keeps", NdRange::new([64]).local([local]), 64, || {
-        vec![Arg::Buffer(&inb), Arg::Local(local * 4)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "keeps",
+        |k| k.without_lanes(),
+        NdRange::new([64]).local([local]),
+        64,
+        || vec![Arg::Buffer(&inb), Arg::Local(local * 4)],
+    );
     let want: Vec<i32> = (0..64)
         .map(|g| {
             let v = input[g];
@@ -548,9 +566,14 @@ fn accumulators_of_the_batch_at_once() {
     let ints: Vec<i32> = (0..gs * n).map(|i| (i as i32 * 13) % 17 - 8).collect();
     let floats: Vec<f32> = (0..gs * n).map(|i| 0.5 + (i % 7) as f32 * 0.25).collect();
     let (ib, fb) = (Buffer::from_slice(&ints), Buffer::from_slice(&floats));
-    let (a, b) = both(&p, "sums", NdRange::new([gs]).local([8]), gs, || {
-        vec![Arg::Buffer(&ib), Arg::Buffer(&fb), Arg::of(&[n as i32])]
-    });
+    let (a, b) = common::against(
+        &p,
+        "sums",
+        |k| k.without_lanes(),
+        NdRange::new([gs]).local([8]),
+        gs,
+        || vec![Arg::Buffer(&ib), Arg::Buffer(&fb), Arg::of(&[n as i32])],
+    );
     let want: Vec<i32> = (0..gs)
         .map(|g| {
             let (mut acc, mut prod) = (0i32, 1.0f32);
@@ -611,9 +634,14 @@ fn batches_whose_lanes_all_skip_a_region() {
     assert_eq!(p.kernel("flips").unwrap().lanes(), vec![Ok(())]);
     let (n, local, h) = (32usize, 16usize, 6i32);
     let marks = Buffer::<i32>::new(n);
-    let (a, b) = both(&p, "flips", NdRange::new([n]).local([local]), n, || {
-        vec![Arg::Buffer(&marks), Arg::of(&[h])]
-    });
+    let (a, b) = common::against(
+        &p,
+        "flips",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([local]),
+        n,
+        || vec![Arg::Buffer(&marks), Arg::of(&[h])],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| {
             let l = (g % local) as i32;
@@ -637,9 +665,14 @@ fn nested_branches_on_the_id_run_together_where_the_lanes_agree() {
     let (n, local, k) = (72usize, 24usize, 3i32);
     let input: Vec<i32> = (0..n as i32).map(|x| x * 7 % 11 - 3).collect();
     let inp = Buffer::from_slice(&input);
-    let (a, b) = both(&p, "nested", NdRange::new([n]).local([local]), n, || {
-        vec![Arg::Buffer(&inp), Arg::of(&[k])]
-    });
+    let (a, b) = common::against(
+        &p,
+        "nested",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([local]),
+        n,
+        || vec![Arg::Buffer(&inp), Arg::of(&[k])],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| {
             let l = g % local;
@@ -693,9 +726,14 @@ fn a_value_of_the_row_is_not_taken_for_the_groups() {
     let n = w * h * 2;
     let range = NdRange::new([w * 2, h]).local([w, h]);
     let table = Buffer::from_slice(&[1i32, 8, 15, 22]);
-    let (a, b) = both(&p, "rows", range, n, || {
-        vec![Arg::of(&[rounds]), Arg::Buffer(&table)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "rows",
+        |k| k.without_lanes(),
+        range,
+        n,
+        || vec![Arg::of(&[rounds]), Arg::Buffer(&table)],
+    );
     let want: Vec<i32> = (0..n)
         .map(|k| {
             let (x, y) = (k % (w * 2), k / (w * 2));
@@ -714,9 +752,14 @@ fn a_chain_of_joins_where_the_first_batch_parts() {
     let (n, local) = (96usize, 12usize);
     let input: Vec<i32> = (0..n as i32).map(|i| i * i % 37 - 11).collect();
     let data = Buffer::from_slice(&input);
-    let (a, b) = both(&p, "chain", NdRange::new([n]).local([local]), n, || {
-        vec![Arg::Buffer(&data)]
-    });
+    let (a, b) = common::against(
+        &p,
+        "chain",
+        |k| k.without_lanes(),
+        NdRange::new([n]).local([local]),
+        n,
+        || vec![Arg::Buffer(&data)],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| {
             let l = g % local;

@@ -96,21 +96,6 @@ fn program() -> Program {
     common::build(SRC, "narrow.cl", "-cl-std=CL2.0")
 }
 
-/// Kernel `name`'s outputs on work-item loops and on coroutines (which
-/// have no narrowed loop), with a fresh `i32` output of `out` elements
-/// first and `rest` after.
-fn both<'a>(
-    p: &Program,
-    name: &str,
-    range: NdRange,
-    out: usize,
-    rest: impl Fn() -> Vec<Arg<'a>>,
-) -> (Vec<i32>, Vec<i32>) {
-    let loops = common::output_of(p, name, |k| k, range.clone(), out, rest());
-    let coroutines = common::output_of(p, name, |k| k.on_coroutines(), range, out, rest());
-    (loops, coroutines)
-}
-
 #[test]
 fn reductions_in_groups_of_one_and_two_dimensions() {
     let p = program();
@@ -186,7 +171,14 @@ fn thresholds_of_every_sign_and_size() {
                 1 => NdRange::new([n]).local([local]),
                 _ => NdRange::new([local * 4, rows]).local([local, rows]),
             };
-            let (a, b) = both(&p, "below", range, n, || vec![Arg::of(&[t]), Arg::of(&[u])]);
+            let (a, b) = common::against(
+                &p,
+                "below",
+                |k| k.on_coroutines(),
+                range,
+                n,
+                || vec![Arg::of(&[t]), Arg::of(&[u])],
+            );
             let want: Vec<i32> = (0..n)
                 .map(|g| {
                     let l = (g % local) as i32;
@@ -212,9 +204,14 @@ fn a_skipped_side_that_keeps_a_value_runs_every_work_item() {
     let n = 64usize;
     let input: Vec<i32> = (0..n as i32).map(|i| i * 5 - 40).collect();
     let data = Buffer::from_slice(&input);
-    let (a, b) = both(&p, "keeps", NdRange::new([n]).local([32]), n, || {
-        vec![Arg::Buffer(&data), Arg::of(&[9i32])]
-    });
+    let (a, b) = common::against(
+        &p,
+        "keeps",
+        |k| k.on_coroutines(),
+        NdRange::new([n]).local([32]),
+        n,
+        || vec![Arg::Buffer(&data), Arg::of(&[9i32])],
+    );
     let want: Vec<i32> = (0..n)
         .map(|g| if g % 32 < 9 { 5 } else { 0 } + input[g] * 3 + 7)
         .collect();
@@ -229,14 +226,28 @@ fn a_test_of_the_id_after_the_level_narrows_only_where_decided() {
     for local in [64usize, 8] {
         let range = NdRange::new([local * groups]).local([local]);
         let local_arg = || vec![Arg::Local(4 * local)];
-        let (a, b) = both(&p, "again", range.clone(), 2 * groups, local_arg);
+        let (a, b) = common::against(
+            &p,
+            "again",
+            |k| k.on_coroutines(),
+            range.clone(),
+            2 * groups,
+            local_arg,
+        );
         // s[0] = 1 + 3 after the level; the odd elements are not written.
         let want: Vec<i32> = (0..2 * groups)
             .map(|i| if i % 2 == 0 { 4 } else { 0 })
             .collect();
         assert_eq!(a, want, "again, local {local}");
         assert_eq!(b, want, "again on coroutines, local {local}");
-        let (a, b) = both(&p, "again_some", range, 2 * groups, local_arg);
+        let (a, b) = common::against(
+            &p,
+            "again_some",
+            |k| k.on_coroutines(),
+            range,
+            2 * groups,
+            local_arg,
+        );
         // s[5] = 6 (not in the level), s[0] = 4.
         let want: Vec<i32> = (0..2 * groups)
             .map(|i| if i % 2 == 1 { 10 } else { 0 })

@@ -45,6 +45,35 @@ pub fn output_of<'a>(
     a.to_vec()
 }
 
+/// How a test makes a kernel's engine (`Kernel::on_coroutines`, ...).
+pub type Engine = fn(Kernel<'_>) -> Kernel<'_>;
+
+/// The three ways to run a compiled kernel: work-item loops with lane
+/// batches, without, and coroutines.
+pub fn engines() -> [(&'static str, Engine); 3] {
+    [
+        ("loops", |k| k),
+        ("no lanes", |k| k.without_lanes()),
+        ("coroutines", |k| k.on_coroutines()),
+    ]
+}
+
+/// Kernel `name`'s outputs ([`output_of`]) on work-item loops as built and
+/// on `other`, each with a fresh output of `out` elements and the
+/// arguments `rest` makes.
+pub fn against<'a>(
+    p: &Program,
+    name: &str,
+    other: Engine,
+    range: NdRange,
+    out: usize,
+    rest: impl Fn() -> Vec<Arg<'a>>,
+) -> (Vec<i32>, Vec<i32>) {
+    let loops = output_of(p, name, |k| k, range.clone(), out, rest());
+    let others = output_of(p, name, other, range, out, rest());
+    (loops, others)
+}
+
 /// Each diagnostic a checked run found: its headline and its line.
 pub fn headlines_at(found: &Findings) -> Vec<(&str, u32)> {
     found

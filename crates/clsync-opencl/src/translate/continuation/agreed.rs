@@ -35,61 +35,90 @@ use cranelift_codegen::ir::{types, InstBuilder, Value};
 use crate::exec::ctx::{CTX_NARROWED_AT, CTX_NARROWED_FROM};
 use crate::translate::function::{mem, Fx};
 
-/// Whether every work-item of a group stops at the same place in state
-/// `k`'s interval of kernel body `f` (from the start of the kernel for `k`
-/// 0, from right after barrier `k` otherwise, to the barriers and returns
-/// that end it): it has one way out, or every branch on the way is on a
-/// value the group shares (see the module docs). Barriers count from 1 in
-/// the translation's order (`narrow::barrier_sites`).
-pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
-    let barriers = super::narrow::barrier_sites(f);
-    let start = match k {
-        0 => (0, None),
-        k => match barriers.get(k as usize - 1) {
-            Some(&(b, at)) => (b, Some(at)),
-            None => return false,
-        },
-    };
-    let u = crate::translate::uniform::analyze_group(m, f);
-    let (_, succ) = crate::translate::cfg::block_graph(f);
-    // The ways out: a barrier's index, `RETURN`, or `OTHER` (a block that
-    // ends the function otherwise).
-    const RETURN: usize = usize::MAX;
-    const OTHER: usize = usize::MAX - 1;
-    let mut exits = HashSet::new();
-    let mut shared = true;
-    let mut seen = HashSet::new();
-    let mut todo = vec![start];
-    while let Some((b, from)) = todo.pop() {
-        // The interval ends at the block's first barrier after where it
-        // entered the block, before the block's branch.
-        let first = barriers
-            .iter()
-            .enumerate()
-            .filter(|(_, &(x, at))| x == b && from.is_none_or(|f| at > f))
-            .min_by_key(|(_, &(_, at))| at);
-        if let Some((i, _)) = first {
-            exits.insert(i);
-            continue;
-        }
-        let Some(blk) = f.blocks.get(b) else {
-            return false;
+/// Where state `k`'s interval of kernel body `f` can end, and the blocks
+/// whose branches it takes on the way: the interval runs from the start
+/// of the kernel for `k` 0, from right after barrier `k` otherwise, to the
+/// first barrier or return on each path. Barriers count from 1 in the
+/// translation's order (`narrow::barrier_sites`); none where `k` is no
+/// barrier.
+pub(crate) struct Interval {
+    /// Each way out: a barrier's index in `narrow::barrier_sites` (barrier
+    /// `k` is `k - 1`), [`Interval::RETURN`], or [`Interval::OTHER`] (a
+    /// block that ends the function otherwise).
+    pub exits: HashSet<usize>,
+    /// The blocks the interval leaves by their branch.
+    pub branching: Vec<usize>,
+}
+
+impl Interval {
+    pub const RETURN: usize = usize::MAX;
+    pub const OTHER: usize = usize::MAX - 1;
+
+    /// State `k`'s interval (see the type's docs).
+    pub(crate) fn of(f: &Function, k: u32) -> Option<Interval> {
+        let barriers = super::narrow::barrier_sites(f);
+        let start = match k {
+            0 => (0, None),
+            k => {
+                let &(b, at) = barriers.get(k as usize - 1)?;
+                (b, Some(at))
+            }
         };
-        shared &= !u.diverging.contains(&blk.label);
-        if succ[b].is_empty() {
-            let term = blk.instructions.last().map(|(t, _)| t.class.opcode);
-            exits.insert(match term {
-                Some(Op::Return | Op::ReturnValue) => RETURN,
-                _ => OTHER,
-            });
-        }
-        for &x in &succ[b] {
-            if seen.insert(x) {
-                todo.push((x, None));
+        let (_, succ) = crate::translate::cfg::block_graph(f);
+        let mut i = Interval {
+            exits: HashSet::new(),
+            branching: Vec::new(),
+        };
+        let mut seen = HashSet::new();
+        let mut todo = vec![start];
+        while let Some((b, from)) = todo.pop() {
+            // The interval ends at the block's first barrier after where it
+            // entered the block, before the block's branch.
+            let first = barriers
+                .iter()
+                .enumerate()
+                .filter(|(_, &(x, at))| x == b && from.is_none_or(|f| at > f))
+                .min_by_key(|(_, &(_, at))| at);
+            if let Some((n, _)) = first {
+                i.exits.insert(n);
+                continue;
+            }
+            let blk = f.blocks.get(b)?;
+            i.branching.push(b);
+            if succ[b].is_empty() {
+                let term = blk.instructions.last().map(|(t, _)| t.class.opcode);
+                i.exits.insert(match term {
+                    Some(Op::Return | Op::ReturnValue) => Interval::RETURN,
+                    _ => Interval::OTHER,
+                });
+            }
+            for &x in &succ[b] {
+                if seen.insert(x) {
+                    todo.push((x, None));
+                }
             }
         }
+        Some(i)
     }
-    !exits.contains(&OTHER) && (exits.len() == 1 || (shared && !exits.is_empty()))
+}
+
+/// Whether every work-item of a group stops at the same place in state
+/// `k`'s interval of kernel body `f` ([`Interval`]): it has one way out,
+/// or every branch on the way is on a value the group shares (see the
+/// module docs).
+pub(crate) fn agreed(m: &Module, f: &Function, k: u32) -> bool {
+    let Some(i) = Interval::of(f, k) else {
+        return false;
+    };
+    if i.exits.contains(&Interval::OTHER) || i.exits.is_empty() {
+        return false;
+    }
+    i.exits.len() == 1 || {
+        let u = crate::translate::uniform::analyze_group(m, f);
+        i.branching
+            .iter()
+            .all(|&b| !u.diverging.contains(&f.blocks[b].label))
+    }
 }
 
 impl Fx<'_, '_> {

@@ -34,8 +34,6 @@
 //!   call. At most [`MAX_CHAINED`] are chained per call, so the watchdog
 //!   sees the group move.
 
-use std::collections::HashSet;
-
 use clsync_spirv::Function;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
@@ -66,28 +64,8 @@ pub(crate) fn chainable(spec: &BarrierSpec) -> bool {
 /// other). Barriers count from 1 in the translation's order (blocks in
 /// reverse postorder, instructions in order), as `BarrierSpec`s do.
 pub(crate) fn returns_to_itself(f: &Function, k: u32) -> bool {
-    let barriers = super::narrow::barrier_sites(f);
-    let Some(&(b, at)) = (k as usize).checked_sub(1).and_then(|i| barriers.get(i)) else {
-        return false;
-    };
-    // Another barrier later in its block ends the interval first.
-    if barriers.iter().any(|&(x, a)| x == b && a > at) {
-        return false;
-    }
-    let (_, succ) = crate::translate::cfg::block_graph(f);
-    let mut seen = HashSet::new();
-    let mut todo: Vec<usize> = succ[b].clone();
-    while let Some(x) = todo.pop() {
-        if x == b {
-            // Back at its block: it, unless an earlier barrier there.
-            return !barriers.iter().any(|&(y, a)| y == b && a < at);
-        }
-        if !seen.insert(x) || barriers.iter().any(|&(y, _)| y == x) {
-            continue;
-        }
-        todo.extend(succ[x].iter().copied());
-    }
-    false
+    // Barrier `k` is index `k - 1` among the interval's ways out.
+    k > 0 && super::agreed::Interval::of(f, k).is_some_and(|i| i.exits.contains(&(k as usize - 1)))
 }
 
 impl Fx<'_, '_> {
