@@ -49,7 +49,8 @@ pub fn key(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     h.update(MAGIC);
     h.update(env!("CARGO_PKG_VERSION"));
-    h.update(include_str!("frontend.rs"));
+    h.update(include_str!("frontend/mod.rs"));
+    h.update(include_str!("frontend/rewrite.rs"));
     for (var, default) in crate::frontend::TOOLS {
         let name = crate::frontend::tool(var, default);
         h.update(name.as_bytes());

@@ -22,7 +22,7 @@ const SRC: &str = r#"
 // Work-item `l` applies each operation to cell `k = l % 3` of its kind;
 // `old` gets what each returned, `cells` the group's cells at the end.
 // Once relaxed at work-group scope, once sequentially consistent at device
-// scope (the orders and scopes are constants, as clsync takes them).
+// scope (constants here; `run_time_sync.rs` passes them at run time).
 #define OPS(NAME, o, s) \
 kernel void NAME(global int *old, global int *cells) { \
     local atomic_int c[3 * 8]; \

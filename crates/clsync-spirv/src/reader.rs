@@ -53,18 +53,30 @@ const SUPPORTED: &[Capability] = &[
     Capability::OptNoneEXT,
 ];
 
-/// The module's words without its module-scope `OpExtInst`s.
+/// The module's words without its module-scope `OpExtInst`s and its
+/// internal linkage decorations.
 ///
-/// llvm-spirv writes the `OpenCL.DebugInfo.100` records of types, files and
-/// functions at module scope, where rspirv's loader takes no `OpExtInst`.
-/// They are non-semantic (the `OpLine`s inside functions carry the source
-/// lines), so they are dropped before loading. Each instruction's word
-/// count is checked on the way: a count of zero or one that runs past the
-/// end is an error, not a loop or a panic.
+/// - llvm-spirv writes the `OpenCL.DebugInfo.100` records of types, files
+///   and functions at module scope, where rspirv's loader takes no
+///   `OpExtInst`. They are non-semantic (the `OpLine`s inside functions
+///   carry the source lines), so they are dropped before loading.
+/// - llvm-spirv-15 decorates the helpers it writes for an OpenCL C 2.0
+///   atomic whose order or scope is a run-time value
+///   (`__translate_ocl_memory_order`, `__translate_ocl_memory_scope`) with
+///   `LinkageAttributes` of linkage type 0x7FFFFFFE, its own marker for
+///   internal linkage, which is no SPIR-V linkage type and which rspirv
+///   refuses. A function without linkage attributes is internal to its
+///   module, so the decoration is dropped: it says nothing more.
+///
+/// Each instruction's word count is checked on the way: a count of zero
+/// or one that runs past the end is an error, not a loop or a panic.
 fn without_module_ext_insts(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
     const EXT_INST: u32 = 12;
     const FUNCTION: u32 = 54;
     const FUNCTION_END: u32 = 56;
+    const DECORATE: u32 = 71;
+    const LINKAGE_ATTRIBUTES: u32 = 41;
+    const LLVM_SPIRV_INTERNAL: u32 = 0x7FFF_FFFE;
     let words: Vec<u32> = bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -87,7 +99,11 @@ fn without_module_ext_insts(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
             FUNCTION_END => in_function = false,
             _ => {}
         }
-        if opcode != EXT_INST || in_function {
+        let internal = opcode == DECORATE
+            && count >= 4
+            && words[i + 2] == LINKAGE_ATTRIBUTES
+            && words[i + count - 1] == LLVM_SPIRV_INTERNAL;
+        if (opcode != EXT_INST || in_function) && !internal {
             out.extend_from_slice(&words[i..i + count]);
         }
         i += count;

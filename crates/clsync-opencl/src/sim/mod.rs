@@ -367,9 +367,12 @@ impl Sim {
             }
             bytes.copy_from_slice(&d[..size]);
         } else if let Some(v) = &o.fill {
-            let b = elem
-                .parse(v, o.hex)
-                .ok_or_else(|| (None, format!("fill={v} is not a {elem:?}")))?;
+            let b = elem.parse(v, o.hex).ok_or_else(|| {
+                (
+                    None,
+                    format!("fill={v} is not a value of type {}", elem.name()),
+                )
+            })?;
             // The first element, then the bytes made so far, doubling.
             let first = es.min(size);
             bytes[..first].copy_from_slice(&b[..first]);
@@ -414,7 +417,10 @@ impl Sim {
                         Elem::F32 | Elem::F64 => v.to_string(),
                         _ => (v as i64).to_string(),
                     };
-                    (None, format!("range value {t} is not a {elem:?}"))
+                    (
+                        None,
+                        format!("range value {t} is not a value of type {}", elem.name()),
+                    )
                 })?;
                 let n = c.len();
                 c.copy_from_slice(&b[..n]);
@@ -435,9 +441,12 @@ impl Sim {
                         format!("{n} values needed, {k} given before `{}`", t.text),
                     ));
                 }
-                let b = elem
-                    .parse(&t.text, o.hex)
-                    .ok_or_else(|| (Some(t.line), format!("`{}` is not a {elem:?}", t.text)))?;
+                let b = elem.parse(&t.text, o.hex).ok_or_else(|| {
+                    (
+                        Some(t.line),
+                        format!("`{}` is not a value of type {}", t.text, elem.name()),
+                    )
+                })?;
                 bytes[k * es..(k + 1) * es].copy_from_slice(&b);
                 *pos += 1;
             }
@@ -596,6 +605,35 @@ mod tests {
                 .unwrap();
             let want: Vec<u8> = (0..size).map(|i| [4u8, 3, 2, 1][i % 4]).collect();
             assert_eq!(bytes, want, "{size}");
+        }
+    }
+
+    /// A value that is not one of its type is named with the type's
+    /// OpenCL C name.
+    #[test]
+    fn a_bad_value_names_its_type_as_opencl_c_does() {
+        let sim = Sim::parse("k.cl\nk\n1 1 1\n1 1 1\n", Path::new("t.sim")).unwrap();
+        for (text, elem, name) in [("int 1", Elem::I32, "int"), ("1.5", Elem::U8, "uchar")] {
+            let sim = Sim {
+                tokens: text
+                    .split(' ')
+                    .map(|t| Token {
+                        text: t.into(),
+                        line: 7,
+                    })
+                    .collect(),
+                ..sim.clone()
+            };
+            let o = Options::parse("<size=4>").unwrap();
+            let e = sim
+                .data(&o, elem, elem.size(), &mut 0, Path::new("."))
+                .unwrap_err();
+            assert_eq!(e.0, Some(7));
+            assert!(
+                e.1.ends_with(&format!("is not a value of type {name}")),
+                "{}",
+                e.1
+            );
         }
     }
 }

@@ -58,6 +58,22 @@ impl Elem {
         })
     }
 
+    /// The OpenCL C name, as reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::I8 => "char",
+            Elem::U8 => "uchar",
+            Elem::I16 => "short",
+            Elem::U16 => "ushort",
+            Elem::I32 => "int",
+            Elem::U32 => "uint",
+            Elem::I64 => "long",
+            Elem::U64 => "ulong",
+            Elem::F32 => "float",
+            Elem::F64 => "double",
+        }
+    }
+
     /// Bytes of one element.
     pub fn size(self) -> usize {
         match self {

@@ -184,8 +184,10 @@ impl Fx<'_, '_> {
     ) -> Result<bool, CompileError> {
         let (is_float, it) = (t.is_float(), t.as_int());
         let op = inst.class.opcode;
-        let scope = self.const_u64(self.id(inst, 1)?)?;
-        let sem = self.const_u64(self.id(inst, 2)?)?;
+        // Orders and scopes as the kernel names them, constant or not: the
+        // checker judges by them.
+        let scope = self.u32_operand(self.id(inst, 1)?)?;
+        let sem = self.u32_operand(self.id(inst, 2)?)?;
         let zero = self.b.ins().iconst(types::I64, 0);
         let widen = |fx: &mut Self, v: Value| -> Value {
             let v = if is_float {
@@ -204,18 +206,19 @@ impl Fx<'_, '_> {
             | Op::AtomicIIncrement
             | Op::AtomicIDecrement
             | Op::AtomicFlagTestAndSet
-            | Op::AtomicFlagClear => (zero, zero, 0),
+            | Op::AtomicFlagClear => (zero, zero, None),
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
                 let v = self.get1(self.id(inst, 4)?)?;
                 let c = self.get1(self.id(inst, 5)?)?;
-                let fail = self.const_u64(self.id(inst, 3)?)?;
-                (widen(self, v), widen(self, c), fail)
+                let fail = self.u32_operand(self.id(inst, 3)?)?;
+                (widen(self, v), widen(self, c), Some(fail))
             }
             _ => {
                 let v = self.get1(self.id(inst, 3)?)?;
-                (widen(self, v), zero, 0)
+                (widen(self, v), zero, None)
             }
         };
+        let fail_sem = fail_sem.unwrap_or_else(|| self.b.ins().iconst(types::I32, 0));
         let width = atomic_width(op, size);
         let addr = self.address(ptr, width, AccessKind::Atomic, storage);
         let join = self.b.create_block();
@@ -254,9 +257,9 @@ impl Fx<'_, '_> {
                 .iconst(types::I32, width as i64 | if is_float { 0x100 } else { 0 }),
             value,
             cmp,
-            self.b.ins().iconst(types::I32, sem as i64),
-            self.b.ins().iconst(types::I32, fail_sem as i64),
-            self.b.ins().iconst(types::I32, scope as i64),
+            sem,
+            fail_sem,
+            scope,
             self.b.ins().iconst(types::I32, site),
         ];
         let old = self.helper("clsync_atomic", &args)[0];
@@ -301,8 +304,9 @@ impl Fx<'_, '_> {
     /// (a locked exchange on x86-64); a relaxed or release store needs no
     /// more than x86-64's plain store, whose total store order gives it
     /// release semantics, and which Cranelift neither removes nor moves
-    /// across other memory operations. A seq_cst store, and every store
-    /// elsewhere, stays Cranelift's.
+    /// across other memory operations. A seq_cst store, one whose order is
+    /// known only at run time, and every store elsewhere, stay
+    /// Cranelift's.
     fn store_atomic(
         &mut self,
         inst: &Instruction,
@@ -310,8 +314,9 @@ impl Fx<'_, '_> {
         v: Value,
         addr: Value,
     ) -> Result<(), CompileError> {
-        let sem = self.const_u64(self.id(inst, 2)?)?;
-        let seq_cst = sem & 0x10 != 0;
+        let seq_cst = self
+            .known_u64(self.id(inst, 2)?)
+            .is_none_or(|sem| sem & 0x10 != 0);
         if cfg!(target_arch = "x86_64") && !seq_cst {
             self.b.ins().store(flags, v, addr, 0);
         } else {

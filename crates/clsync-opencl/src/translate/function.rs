@@ -835,6 +835,33 @@ impl<'a, 'm> Fx<'a, 'm> {
         }
     }
 
+    /// The constant `id` holds, or None where it is a run-time value.
+    pub fn known_u64(&self, id: Word) -> Option<u64> {
+        match self.m.constants.get(&id) {
+            Some(Constant::Scalar { bits, .. }) => Some(*bits),
+            Some(Constant::Null { .. }) => Some(0),
+            _ => None,
+        }
+    }
+
+    /// A scope or semantics operand as a 32-bit value: its constant, or
+    /// the value it has at run time. An OpenCL C 2.0 atomic's order and
+    /// scope are arguments of type `memory_order` and `memory_scope`
+    /// (`001_b96d5603ef61627c.txt`), which a kernel may compute; llvm-spirv
+    /// maps such values to SPIR-V's with helper functions and passes the
+    /// results.
+    pub fn u32_operand(&mut self, id: Word) -> Result<Value, CompileError> {
+        if let Some(c) = self.known_u64(id) {
+            return Ok(self.b.ins().iconst(types::I32, c as u32 as i64));
+        }
+        let v = self.get1(id)?;
+        Ok(match self.b.func.dfg.value_type(v) {
+            types::I32 => v,
+            t if t.bits() > 32 => self.b.ins().ireduce(types::I32, v),
+            _ => self.b.ins().uextend(types::I32, v),
+        })
+    }
+
     /// Defines the result of `inst`.
     pub fn def(&mut self, inst: &Instruction, v: Vec<Value>) {
         let id = inst.result_id.unwrap_or(0);

@@ -52,17 +52,23 @@ impl Fx<'_, '_> {
         if !local {
             return Ok(false);
         }
-        let scope = self.const_u64(self.id(inst, 1)?)?;
-        let semantics = self.const_u64(self.id(inst, 2)?)?;
+        // An order or scope known only at run time may be any: the
+        // operation keeps its locked instruction.
+        let known = |fx: &Self, k: usize| -> Result<Option<u64>, CompileError> {
+            Ok(fx.known_u64(fx.id(inst, k)?))
+        };
+        let scope = known(self, 1)?;
+        let semantics = known(self, 2)?;
         // A compare-exchange has a second semantics (its failure's): both
         // count.
         let failure = match inst.class.opcode {
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
-                self.const_u64(self.id(inst, 3)?)?
-            }
-            _ => 0,
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => known(self, 3)?,
+            _ => Some(0),
         };
-        Ok(IN_GROUP.contains(&scope) || (semantics | failure) & ORDERING == 0)
+        if scope.is_some_and(|s| IN_GROUP.contains(&s)) {
+            return Ok(true);
+        }
+        Ok(matches!((semantics, failure), (Some(s), Some(f)) if (s | f) & ORDERING == 0))
     }
 
     /// Read-modify-write `rop` of `val` at native address `addr` as plain

@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::BuildError;
 
+mod rewrite;
+pub use rewrite::{freeze_as_bitcast, run_time_sync_args};
+
 /// What clang needs to know of one kernel's parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ArgInfo {
@@ -334,10 +337,16 @@ pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError>
     // in llvm-spirv-15: it is rewritten to a no-op cast first.
     let mut text = std::fs::read_to_string(&ll)
         .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
-    if let Some(thawed) = freeze_as_bitcast(&text) {
-        std::fs::write(&ll, &thawed)
-            .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
-        text = thawed;
+    // Barriers and fences with run-time arguments, which llvm-spirv-15
+    // aborts on, call dispatch functions over constants.
+    let rewritten = freeze_as_bitcast(&text);
+    let rewritten = match run_time_sync_args(rewritten.as_deref().unwrap_or(&text)) {
+        Some(t) => Some(t),
+        None => rewritten,
+    };
+    if let Some(t) = rewritten {
+        std::fs::write(&ll, &t).map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
+        text = t;
     }
     let (alog, ok) = run(
         Command::new(tool("CLSYNC_LLVM_AS", "llvm-as-15"))
@@ -468,40 +477,6 @@ pub fn link(units: &[Unit]) -> Result<Translated, BuildError> {
     })
 }
 
-/// LLVM IR text with each `%x = freeze T v` made `%x = bitcast T v to T`,
-/// or `None` if it has no `freeze`. `freeze` turns a poison or undefined
-/// value into some fixed value of its type; clsync's compiled code has no
-/// poison (every value is some value of its type), so the identity is
-/// exact for it, and llvm-spirv-15, which has no translation for
-/// `freeze`, takes the cast.
-pub fn freeze_as_bitcast(ir: &str) -> Option<String> {
-    if !ir.contains(" = freeze ") {
-        return None;
-    }
-    let mut out = String::with_capacity(ir.len());
-    for line in ir.lines() {
-        match line.split_once(" = freeze ") {
-            Some((lhs, rest)) => {
-                // `T v` then, maybe, `, !dbg !N`.
-                let (operand, meta) = match rest.find(", !") {
-                    Some(i) => rest.split_at(i),
-                    None => (rest, ""),
-                };
-                let operand = operand.trim_end();
-                match operand.rsplit_once(' ') {
-                    Some((ty, _)) => {
-                        out.push_str(&format!("{lhs} = bitcast {operand} to {ty}{meta}"))
-                    }
-                    None => out.push_str(line),
-                }
-            }
-            None => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    Some(out)
-}
-
 /// Compiles OpenCL C source held in memory; `name` is the file name its
 /// reports give.
 pub fn compile_source(source: &str, name: &str, options: &str) -> Result<Translated, BuildError> {
@@ -619,15 +594,5 @@ mod tests {
         assert_eq!(a.names, vec!["n", "data"]);
         assert_eq!(a.type_names, vec!["uint", "float*"]);
         assert_eq!(a.type_quals, vec!["", "const"]);
-    }
-
-    #[test]
-    fn freeze_becomes_a_no_op_cast() {
-        let ir = "  %3 = freeze i32 %2, !dbg !12\n  %v = freeze <4 x float> %u\n  ret void\n";
-        assert_eq!(
-            freeze_as_bitcast(ir).unwrap(),
-            "  %3 = bitcast i32 %2 to i32, !dbg !12\n  %v = bitcast <4 x float> %u to <4 x float>\n  ret void\n"
-        );
-        assert_eq!(freeze_as_bitcast("  ret void\n"), None);
     }
 }
