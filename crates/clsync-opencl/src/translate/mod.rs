@@ -39,22 +39,22 @@ mod perf_map;
 mod promote;
 mod shadow;
 mod slices;
+mod slots;
+mod symbols;
 mod uniform;
 mod written;
 
 use std::collections::HashMap;
 
 use clsync::sync::Site;
-use clsync_spirv::spirv::{Op, StorageClass, Word};
+use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Module, Operand, SourceLine, Type};
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder as _, Signature, Type as ClType};
+use cranelift_codegen::ir::{types, Type as ClType};
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module as _};
 
-use crate::exec::ctx::{SlotInfo, OFFSET_BITS};
-use crate::exec::helpers;
 use crate::CompileError;
 
 /// The entry stub's type.
@@ -71,6 +71,9 @@ pub(crate) use byval::is_byval;
 pub use function::BarrierSpec;
 pub(crate) use slices::owned_params;
 pub use slices::Use as BufferUse;
+use slots::plan_slots;
+pub use slots::SlotPlan;
+use symbols::{cold_trampolines, helper_symbols, sig};
 pub(crate) use written::written_params;
 
 /// The most barriers of a kernel whose unchecked build also has a
@@ -117,27 +120,6 @@ pub struct GroupEntry {
     /// not promoted to registers), which each work-item keeps while the
     /// others run (`exec::loops::Privates`). Empty in unchecked builds.
     pub private_spans: Vec<(usize, usize)>,
-}
-
-/// Where each module-scope and function-scope variable lives.
-#[derive(Debug, Default, Clone)]
-pub struct SlotPlan {
-    /// Program-scope variables in global or constant memory: (id, slot).
-    pub program: Vec<(Word, u64)>,
-    /// `local` variables declared in kernels: (id, slot, byte offset in
-    /// the group's block of them).
-    pub workgroup: Vec<(Word, u64, u64)>,
-    /// Bytes of the group's block of `local` variables.
-    pub workgroup_bytes: u64,
-    /// Function-scope variables: (id, slot, byte offset in the work-item's
-    /// private block).
-    pub private: Vec<(Word, u64, u64)>,
-    /// Bytes of the private block.
-    pub private_bytes: u64,
-    /// Every static slot's description; kernel arguments' slots follow.
-    pub infos: Vec<SlotInfo>,
-    /// Slot of each variable id.
-    pub of: HashMap<Word, u64>,
 }
 
 /// A compiled module.
@@ -242,339 +224,6 @@ impl Sites {
         self.index.insert(key, i);
         i
     }
-}
-
-/// Assigns slots to the module's variables.
-fn plan_slots(m: &Module) -> Result<SlotPlan, CompileError> {
-    let mut p = SlotPlan {
-        infos: vec![SlotInfo {
-            space: "null",
-            name: "NULL".into(),
-            access: Default::default(),
-            unwritten: false,
-            owned: false,
-        }],
-        ..Default::default()
-    };
-    for g in &m.globals {
-        let space = match g.storage {
-            StorageClass::CrossWorkgroup => "global",
-            StorageClass::UniformConstant => "constant",
-            // llvm-spirv writes LLVM's private constants (the initializer
-            // clang emits for a large aggregate that is then copied into a
-            // private variable) as module-scope Function variables: one
-            // read-only copy for the program, like a constant.
-            StorageClass::Function if g.initializer.is_some() => "constant",
-            StorageClass::Workgroup => "local",
-            StorageClass::Input => continue,
-            other => {
-                return Err(CompileError::Unsupported(format!(
-                    "a module-scope variable `{}` in storage class {other:?}",
-                    g.name
-                )))
-            }
-        };
-        let slot = p.infos.len() as u64;
-        let name = if g.name.is_empty() {
-            format!("variable %{}", g.id)
-        } else {
-            g.name.clone()
-        };
-        p.infos.push(SlotInfo {
-            space,
-            name,
-            access: Default::default(),
-            unwritten: false,
-            owned: false,
-        });
-        p.of.insert(g.id, slot);
-        if g.storage == StorageClass::Workgroup {
-            let l = m.layout(g.pointee)?;
-            let off = p.workgroup_bytes.next_multiple_of(l.align.max(16));
-            p.workgroup.push((g.id, slot, off));
-            p.workgroup_bytes = off + l.size;
-        } else {
-            p.program.push((g.id, slot));
-        }
-    }
-    // Function-scope variables, and the by-value parameters a function
-    // writes (a private copy each, see `byval`).
-    for f in &m.functions {
-        let variables = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .filter(|(i, _)| i.class.opcode == clsync_spirv::spirv::Op::Variable)
-            .map(|(i, _)| {
-                let (id, ty) = (i.result_id.unwrap_or(0), i.result_type.unwrap_or(0));
-                (id, ty, "a private variable")
-            });
-        let copies = byval::written(m, f).into_iter().map(|id| {
-            let ty = f
-                .params
-                .iter()
-                .find(|(q, _)| *q == id)
-                .map_or(0, |(_, t)| *t);
-            (id, ty, "a by-value argument")
-        });
-        for (id, ty, what) in variables.chain(copies) {
-            let Type::Pointer { pointee, .. } = m.ty(ty)? else {
-                return Err(CompileError::Invalid(format!(
-                    "{what} %{id} is not a pointer"
-                )));
-            };
-            let l = m.layout(*pointee)?;
-            let slot = p.infos.len() as u64;
-            let name = m
-                .names
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| format!("{what} of `{}`", f.name));
-            p.infos.push(SlotInfo {
-                space: "private",
-                name,
-                access: Default::default(),
-                unwritten: false,
-                owned: false,
-            });
-            p.of.insert(id, slot);
-            let off = p.private_bytes.next_multiple_of(l.align.max(8));
-            p.private.push((id, slot, off));
-            p.private_bytes = off + l.size;
-        }
-    }
-    if p.infos.len() as u64 >= (1 << (64 - OFFSET_BITS)) / 2 {
-        return Err(CompileError::Unsupported(format!(
-            "{} variables; clsync addresses at most 32768 memory objects",
-            p.infos.len()
-        )));
-    }
-    Ok(p)
-}
-
-/// The runtime calls the code may make: name, address, parameters,
-/// results.
-fn helper_symbols() -> Vec<(&'static str, *const u8, Vec<ClType>, Vec<ClType>)> {
-    use types::{F32, F64, I32, I64};
-    vec![
-        (
-            "clsync_fault",
-            helpers::clsync_fault as *const u8,
-            vec![I64, I64, I64, I32, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_barrier",
-            helpers::clsync_barrier as *const u8,
-            vec![I64, I32, I32, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_memcpy",
-            helpers::clsync_memcpy as *const u8,
-            vec![I64, I64, I64, I64, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_cast_space",
-            helpers::clsync_cast_space as *const u8,
-            vec![I64, I64, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_f32_1",
-            crate::exec::math::clsync_f32_1 as *const u8,
-            vec![I32, F32],
-            vec![F32],
-        ),
-        (
-            "clsync_f32_2",
-            crate::exec::math::clsync_f32_2 as *const u8,
-            vec![I32, F32, F32],
-            vec![F32],
-        ),
-        (
-            "clsync_f32_3",
-            crate::exec::math::clsync_f32_3 as *const u8,
-            vec![I32, F32, F32, F32],
-            vec![F32],
-        ),
-        (
-            "clsync_f64_1",
-            crate::exec::math::clsync_f64_1 as *const u8,
-            vec![I32, F64],
-            vec![F64],
-        ),
-        (
-            "clsync_f64_2",
-            crate::exec::math::clsync_f64_2 as *const u8,
-            vec![I32, F64, F64],
-            vec![F64],
-        ),
-        (
-            "clsync_f64_3",
-            crate::exec::math::clsync_f64_3 as *const u8,
-            vec![I32, F64, F64, F64],
-            vec![F64],
-        ),
-        (
-            "clsync_f32_split",
-            crate::exec::math::clsync_f32_split as *const u8,
-            vec![I32, F32, F32, I64],
-            vec![F32],
-        ),
-        (
-            "clsync_f64_split",
-            crate::exec::math::clsync_f64_split as *const u8,
-            vec![I32, F64, F64, I64],
-            vec![F64],
-        ),
-        (
-            "clsync_half_to_float",
-            crate::exec::math::clsync_half_to_float as *const u8,
-            vec![I32],
-            vec![F32],
-        ),
-        (
-            "clsync_round_half",
-            crate::exec::math::clsync_round_half as *const u8,
-            vec![F32, I32],
-            vec![F32],
-        ),
-        (
-            "clsync_float_to_half",
-            crate::exec::math::clsync_float_to_half as *const u8,
-            vec![F64, I32],
-            vec![I32],
-        ),
-        (
-            "clsync_mad_sat64",
-            crate::exec::math::clsync_mad_sat64 as *const u8,
-            vec![I64, I64, I64, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_ilogb",
-            crate::exec::math::clsync_ilogb as *const u8,
-            vec![F64],
-            vec![I32],
-        ),
-        (
-            "clsync_f64_int",
-            crate::exec::math::clsync_f64_int as *const u8,
-            vec![I32, F64, I32],
-            vec![F64],
-        ),
-        (
-            "clsync_printf",
-            crate::exec::printf::clsync_printf as *const u8,
-            vec![I64, I64, I64, I32, I32],
-            vec![I32],
-        ),
-        (
-            "clsync_check_access",
-            crate::exec::checked::clsync_check_access as *const u8,
-            vec![I64, I64, I64, I64, I32, I32, I32, I64],
-            vec![I32],
-        ),
-        (
-            "clsync_atomic",
-            crate::exec::checked::clsync_atomic as *const u8,
-            vec![I64, I64, I64, I32, I32, I64, I64, I32, I32, I32, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_fence",
-            crate::exec::checked::clsync_fence as *const u8,
-            vec![I64, I32, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_async_copy",
-            crate::exec::copies::clsync_async_copy as *const u8,
-            vec![I64, I64, I64, I64, I64, I64, I64, I64, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_collective",
-            crate::exec::collectives::clsync_collective as *const u8,
-            vec![I64, I32, I32, I32, I32, I64, I64, I32],
-            vec![I64],
-        ),
-        (
-            "clsync_sub_group_active",
-            crate::exec::collectives::clsync_sub_group_active as *const u8,
-            vec![I64, I32, I32, I32, I64, I64, I32, I64],
-            vec![I64],
-        ),
-        (
-            "clsync_uninit",
-            crate::exec::checked::clsync_uninit as *const u8,
-            vec![I64, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_next_item",
-            crate::exec::loops::clsync_next_item as *const u8,
-            vec![I64, I64],
-            vec![],
-        ),
-        (
-            "clsync_item_ids",
-            crate::exec::loops::clsync_item_ids as *const u8,
-            vec![I64, I64],
-            vec![],
-        ),
-        (
-            "clsync_poll",
-            helpers::clsync_poll as *const u8,
-            vec![I64],
-            vec![],
-        ),
-        (
-            "clsync_image_read",
-            crate::exec::image::clsync_image_read as *const u8,
-            vec![I64, I64, I64, I64, I64, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_image_write",
-            crate::exec::image::clsync_image_write as *const u8,
-            vec![I64, I64, I64, I64, I64, I64, I64, I32],
-            vec![],
-        ),
-        (
-            "clsync_image_query",
-            crate::exec::image::clsync_image_query as *const u8,
-            vec![I64, I64, I32],
-            vec![I32],
-        ),
-        (
-            "clsync_misaligned",
-            crate::exec::checked::clsync_misaligned as *const u8,
-            vec![I64, I64, I64, I32, I32],
-            vec![],
-        ),
-        (
-            "clsync_index_exceeds",
-            crate::exec::checked::clsync_index_exceeds as *const u8,
-            vec![I64, I64, I64, I32],
-            vec![],
-        ),
-        (
-            "clsync_wait_events",
-            crate::exec::copies::clsync_wait_events as *const u8,
-            vec![I64, I64, I64, I32],
-            vec![],
-        ),
-    ]
-}
-
-fn sig(call_conv: CallConv, params: &[ClType], rets: &[ClType]) -> Signature {
-    let mut s = Signature::new(call_conv);
-    s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-    s.returns.extend(rets.iter().map(|t| AbiParam::new(*t)));
-    s
 }
 
 /// What every function translation shares.
@@ -916,59 +565,6 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
         sites,
         plan,
     })
-}
-
-/// The helpers that compiled code calls only on its cold paths, each with
-/// its trampoline's name: an invalid access (`clsync_fault`) and a raised
-/// cancellation gate (`clsync_poll`).
-const COLD_HELPERS: [(&str, &str); 3] = [
-    ("clsync_fault", "cold_clsync_fault"),
-    ("clsync_poll", "cold_clsync_poll"),
-    ("clsync_item_ids", "cold_clsync_item_ids"),
-];
-
-/// Defines, for each of [`COLD_HELPERS`], a trampoline in the
-/// `preserve_all` calling convention that calls it and leaves its result
-/// in the context ([`CTX_ANSWER`](crate::exec::ctx::CTX_ANSWER)). A call of
-/// the trampoline clobbers no register, so the values a hot loop keeps in
-/// registers stay there across the cold call instead of being spilled
-/// around every access it checks (the platform's C convention clobbers
-/// every vector register); the trampoline saves what the helper clobbers.
-fn cold_trampolines(
-    shared: &mut Shared<'_>,
-    jit: &mut JITModule,
-    ctx: &mut cranelift_codegen::Context,
-    fbc: &mut cranelift_frontend::FunctionBuilderContext,
-    hs: &[(&'static str, *const u8, Vec<ClType>, Vec<ClType>)],
-) -> Result<(), CompileError> {
-    let jerr = |e: cranelift_module::ModuleError| CompileError::Internal(format!("{e:?}"));
-    for (name, cold) in COLD_HELPERS {
-        let Some((_, _, params, rets)) = hs.iter().find(|h| h.0 == name) else {
-            continue;
-        };
-        ctx.func.signature = sig(CallConv::PreserveAll, params, &[]);
-        let mut b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, fbc);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let args = b.block_params(entry).to_vec();
-        let callee = jit.declare_func_in_func(shared.helpers[&name], b.func);
-        let call = b.ins().call(callee, &args);
-        if let (Some(r), false) = (b.inst_results(call).first().copied(), rets.is_empty()) {
-            b.ins()
-                .store(function::mem(), r, args[0], crate::exec::ctx::CTX_ANSWER);
-        }
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
-        b.finalize(jit.target_config());
-        let id = jit
-            .declare_function(cold, Linkage::Local, &ctx.func.signature)
-            .map_err(jerr)?;
-        jit.define_function(id, ctx).map_err(jerr)?;
-        jit.clear_context(ctx);
-        shared.cold.insert(name, (cold, id, !rets.is_empty()));
-    }
-    Ok(())
 }
 
 /// Whether kernel `f`'s batched functions lay frames out in rows (see
