@@ -245,7 +245,7 @@ impl Fx<'_, '_> {
             // A varying phi of a batched build takes each lane's value, or
             // a vector of them.
             if let Some(v) = self.packed_edge(id, v)? {
-                out.push(BlockArg::Value(v));
+                out.extend(v.into_iter().map(BlockArg::Value));
             } else if self.varying_lane(id).is_some() {
                 for vs in self.per_lane(|fx, _| fx.get(v))? {
                     out.extend(vs.into_iter().map(BlockArg::Value));

@@ -30,7 +30,14 @@ use clsync_spirv::{Function, Instruction, Module, Operand};
 use super::cfg::block_graph;
 
 /// The work-items of a lane batch (see the module docs).
-pub const LANES: usize = 4;
+pub const LANES: usize = 8;
+
+/// The 32-bit lanes of one 128-bit vector, the widest Cranelift emits: a
+/// batch's packed value is [`VECTORS`] of them.
+pub const VECTOR_LANES: usize = 4;
+
+/// The vectors of a batch's packed 32-bit value.
+pub const VECTORS: usize = LANES / VECTOR_LANES;
 
 /// The result of the analysis for one function.
 #[derive(Clone, Debug, Default)]

@@ -71,7 +71,7 @@ pub(crate) struct Batch {
     pub serial: super::serial::SerialState,
     /// Varying 32-bit values the batch has as one vector of its lanes
     /// (see `packed`), whose lanes are taken where a lane's code uses them.
-    pub packed: HashMap<Word, Value>,
+    pub packed: HashMap<Word, super::packed::Packed>,
     /// The phis that are such vectors.
     pub packed_phis: HashSet<Word>,
     /// Whether frames are laid out in rows, the values kept across
@@ -255,7 +255,7 @@ impl Fx<'_, '_> {
     pub(in crate::translate) fn value_in_lane(&mut self, id: Word, j: usize) -> Option<Vec<Value>> {
         // A vector kept across barriers: its lane, taken here.
         if let Some(v) = self.use_row(id) {
-            return Some(vec![self.b.ins().extractlane(v, j as u8)]);
+            return Some(vec![self.packed_lane(&v, j)]);
         }
         let c = self.cont.as_ref()?;
         let b = c.batch.as_ref()?;
@@ -271,8 +271,8 @@ impl Fx<'_, '_> {
         }
         // A value the batch has as one vector: its lane, taken here (one
         // kept across a barrier has variables, above).
-        let packed = b.packed.get(&id).copied()?;
-        Some(vec![self.b.ins().extractlane(packed, j as u8)])
+        let packed = b.packed.get(&id).cloned()?;
+        Some(vec![self.packed_lane(&packed, j)])
     }
 
     /// Makes `v` lane `j`'s value of varying `id`.
@@ -464,7 +464,7 @@ impl Fx<'_, '_> {
                 lanes: lanes
                     .map(|b| b.vals.iter().map(|v| v.get(id).cloned()).collect())
                     .unwrap_or_default(),
-                packed: lanes.and_then(|b| b.packed.get(id).copied()),
+                packed: lanes.and_then(|b| b.packed.get(id).cloned()),
             })
             .collect()
     }
@@ -498,7 +498,7 @@ pub(super) struct Kept {
     id: Word,
     own: Option<Vec<Value>>,
     lanes: Vec<Option<Vec<Value>>>,
-    packed: Option<Value>,
+    packed: Option<super::packed::Packed>,
 }
 
 /// Values saved by `save_values`.

@@ -1,8 +1,9 @@
 //! Coalesced accesses of a lane batch: a load or store of a 4- or 8-byte
 //! scalar whose lanes' addresses follow one another (`s[l]`, `in[g - 1]`,
 //! `tb[k * 16 + tx]`: an address whose step from one lane to the next,
-//! `Uniformity::steps`, is the scalar's size) is one access of the four
-//! lanes' bytes, with one bounds check, instead of four.
+//! `Uniformity::steps`, is the scalar's size) is one access of the batch's
+//! lanes' bytes (a 16-byte vector access for each 16 of them), with one
+//! bounds check, instead of one a lane.
 //!
 //! The step is proved modulo the values' widths; a widening conversion of
 //! an `int` id could still wrap between two lanes (an id past 2^31). So
@@ -18,6 +19,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::batch::LANES;
+use super::packed::{VECTORS, VECTOR_LANES};
 use crate::translate::function::Fx;
 use crate::CompileError;
 
@@ -66,13 +68,13 @@ impl Fx<'_, '_> {
         };
         // A 32-bit value packed in one vector stays so (see `packed`): a
         // load makes one, a store of one stores it.
-        let pack = per_vector == LANES;
+        let pack = per_vector == VECTOR_LANES;
         let stored = match op {
             Op::Store => Some(self.id(inst, 1)?),
             _ => None,
         };
         let packed_store = stored.and_then(|v| self.packed_value(v)).filter(|_| pack);
-        let values = match (stored, packed_store) {
+        let values = match (stored, &packed_store) {
             (Some(v), None) => self.per_lane(|fx, _| fx.get1(v))?,
             _ => Vec::new(),
         };
@@ -95,7 +97,7 @@ impl Fx<'_, '_> {
             .ins()
             .brif(inside, fast, &[BlockArg::Value(native)], slow, &[]);
 
-        // The four lanes at once.
+        // The lanes at once.
         self.b.switch_to_block(fast);
         let native = self.b.append_block_param(fast, types::I64);
         let flags = MemFlagsData::new().with_notrap();
@@ -114,7 +116,7 @@ impl Fx<'_, '_> {
                     }
                 }
                 _ if packed_store.is_some() => {
-                    let v = packed_store.expect("a packed value");
+                    let v = packed_store.as_ref().expect("a packed value")[k];
                     self.b.ins().store(flags, v, native, at);
                 }
                 _ => {
@@ -144,11 +146,7 @@ impl Fx<'_, '_> {
                 lanes.extend(self.value_in_lane(r, j).unwrap_or_default());
             }
             if pack {
-                let mut v = self.b.ins().splat(wide, lanes[0]);
-                for (j, x) in lanes.iter().enumerate().skip(1) {
-                    v = self.b.ins().insertlane(v, *x, j as u8);
-                }
-                lanes = vec![v];
+                lanes = self.pack_lanes(&lanes);
             }
             alone.extend(lanes.into_iter().map(BlockArg::Value));
         }
@@ -156,7 +154,9 @@ impl Fx<'_, '_> {
 
         self.b.switch_to_block(join);
         if op == Op::Load && pack {
-            let v = self.b.append_block_param(join, wide);
+            let v: Vec<Value> = (0..VECTORS)
+                .map(|_| self.b.append_block_param(join, wide))
+                .collect();
             // The slow path defined the lanes: the vector replaces them.
             if let Some(r) = inst.result_id {
                 for j in 0..LANES {

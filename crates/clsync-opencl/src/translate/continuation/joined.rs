@@ -15,6 +15,7 @@ use clsync_spirv::spirv::Word;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 
+use super::packed::VECTOR_LANES;
 use super::LANES;
 use crate::translate::function::Fx;
 use crate::CompileError;
@@ -40,65 +41,55 @@ impl Fx<'_, '_> {
                 .is_some()
     }
 
-    /// Join phi `id`'s vector variable, if it is joined as one.
-    pub(super) fn join_vector(&self, id: Word) -> Option<Variable> {
-        self.serial()?.join_vectors.get(&id).copied()
+    /// Join phi `id`'s vector variables, if it is joined packed.
+    pub(super) fn join_vector(&self, id: Word) -> Option<Vec<Variable>> {
+        self.serial()?.join_vectors.get(&id).cloned()
     }
 
     /// On lane `j`'s edge to the join: puts lane value `x` of phi `id` in
-    /// its vector (lane 0 starts it: every lane's copy runs after the
-    /// first's).
-    pub(super) fn join_lane(&mut self, var: Variable, j: usize, x: Value) {
+    /// its vector (the first lane of a vector starts it: every lane's copy
+    /// runs after the one before).
+    pub(super) fn join_lane(&mut self, vars: &[Variable], j: usize, x: Value) {
         let t = self.b.func.dfg.value_type(x);
-        let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
-        let v = match j {
+        let vector = t
+            .by(VECTOR_LANES as u32)
+            .expect("four 32-bit lanes make a vector");
+        let var = vars[j / VECTOR_LANES];
+        let v = match j % VECTOR_LANES {
             0 => self.b.ins().splat(vector, x),
-            _ => {
+            k => {
                 let v = self.b.use_var(var);
-                self.b.ins().insertlane(v, x, j as u8)
+                self.b.ins().insertlane(v, x, k as u8)
             }
         };
         self.b.def_var(var, v);
     }
 
-    /// On the batch's edge to the join: phi `id`'s vector is `v`'s, packed
-    /// as it is, or made of its lanes.
-    pub(super) fn join_together(
-        &mut self,
-        var: Variable,
-        id: Word,
-        v: Word,
-    ) -> Result<(), CompileError> {
-        let vector = match self.packed_value(v) {
+    /// On the batch's edge to the join: phi `id`'s vectors are `v`'s,
+    /// packed as it is, or made of its lanes.
+    pub(super) fn join_together(&mut self, vars: &[Variable], v: Word) -> Result<(), CompileError> {
+        let packed = match self.packed_value(v) {
             Some(p) => p,
             None => {
-                let t = self
-                    .types_of
-                    .get(&id)
-                    .and_then(|ty| self.packable(*ty))
-                    .expect("a packed join's phi packs");
-                let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
                 let lanes = match self.varying_lane(v) {
                     Some(_) => self.per_lane(|fx, _| fx.get1(v))?,
                     None => vec![self.get1(v)?; LANES],
                 };
-                let mut p = self.b.ins().splat(vector, lanes[0]);
-                for (j, x) in lanes.iter().enumerate().skip(1) {
-                    p = self.b.ins().insertlane(p, *x, j as u8);
-                }
-                p
+                self.pack_lanes(&lanes)
             }
         };
-        self.b.def_var(var, vector);
+        for (var, x) in vars.iter().zip(packed) {
+            self.b.def_var(*var, x);
+        }
         Ok(())
     }
 
-    /// At the join: phi `id`, joined as vector `var`, is packed, each lane
-    /// its element (taken out only where a lane's code uses it).
-    pub(super) fn join_packed(&mut self, id: Word, var: Variable) {
-        let v = self.b.use_var(var);
+    /// At the join: phi `id`, joined as vector variables `vars`, is packed,
+    /// each lane its element (taken out only where a lane's code uses it).
+    pub(super) fn join_packed(&mut self, id: Word, vars: &[Variable]) {
+        let v: Vec<Value> = vars.iter().map(|var| self.b.use_var(*var)).collect();
         for j in 0..LANES {
-            let x = self.b.ins().extractlane(v, j as u8);
+            let x = self.packed_lane(&v, j);
             self.set_lane_value(id, j, vec![x]);
         }
         self.cont

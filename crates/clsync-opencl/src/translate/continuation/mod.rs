@@ -84,8 +84,8 @@ pub(crate) enum Place {
     Lane(usize),
     /// A uniform value's, every lane's alike.
     All,
-    /// A vector of the four lanes' (frames in rows).
-    Vector,
+    /// Vector `k` of a packed value's (frames in rows).
+    Vector(usize),
     /// The group's, read once per interval (`hoisted`); stored as `All`.
     Group,
 }
@@ -412,11 +412,15 @@ impl Fx<'_, '_> {
             .copied()
             .collect();
         for id in &kept_ids {
-            // A value a batch keeps as one vector: one store to its row.
-            if let Some((var, off, t)) = self.kept_vector(*id) {
-                let v = self.b.use_var(var);
-                self.b.ins().store(mem(), v, frames[0], off * LANES as i32);
-                kept.push((var, off, t, Place::Vector));
+            // A value a batch keeps packed: one store of each vector to
+            // its row.
+            if let Some((vars, off, t)) = self.kept_vectors(*id) {
+                for (k, var) in vars.into_iter().enumerate() {
+                    let v = self.b.use_var(var);
+                    let (base, at) = self.places(&frames, rows, Place::Vector(k), off)[0];
+                    self.b.ins().store(mem(), v, base, at);
+                    kept.push((var, off, t, Place::Vector(k)));
+                }
                 continue;
             }
             let Some(lanes) = self.kept_vars(*id) else {

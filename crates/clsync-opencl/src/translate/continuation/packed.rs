@@ -1,8 +1,9 @@
 //! Packed lanes: a batch's varying `int` or `float` value made by a
 //! coalesced load (`continuation::coalesce`) or by arithmetic on such
-//! values and uniform ones is one 128-bit vector of its four lanes, and
-//! the arithmetic one vector instruction (`dst[l] = src[i] + src[i - s]`:
-//! four loads, three adds and a store for the batch). A lane's code that
+//! values and uniform ones is its lanes in 128-bit vectors of four
+//! ([`VECTORS`] of them, a [`Packed`]), and the arithmetic one vector
+//! instruction per vector (`dst[l] = src[i] + src[i - s]`: four loads,
+//! three adds and a store per vector of the batch). A lane's code that
 //! uses such a value takes its lane out of the vector where it uses it;
 //! a value kept across a barrier is also given its lanes where it is made.
 //! A phi whose every incoming value is packed or uniform (an accumulator
@@ -15,9 +16,13 @@ use clsync_spirv::spirv::{Op, Word};
 use clsync_spirv::{Function, Instruction, Module, Operand, Type};
 use cranelift_codegen::ir::{self, types, InstBuilder, Type as ClType, Value};
 
-use super::batch::LANES;
 use crate::translate::function::Fx;
+pub use crate::translate::uniform::{VECTORS, VECTOR_LANES};
 use crate::CompileError;
+
+/// A batch's packed value: its lanes, [`VECTOR_LANES`] to a vector, the
+/// first vector the first lanes'.
+pub(crate) type Packed = Vec<Value>;
 
 /// Whether `inst` is OpenCL.std's `fma` or `mad` (the translation makes
 /// both a fused multiply-add, packed lanes alike).
@@ -200,7 +205,7 @@ impl Fx<'_, '_> {
     /// value kept across a barrier: where a work-item resumes, its lanes
     /// come from the frames, and the vector made before does not reach
     /// there.
-    pub(super) fn packed_value(&mut self, id: Word) -> Option<Value> {
+    pub(super) fn packed_value(&mut self, id: Word) -> Option<Packed> {
         if let Some(v) = self.use_row(id) {
             return Some(v);
         }
@@ -208,31 +213,71 @@ impl Fx<'_, '_> {
         if c.plan.cross.contains(&id) {
             return None;
         }
-        match c.batch.as_ref()?.packed.get(&id).copied() {
+        match c.batch.as_ref()?.packed.get(&id).cloned() {
             Some(v) => Some(v),
             None => self.stepped(id),
         }
     }
 
+    /// Lane `j` of packed value `p`, taken out.
+    pub(in crate::translate) fn packed_lane(&mut self, p: &[Value], j: usize) -> Value {
+        self.b
+            .ins()
+            .extractlane(p[j / VECTOR_LANES], (j % VECTOR_LANES) as u8)
+    }
+
+    /// The packed value of `lanes` (one scalar a lane), put together.
+    pub(in crate::translate) fn pack_lanes(&mut self, lanes: &[Value]) -> Packed {
+        let t = self.b.func.dfg.value_type(lanes[0]);
+        let vector = t
+            .by(VECTOR_LANES as u32)
+            .expect("four 32-bit lanes make a vector");
+        lanes
+            .chunks(VECTOR_LANES)
+            .map(|chunk| {
+                let mut v = self.b.ins().splat(vector, chunk[0]);
+                for (k, x) in chunk.iter().enumerate().skip(1) {
+                    v = self.b.ins().insertlane(v, *x, k as u8);
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// Uniform `x` in every lane of a packed value.
+    pub(in crate::translate) fn splat_packed(&mut self, x: Value) -> Packed {
+        let t = self.b.func.dfg.value_type(x);
+        let vector = t
+            .by(VECTOR_LANES as u32)
+            .expect("four 32-bit lanes make a vector");
+        let v = self.b.ins().splat(vector, x);
+        vec![v; VECTORS]
+    }
+
     /// A 32-bit varying `id` whose lanes step by a constant (see
     /// `Uniformity::steps`), as a vector: its first lane's value in every
     /// lane plus `[0, s, 2s, 3s]` (an id, or a value made of one).
-    fn stepped(&mut self, id: Word) -> Option<Value> {
+    fn stepped(&mut self, id: Word) -> Option<Packed> {
         let step = *self.cont.as_ref()?.batch.as_ref()?.u.steps.get(&id)?;
         let t = self.types_of.get(&id).and_then(|ty| self.packable(*ty))?;
         if t != types::I32 {
             return None;
         }
         let first = self.value_in_lane(id, 0)?.first().copied()?;
-        let vector = t.by(LANES as u32)?;
-        let mut bytes = Vec::new();
-        for j in 0..LANES as i64 {
-            bytes.extend_from_slice(&(step.wrapping_mul(j) as i32).to_le_bytes());
-        }
-        let k = self.b.func.dfg.constants.insert(bytes.into());
-        let steps = self.b.ins().vconst(vector, k);
+        let vector = t.by(VECTOR_LANES as u32)?;
         let all = self.b.ins().splat(vector, first);
-        Some(self.b.ins().iadd(all, steps))
+        let mut out = Vec::with_capacity(VECTORS);
+        for k in 0..VECTORS as i64 {
+            let mut bytes = Vec::new();
+            for j in 0..VECTOR_LANES as i64 {
+                let lane = k * VECTOR_LANES as i64 + j;
+                bytes.extend_from_slice(&(step.wrapping_mul(lane) as i32).to_le_bytes());
+            }
+            let c = self.b.func.dfg.constants.insert(bytes.into());
+            let steps = self.b.ins().vconst(vector, c);
+            out.push(self.b.ins().iadd(all, steps));
+        }
+        Some(out)
     }
 
     /// Whether the batch has `id` as a vector already (not one it would
@@ -249,14 +294,14 @@ impl Fx<'_, '_> {
                     .is_some_and(|c| c.plan.cross.contains(&id)))
     }
 
-    /// Packed phi `id`'s own parameter (not a variable's value).
-    pub(in crate::translate) fn packed_param(&self, id: Word) -> Option<Value> {
-        self.cont.as_ref()?.batch.as_ref()?.packed.get(&id).copied()
+    /// Packed phi `id`'s own parameters (not a variable's value).
+    pub(in crate::translate) fn packed_param(&self, id: Word) -> Option<Packed> {
+        self.cont.as_ref()?.batch.as_ref()?.packed.get(&id).cloned()
     }
 
     /// Makes `v` the vector of the lanes of `inst`'s result, and gives a
     /// value kept across a barrier its lanes.
-    pub(super) fn def_packed(&mut self, inst: &Instruction, v: Value) -> Result<(), CompileError> {
+    pub(super) fn def_packed(&mut self, inst: &Instruction, v: Packed) -> Result<(), CompileError> {
         let id = inst.result_id.unwrap_or(0);
         if let Some(t) = inst.result_type {
             self.types_of.insert(id, t);
@@ -271,10 +316,10 @@ impl Fx<'_, '_> {
             .as_mut()
             .expect("a batched build")
             .packed
-            .insert(id, v);
+            .insert(id, v.clone());
         if cross {
             self.per_lane(|fx, j| {
-                let x = fx.b.ins().extractlane(v, j as u8);
+                let x = fx.packed_lane(&v, j);
                 fx.define_var(id, &[x]);
                 Ok(())
             })?;
@@ -298,7 +343,6 @@ impl Fx<'_, '_> {
         if is_fma(inst) && t != types::F32 {
             return Ok(false);
         }
-        let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
         // A vector operand at least; a stepped one is made a vector only
         // beside it (alone, its lanes serve the lanes' own code better).
         if !ids.iter().any(|w| self.has_vector(*w)) {
@@ -313,31 +357,34 @@ impl Fx<'_, '_> {
                 (None, Some(_)) => return Ok(false),
             }
         }
-        let mut vs = Vec::new();
+        let mut vs: Vec<Packed> = Vec::new();
         for (w, v) in ids.iter().copied().zip(operands) {
             vs.push(match v {
                 Some(v) => v,
                 None => {
                     let x = self.get1(w)?;
-                    self.b.ins().splat(vector, x)
+                    self.splat_packed(x)
                 }
             });
         }
-        let (x, y) = (vs[0], vs[1]);
-        let ins = self.b.ins();
-        let r = match inst.class.opcode {
-            Op::ExtInst => ins.fma(x, y, vs[2]),
-            Op::IAdd => ins.iadd(x, y),
-            Op::ISub => ins.isub(x, y),
-            Op::IMul => ins.imul(x, y),
-            Op::FAdd => ins.fadd(x, y),
-            Op::FSub => ins.fsub(x, y),
-            Op::FMul => ins.fmul(x, y),
-            Op::FDiv => ins.fdiv(x, y),
-            Op::BitwiseAnd => ins.band(x, y),
-            Op::BitwiseOr => ins.bor(x, y),
-            _ => ins.bxor(x, y),
-        };
+        // One instruction per vector: the k-th vectors of the operands.
+        let mut r = Vec::with_capacity(VECTORS);
+        for (k, (&x, &y)) in vs[0].iter().zip(&vs[1]).enumerate() {
+            let ins = self.b.ins();
+            r.push(match inst.class.opcode {
+                Op::ExtInst => ins.fma(x, y, vs[2][k]),
+                Op::IAdd => ins.iadd(x, y),
+                Op::ISub => ins.isub(x, y),
+                Op::IMul => ins.imul(x, y),
+                Op::FAdd => ins.fadd(x, y),
+                Op::FSub => ins.fsub(x, y),
+                Op::FMul => ins.fmul(x, y),
+                Op::FDiv => ins.fdiv(x, y),
+                Op::BitwiseAnd => ins.band(x, y),
+                Op::BitwiseOr => ins.bor(x, y),
+                _ => ins.bxor(x, y),
+            });
+        }
         self.def_packed(inst, r)?;
         Ok(true)
     }
@@ -354,8 +401,12 @@ impl Fx<'_, '_> {
         let (true, Some(t)) = (packs, t) else {
             return false;
         };
-        let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
-        let p = self.b.append_block_param(cb, vector);
+        let vector = t
+            .by(VECTOR_LANES as u32)
+            .expect("four 32-bit lanes make a vector");
+        let p: Packed = (0..VECTORS)
+            .map(|_| self.b.append_block_param(cb, vector))
+            .collect();
         let b = self
             .cont
             .as_mut()
@@ -372,29 +423,24 @@ impl Fx<'_, '_> {
         &mut self,
         id: Word,
         v: Word,
-    ) -> Result<Option<Value>, CompileError> {
+    ) -> Result<Option<Packed>, CompileError> {
         let packs = self
             .cont
             .as_ref()
             .and_then(|c| c.batch.as_ref())
             .is_some_and(|b| b.packed_phis.contains(&id) && b.packed.contains_key(&id));
         let t = self.types_of.get(&id).and_then(|ty| self.packable(*ty));
-        let (true, Some(t)) = (packs, t) else {
+        let (true, Some(_)) = (packs, t) else {
             return Ok(None);
         };
         if let Some(p) = self.packed_value(v) {
             return Ok(Some(p));
         }
-        let vector = t.by(LANES as u32).expect("four 32-bit lanes make a vector");
         if self.varying_lane(v).is_none() {
             let x = self.get1(v)?;
-            return Ok(Some(self.b.ins().splat(vector, x)));
+            return Ok(Some(self.splat_packed(x)));
         }
         let lanes = self.per_lane(|fx, _| fx.get1(v))?;
-        let mut p = self.b.ins().splat(vector, lanes[0]);
-        for (j, x) in lanes.iter().enumerate().skip(1) {
-            p = self.b.ins().insertlane(p, *x, j as u8);
-        }
-        Ok(Some(p))
+        Ok(Some(self.pack_lanes(&lanes)))
     }
 }

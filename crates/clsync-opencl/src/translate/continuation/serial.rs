@@ -214,7 +214,7 @@ pub(crate) struct SerialState {
     /// The variables of each lane's value of each join's phis.
     pub join_vars: HashMap<(Word, usize), Vec<Variable>>,
     /// The join phis joined as one vector instead (`continuation::joined`).
-    pub join_vectors: HashMap<Word, Variable>,
+    pub join_vectors: HashMap<Word, Vec<Variable>>,
     /// The region whose copy (or entry) is being translated.
     pub inside: Option<usize>,
     /// The region whose copy for the batch together is being translated.
@@ -342,10 +342,12 @@ impl Fx<'_, '_> {
         for (id, ts) in phis {
             if ts.len() == 1 && self.joins_packed(*id, region) {
                 let vector = ts[0]
-                    .by(LANES as u32)
+                    .by(super::packed::VECTOR_LANES as u32)
                     .expect("four 32-bit lanes make a vector");
-                let var = self.b.declare_var(vector);
-                self.serial_mut().join_vectors.insert(*id, var);
+                let vars = (0..super::packed::VECTORS)
+                    .map(|_| self.b.declare_var(vector))
+                    .collect();
+                self.serial_mut().join_vectors.insert(*id, vars);
                 continue;
             }
             for j in 0..LANES {
@@ -359,8 +361,8 @@ impl Fx<'_, '_> {
     /// At a join, phi `id`'s values, each lane's from its variables (the
     /// first lane's for a uniform phi).
     pub(in crate::translate) fn join_phi(&mut self, id: Word) {
-        if let Some(var) = self.join_vector(id) {
-            self.join_packed(id, var);
+        if let Some(vars) = self.join_vector(id) {
+            self.join_packed(id, &vars);
             return;
         }
         let varies = self.varying_lane(id).is_some();
@@ -421,9 +423,9 @@ impl Fx<'_, '_> {
         };
         let mut out = Vec::new();
         for (id, v) in self.edge_values(to)? {
-            if let Some(var) = self.join_vector(id) {
+            if let Some(vars) = self.join_vector(id) {
                 let x = self.get1(v)?;
-                self.join_lane(var, j, x);
+                self.join_lane(&vars, j, x);
                 continue;
             }
             let vals = self.get(v)?;

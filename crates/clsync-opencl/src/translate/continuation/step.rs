@@ -48,10 +48,12 @@ impl Fx<'_, '_> {
             let at = self.b.ins().ishl_imm_s(l, 2);
             let at = self.b.ins().iadd(reached, at);
             // A batch's work-items all stopped at one place.
-            if step == 4 {
-                // One store of the four places.
+            if step > 1 && step % 4 == 0 {
+                // One store of each four places.
                 let v = self.b.ins().splat(types::I32X4, r);
-                self.b.ins().store(mem(), v, at, 0);
+                for k in 0..step / 4 {
+                    self.b.ins().store(mem(), v, at, 16 * k as i32);
+                }
             } else {
                 for j in 0..step {
                     self.b.ins().store(mem(), r, at, 4 * j as i32);

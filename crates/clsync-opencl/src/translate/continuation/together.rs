@@ -204,8 +204,8 @@ impl Fx<'_, '_> {
             return Ok(None);
         }
         for (id, v) in self.edge_values(to)? {
-            if let Some(var) = self.join_vector(id) {
-                self.join_together(var, id, v)?;
+            if let Some(vars) = self.join_vector(id) {
+                self.join_together(&vars, v)?;
                 continue;
             }
             let lanes = match self.varying_lane(v) {
