@@ -507,7 +507,7 @@ fn compile_module(m: &Module, checked: bool, only: Option<&str>) -> Result<Compi
                 }
                 let mut batched: Vec<_> =
                     (0..by_state.len() as u32).map(|k| one(k, true)).collect();
-                // Frames in rows of four lanes (every state batchable) are
+                // Frames in rows of lanes (every state batchable) are
                 // read by batched functions alone: all of them, or none.
                 if let Some(Err(why)) = batched.iter().find(|r| r.is_err()).cloned() {
                     if lane_rows(m, f) {

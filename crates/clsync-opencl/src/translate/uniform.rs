@@ -1,5 +1,5 @@
 //! Which values of a kernel are the same in every work-item of a *lane
-//! batch*: the consecutive work-items along x (four, aligned, in one row of
+//! batch*: the consecutive work-items along x ([`LANES`], aligned, in one row of
 //! the group) that a batched work-item loop runs together (see
 //! `continuation::batch`). A value is *uniform* when it is computed by a
 //! pure operation from uniform values under control flow that every

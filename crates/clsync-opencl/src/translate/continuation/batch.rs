@@ -24,7 +24,7 @@
 //! unordered is a data race, whose outcome is undefined either way.
 //!
 //! Values of the batch's work-items live as Cranelift values per lane (or
-//! as one vector of the four: `packed`). In a kernel with a state that
+//! packed in vectors of four: `packed`). In a kernel with a state that
 //! cannot run in batches, those kept across a barrier go to each
 //! work-item's own frame at the same offsets as in the one-work-item
 //! functions, so that a group can switch between the two at any barrier;
@@ -124,7 +124,7 @@ pub(crate) struct LanePlan {
     /// The phis whose lanes the batch keeps as one vector (see `packed`).
     pub packed_phis: HashSet<Word>,
     /// Whether every state of the kernel runs in batches where one does,
-    /// so that the frames are laid out in rows of four lanes (see
+    /// so that the frames are laid out in rows of lanes (see
     /// `frame_slot`).
     pub rows: bool,
     /// With rows: the values kept across barriers as vectors.
@@ -221,7 +221,7 @@ pub(crate) fn batchable(
 
 /// Whether every state of kernel body `f` (its blocks in translation
 /// order, `order`) can run as lane batches: then its batched functions lay
-/// the frames out in rows of four lanes, which only they read.
+/// the frames out in rows of lanes, which only they read.
 pub(crate) fn all_batchable(
     m: &Module,
     f: &Function,

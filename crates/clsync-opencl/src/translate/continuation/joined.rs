@@ -1,13 +1,13 @@
 //! Packed joins: where a region that the batch may run together
 //! (`continuation::together`) meets the rest of the code again, a varying
-//! 32-bit phi of its join is one vector variable of the four lanes instead
-//! of a variable per lane. The copy for the batch together defines it with
+//! 32-bit phi of its join is vector variables of the lanes (four to a
+//! vector) instead of a variable per lane. The copy for the batch together defines it with
 //! its packed value as it is; each lane's own copy (the batch's first
 //! batch of a scan, where its lanes part) puts its lane in. After the join
 //! the phi is packed: scan's chain `v = data[g]; if (l >= 1) v += data[g -
 //! 1]; if (l >= 2) ...; dst[l] = v` keeps `v` in one vector register from
 //! the first load to the store, where each join took the vector apart into
-//! four scalars and the store put them back together (a third of the
+//! scalars and the store put them back together (a third of the
 //! state's samples in `perf`). Each lane's scalar is taken out of the
 //! vector where that lane's own code uses it.
 

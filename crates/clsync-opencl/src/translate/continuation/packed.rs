@@ -75,7 +75,7 @@ fn packs(op: Op) -> bool {
 /// incoming values are packed or uniform: an optimistic fixpoint, where a
 /// wrong guess costs the lanes' packing on that edge, not correctness),
 /// and every value it packs. Values in `cross` (kept across barriers) are
-/// left out, but where `rows` lays the frames out in rows of four lanes.
+/// left out, but where `rows` lays the frames out in rows of lanes.
 pub(super) fn predict(
     m: &Module,
     f: &Function,

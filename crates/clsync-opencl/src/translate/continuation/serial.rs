@@ -10,7 +10,8 @@
 //! The join's phis are variables each lane's edges define.
 //!
 //! Most batches of such a region do not part at all: `l < h` is true for
-//! every lane of a batch but one batch when `h` is a multiple of four. So a
+//! every lane of a batch but one batch when `h` is a multiple of the batch's
+//! width. So a
 //! region whose diverging branches all test values made before it (or
 //! made in it of those by pure integer arithmetic) has a third version
 //! (`together`): a copy for the batch together, translated as batched
