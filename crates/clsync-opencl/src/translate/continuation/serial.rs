@@ -60,6 +60,10 @@ pub(crate) struct Serial {
     /// at its entry to compare them there (pure integer arithmetic and
     /// comparisons of values made before the region), in order.
     pub speculated: Vec<Instruction>,
+    /// For each of `together`, the integer comparison that makes it (its
+    /// opcode and operands), where one does (see
+    /// `together::Fx::monotone_agreement`).
+    pub compares: Vec<Option<(Op, Word, Word)>>,
 }
 
 /// The regions of an interval (the blocks `whole` whose branches it
@@ -167,6 +171,7 @@ pub(crate) fn regions(
         owned.extend(blocks.iter().copied());
         let (together, speculated) =
             super::together::together_conds(m, f, &blocks, entry, join, diverges);
+        let compares = super::together::comparisons(f, &together);
         let in_order = order
             .iter()
             .filter(|x| blocks.contains(x))
@@ -178,6 +183,7 @@ pub(crate) fn regions(
             join: label(join),
             together,
             speculated,
+            compares,
         });
     }
     // A join or an entry inside another region would be run per lane

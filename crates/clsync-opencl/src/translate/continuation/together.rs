@@ -87,6 +87,40 @@ pub(super) fn together_conds(
     (conds, speculated)
 }
 
+/// For each of `conds`, the integer comparison of `f` that makes it
+/// (opcode and operands), where one does.
+pub(super) fn comparisons(f: &Function, conds: &[Word]) -> Vec<Option<(Op, Word, Word)>> {
+    let find = |c: Word| {
+        let inst = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .map(|(i, _)| i)
+            .find(|i| i.result_id == Some(c))?;
+        let op = inst.class.opcode;
+        if !matches!(
+            op,
+            Op::IEqual
+                | Op::INotEqual
+                | Op::SLessThan
+                | Op::SLessThanEqual
+                | Op::SGreaterThan
+                | Op::SGreaterThanEqual
+                | Op::ULessThan
+                | Op::ULessThanEqual
+                | Op::UGreaterThan
+                | Op::UGreaterThanEqual
+        ) {
+            return None;
+        }
+        match inst.operands[..] {
+            [Operand::IdRef(a), Operand::IdRef(b)] => Some((op, a, b)),
+            _ => None,
+        }
+    };
+    conds.iter().map(|c| find(*c)).collect()
+}
+
 /// Whether `id` is an integer constant above zero as a signed number of
 /// its width.
 fn positive(m: &Module, id: Word) -> bool {
@@ -150,36 +184,34 @@ impl Fx<'_, '_> {
         for inst in &speculated {
             self.batch_instruction(inst)?;
         }
-        // Per lane, the conditions' values; then branches, each a
-        // compare and a jump: on the first lane's entry condition, on
-        // every other lane's being the same, on every lane's inner
-        // conditions being the first lane's; any that differs goes to
-        // the lanes one at a time.
+        // Per lane, the conditions' values; then, on the first lane's
+        // entry condition, a branch to each side, and there, for each
+        // condition, whether every lane's value is the first lane's: at
+        // once where the condition compares a value that steps from lane
+        // to lane with one the batch shares (`monotone_agreement`), else
+        // (or where that test cannot tell) a compare and a jump for each
+        // lane; any that differs goes to the lanes one at a time.
         let mut lanes = Vec::new();
         for cond in conds {
             lanes.push(self.per_lane(|fx, _| fx.get1(*cond))?);
+        }
+        let compares = self.serial().expect("a batched build").regions[r]
+            .compares
+            .clone();
+        let mut at_once = Vec::new();
+        for (cs, compare) in lanes.iter().zip(&compares) {
+            at_once.push(match compare {
+                Some(c) => self.monotone_agreement(*c, cs)?,
+                None => None,
+            });
         }
         let targets = [self.id(term, 1)?, self.id(term, 2)?];
         let sides = [self.b.create_block(), self.b.create_block()];
         self.b.ins().brif(lanes[0][0], sides[0], &[], sides[1], &[]);
         for (side, to) in sides.into_iter().zip(targets) {
             self.b.switch_to_block(side);
-            let taken = side == sides[0];
-            for c in &lanes[0][1..] {
-                let next = self.b.create_block();
-                match taken {
-                    true => self.b.ins().brif(*c, next, &[], serial_entry, &[]),
-                    false => self.b.ins().brif(*c, serial_entry, &[], next, &[]),
-                };
-                self.b.switch_to_block(next);
-            }
-            for cs in &lanes[1..] {
-                for c in &cs[1..] {
-                    let next = self.b.create_block();
-                    let same = self.b.ins().icmp(IntCC::Equal, cs[0], *c);
-                    self.b.ins().brif(same, next, &[], serial_entry, &[]);
-                    self.b.switch_to_block(next);
-                }
+            for (cs, fast) in lanes.iter().zip(&at_once) {
+                self.lanes_agree(cs, *fast, serial_entry);
             }
             // Every lane goes to `to`, together.
             self.serial_mut().together = Some(r);
@@ -188,6 +220,98 @@ impl Fx<'_, '_> {
             edge?;
         }
         Ok(())
+    }
+
+    /// Goes on (in a new block) where every lane's condition `cs` is the
+    /// first lane's, else to `serial_entry`: where `fast` (the lanes agree
+    /// for certain) holds at once; otherwise, on a cold path, each lane's
+    /// compared with the first's.
+    fn lanes_agree(&mut self, cs: &[ir::Value], fast: Option<ir::Value>, serial_entry: ir::Block) {
+        let next = self.b.create_block();
+        if let Some(fast) = fast {
+            let each = self.b.create_block();
+            self.b.set_cold_block(each);
+            self.b.ins().brif(fast, next, &[], each, &[]);
+            self.b.switch_to_block(each);
+        }
+        for c in &cs[1..] {
+            let more = self.b.create_block();
+            if fast.is_some() {
+                self.b.set_cold_block(more);
+            }
+            let same = self.b.ins().icmp(IntCC::Equal, cs[0], *c);
+            self.b.ins().brif(same, more, &[], serial_entry, &[]);
+            self.b.switch_to_block(more);
+        }
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+    }
+
+    /// Where `compare` (an integer comparison's opcode and operands, its
+    /// lanes' results `cs`) compares a value that steps by a constant
+    /// from lane to lane with one the batch shares: a value that is true
+    /// only where every lane's result is the first lane's. The lanes'
+    /// values are then the first's plus multiples of the step, so where
+    /// the last lane's lies past the first's in the step's direction (no
+    /// wrap, in the comparison's order) they run monotonically:
+    ///
+    /// - an ordering comparison's results then change at most once along
+    ///   the lanes, and agree where the first's and the last's do;
+    /// - an equality's are all false (or, `!=`, all true) where the shared
+    ///   value lies outside the lanes' range.
+    ///
+    /// Where that is false the lanes may still agree (an equality of a
+    /// step over 1), which the caller then tests lane by lane.
+    fn monotone_agreement(
+        &mut self,
+        compare: (Op, Word, Word),
+        cs: &[ir::Value],
+    ) -> Result<Option<ir::Value>, CompileError> {
+        let (op, a, b) = compare;
+        let Some(batch) = self.cont.as_ref().and_then(|c| c.batch.as_ref()) else {
+            return Ok(None);
+        };
+        let stepping = |w: Word| batch.u.steps.get(&w).copied().filter(|s| *s != 0);
+        let (x, k, step) = match (stepping(a), stepping(b)) {
+            (Some(s), None) if !batch.u.varies(b) => (a, b, s),
+            (None, Some(s)) if !batch.u.varies(a) => (b, a, s),
+            _ => return Ok(None),
+        };
+        let first = self.per_one_lane(0, |fx| fx.get1(x))?;
+        let last = self.per_one_lane(LANES - 1, |fx| fx.get1(x))?;
+        let bits = self.b.func.dfg.value_type(first).bits();
+        // The lanes' span must be far from the width's range, so that "the
+        // last past the first" means no wrap.
+        let span = step.unsigned_abs().saturating_mul(LANES as u64 - 1);
+        if bits < 8 || span >= 1u64 << (bits - 2).min(62) {
+            return Ok(None);
+        }
+        let shared = self.get1(k)?;
+        let signed = matches!(
+            op,
+            Op::SLessThan | Op::SLessThanEqual | Op::SGreaterThan | Op::SGreaterThanEqual
+        );
+        let past = match (step > 0, signed) {
+            (true, true) => IntCC::SignedGreaterThanOrEqual,
+            (true, false) => IntCC::UnsignedGreaterThanOrEqual,
+            (false, true) => IntCC::SignedLessThanOrEqual,
+            (false, false) => IntCC::UnsignedLessThanOrEqual,
+        };
+        let no_wrap = self.b.ins().icmp(past, last, first);
+        let agree = match op {
+            Op::IEqual | Op::INotEqual => {
+                let (lo, hi) = if step > 0 {
+                    (first, last)
+                } else {
+                    (last, first)
+                };
+                let below = self.b.ins().icmp(IntCC::UnsignedLessThan, shared, lo);
+                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThan, shared, hi);
+                self.b.ins().bor(below, above)
+            }
+            _ => self.b.ins().icmp(IntCC::Equal, cs[0], cs[LANES - 1]),
+        };
+        Ok(Some(self.b.ins().band(no_wrap, agree)))
     }
 
     /// In the batch's copy of region `r`: the edge to `to`. To the join,
