@@ -110,7 +110,6 @@ const SYNC: &[(&str, &[Kind])] = &[
 /// kernel's call, which its reports give.
 pub fn run_time_sync_args(ir: &str) -> Option<String> {
     let mut out = String::with_capacity(ir.len());
-    let debug = DebugInfo::of(ir);
     // Dispatch functions by name: one per built-in, argument pattern and
     // source location.
     let mut made: BTreeMap<String, Dispatch> = BTreeMap::new();
@@ -167,6 +166,7 @@ pub fn run_time_sync_args(ir: &str) -> Option<String> {
     if made.is_empty() {
         return None;
     }
+    let debug = DebugInfo::of(ir);
     let mut next = debug.next;
     let mut metadata = String::new();
     for (dispatch, d) in &made {

@@ -66,8 +66,8 @@ impl Fx<'_, '_> {
             Some(r) => Some(self.per_one_lane(0, |fx| fx.get1(r))?),
             None => None,
         };
-        // A 32-bit value packed in one vector stays so (see `packed`): a
-        // load makes one, a store of one stores it.
+        // A 32-bit value packed in vectors stays so (see `packed`): a
+        // load makes its vectors, a store of one stores them.
         let pack = per_vector == VECTOR_LANES;
         let stored = match op {
             Op::Store => Some(self.id(inst, 1)?),
