@@ -171,7 +171,8 @@ fn a_fence_of_run_time_flags_order_and_scope_is_the_fence_they_name() {
     // ran every store before), an acquire fence, and `g`. Fences of
     // global flags, acquire-release or sequentially consistent, of
     // work-group scope or wider synchronize and order the data; local
-    // flags or a relaxed order do not, a race. Work-item scope with global
+    // flags, a relaxed order, or an acquire or release alone do not, a
+    // race. Work-item scope with global
     // flags is an invalid argument (`000_96da91f170ff246f.txt`: only with
     // CLK_IMAGE_MEM_FENCE alone).
     use ReportKind::{DataRace, InvalidArgument};
@@ -181,6 +182,11 @@ fn a_fence_of_run_time_flags_order_and_scope_is_the_fence_they_name() {
         ((6, 4, 3), None),
         ((1, 4, 1), Some(DataRace)),
         ((2, 0, 1), Some(DataRace)),
+        // Both fences take the one order: acquire alone or release alone
+        // leaves one side without its half (a release before the flag's
+        // store, an acquire after its load).
+        ((2, 2, 1), Some(DataRace)),
+        ((2, 3, 1), Some(DataRace)),
         ((2, 4, 0), Some(InvalidArgument)),
     ];
     for ((flags, order, scope), report) in cases {

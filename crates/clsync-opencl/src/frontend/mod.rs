@@ -339,11 +339,8 @@ pub fn compile_unit_file(path: &Path, options: &str) -> Result<Unit, BuildError>
         .map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
     // Barriers and fences with run-time arguments, which llvm-spirv-15
     // aborts on, call dispatch functions over constants.
-    let rewritten = freeze_as_bitcast(&text);
-    let rewritten = match run_time_sync_args(rewritten.as_deref().unwrap_or(&text)) {
-        Some(t) => Some(t),
-        None => rewritten,
-    };
+    let thawed = freeze_as_bitcast(&text);
+    let rewritten = run_time_sync_args(thawed.as_deref().unwrap_or(&text)).or(thawed);
     if let Some(t) = rewritten {
         std::fs::write(&ll, &t).map_err(|e| BuildError::Io(format!("{}: {e}", ll.display())))?;
         text = t;

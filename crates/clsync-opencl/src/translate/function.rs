@@ -826,13 +826,11 @@ impl<'a, 'm> Fx<'a, 'm> {
     /// The value of a constant id operand (scopes, semantics, struct
     /// indices).
     pub fn const_u64(&self, id: Word) -> Result<u64, CompileError> {
-        match self.m.constants.get(&id) {
-            Some(Constant::Scalar { bits, .. }) => Ok(*bits),
-            Some(Constant::Null { .. }) => Ok(0),
-            _ => Err(CompileError::Unsupported(format!(
+        self.known_u64(id).ok_or_else(|| {
+            CompileError::Unsupported(format!(
                 "%{id} must be a constant here (a run-time scope, order or struct index)"
-            ))),
-        }
+            ))
+        })
     }
 
     /// The constant `id` holds, or None where it is a run-time value.

@@ -68,16 +68,7 @@ impl Fx<'_, '_> {
     /// On the batch's edge to the join: phi `id`'s vectors are `v`'s,
     /// packed as it is, or made of its lanes.
     pub(super) fn join_together(&mut self, vars: &[Variable], v: Word) -> Result<(), CompileError> {
-        let packed = match self.packed_value(v) {
-            Some(p) => p,
-            None => {
-                let lanes = match self.varying_lane(v) {
-                    Some(_) => self.per_lane(|fx, _| fx.get1(v))?,
-                    None => vec![self.get1(v)?; LANES],
-                };
-                self.pack_lanes(&lanes)
-            }
-        };
+        let packed = self.packed_of(v)?;
         for (var, x) in vars.iter().zip(packed) {
             self.b.def_var(*var, x);
         }

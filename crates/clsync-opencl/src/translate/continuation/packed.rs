@@ -433,14 +433,20 @@ impl Fx<'_, '_> {
         let (true, Some(_)) = (packs, t) else {
             return Ok(None);
         };
+        self.packed_of(v).map(Some)
+    }
+
+    /// 32-bit `v` as a packed value: its own, a uniform `v` in every lane,
+    /// or a varying one's lanes put together.
+    pub(super) fn packed_of(&mut self, v: Word) -> Result<Packed, CompileError> {
         if let Some(p) = self.packed_value(v) {
-            return Ok(Some(p));
+            return Ok(p);
         }
         if self.varying_lane(v).is_none() {
             let x = self.get1(v)?;
-            return Ok(Some(self.splat_packed(x)));
+            return Ok(self.splat_packed(x));
         }
         let lanes = self.per_lane(|fx, _| fx.get1(v))?;
-        Ok(Some(self.pack_lanes(&lanes)))
+        Ok(self.pack_lanes(&lanes))
     }
 }
