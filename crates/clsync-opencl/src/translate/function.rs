@@ -200,10 +200,10 @@ pub(crate) fn translate_continuation(
     fbc: &mut FunctionBuilderContext,
     f: &Function,
     plan: continuation::Plan,
-) -> Result<(Vec<BarrierSpec>, usize), CompileError> {
+) -> Result<(Vec<BarrierSpec>, usize, ir::Block), CompileError> {
     let c = translate_as(s, jit, func, fbc, f, Some(plan))?;
     let c = c.ok_or_else(|| CompileError::Internal("no continuation state".into()))?;
-    Ok((c.barriers, c.frame_bytes as usize))
+    Ok((c.barriers, c.frame_bytes as usize, c.head))
 }
 
 fn translate_as(

@@ -42,6 +42,7 @@ mod slices;
 mod slots;
 mod symbols;
 mod uniform;
+mod unswitch;
 mod written;
 
 use std::collections::HashMap;
@@ -618,7 +619,7 @@ fn continuation_function(
     }
     ctx.func.signature = function::continuation_signature(call_conv);
     let mut fbc = cranelift_frontend::FunctionBuilderContext::new();
-    let (barriers, frame_bytes) =
+    let (barriers, frame_bytes, head) =
         function::translate_continuation(shared, jit, &mut ctx.func, &mut fbc, f, plan)
             .map_err(|e| e.to_string())?;
     let symbol = match only_state {
@@ -630,6 +631,13 @@ fn continuation_function(
         .declare_function(&symbol, Linkage::Local, &ctx.func.signature)
         .map_err(|e| format!("{e:?}"))?;
     prepare(ctx, jit.isa()).map_err(|e| format!("code generation: {e:?}"))?;
+    if unswitch::unswitch(&mut ctx.func, head) {
+        // The copies' dead sides go before the dump shows them.
+        ctx.compute_cfg();
+        ctx.compute_domtree();
+        ctx.eliminate_unreachable_code(jit.isa())
+            .map_err(|e| format!("code generation: {e:?}"))?;
+    }
     dump(&symbol, ctx);
     jit.define_function(id, ctx)
         .map_err(|e| format!("code generation: {e:?}"))?;
