@@ -84,18 +84,15 @@ pub(super) struct Setup<'a> {
 }
 
 impl Setup<'_> {
-    /// The slot table of a group whose local memory `local` gives, and
-    /// after its last slot the sentinel that compiled code reads for a
-    /// slot past the table (see `Fx::address`): its length is the
-    /// context's `nslots` plus one.
-    pub fn group_slots(&self, local: impl Fn(LocalArg<u8>) -> *mut u8) -> Vec<Slot> {
-        let mut slots = Vec::new();
-        self.group_slots_in(&mut slots, local);
-        slots
-    }
-
-    /// [`group_slots`](Self::group_slots) in `slots` (emptied first).
-    fn group_slots_in(&self, slots: &mut Vec<Slot>, local: impl Fn(LocalArg<u8>) -> *mut u8) {
+    /// The slot table of a group whose local memory `local` gives, in
+    /// `slots` (emptied first), and after its last slot the sentinel that
+    /// compiled code reads for a slot past the table (see `Fx::address`):
+    /// its length is the context's `nslots` plus one.
+    pub(super) fn group_slots_in(
+        &self,
+        slots: &mut Vec<Slot>,
+        local: impl Fn(LocalArg<u8>) -> *mut u8,
+    ) {
         slots.clear();
         slots.extend(self.table.iter().map(|(b, len)| Slot {
             base: b.0,
@@ -173,7 +170,7 @@ impl Setup<'_> {
     ///
     /// # Safety
     ///
-    /// `slots` is a table of this launch (as `group_slots` makes it) and
+    /// `slots` is a table of this launch (as `group_slots_in` makes it) and
     /// `block` a private block of `private_words` words.
     #[inline]
     pub unsafe fn point_private(&self, slots: *mut Slot, block: *mut u8) {

@@ -15,7 +15,7 @@
 use clsync::sync::{BarrierKind, BarrierWait, MemFlags};
 use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime};
 
-use super::ctx::{builtin, ItemCtx, Runner};
+use super::ctx::{builtin, ItemCtx, Runner, Slot};
 use super::helpers::{fence_flags, scope};
 use super::launch::{raise, Setup};
 use super::scratch::Reused;
@@ -38,7 +38,11 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     let n = g.len();
     // Lane batches run where a batch stays in its row.
     let lanes = lanes && g.get_local_size(0).is_multiple_of(LANES);
-    let mut slots = s.group_slots(|arg| g.local(arg).raw_bytes().0);
+    // The group's tables come from the thread's free lists (`scratch`):
+    // allocating the slot table was a tenth of a batched scan's interval
+    // code.
+    let mut slots = Reused::<Slot>::take();
+    s.group_slots_in(&mut slots, |arg| g.local(arg).raw_bytes().0);
     let nslots = slots.len() - 1;
     let table = slots.as_mut_ptr();
     // One private block that the work-items use in turn: the kernel saves
