@@ -18,7 +18,6 @@ use clsync::{Group, Launch, LaunchError, LaunchSummary, Place, PlaceRun, Runtime
 use super::ctx::{builtin, ItemCtx, Runner, Slot};
 use super::helpers::{fence_flags, scope};
 use super::launch::{raise, Setup};
-use super::scratch::Reused;
 use crate::translate::continuation::{DIVERGED, LANES, STOPPED};
 use crate::translate::GroupEntry;
 
@@ -30,19 +29,79 @@ pub(super) fn run(
     launch: &Launch,
     lanes: bool,
 ) -> Result<LaunchSummary, LaunchError> {
-    rt.launch_groups(launch, |g| group(s, entry, g, lanes))
+    // What every group of the launch shares, found once (see `Shared`).
+    let shared = Shared {
+        quick: entry
+            .barriers
+            .iter()
+            .map(|b| !s.checked && crate::translate::continuation::chainable(b))
+            .collect(),
+        builtins: std::sync::OnceLock::new(),
+    };
+    rt.launch_groups(launch, |g| group(s, entry, g, lanes, &shared))
+}
+
+/// What the groups of a launch share, found once for all of them rather
+/// than per group: with groups of 64 work-items, the runtime's work per
+/// group (its tables, its built-ins, each barrier's checks) took longer
+/// than the compiled intervals.
+struct Shared {
+    /// Per barrier: whether the runtime passes it without checking its
+    /// flags and scope again, as compiled code passes a chained one (see
+    /// `translate::continuation::chain`): an unchecked launch's barrier of
+    /// valid flags and scope whose fence is no hardware one.
+    quick: Vec<bool>,
+    /// The built-ins of a group, but its ids, and the local size they were
+    /// made for: every group of that size has them (a range's last groups
+    /// may be smaller).
+    builtins: std::sync::OnceLock<([usize; 3], [u64; builtin::COUNT])>,
+}
+
+/// A group's vectors: its slot table, private block, frames and places,
+/// kept on the worker thread from one group to the next (one thread-local
+/// access per group, where each vector from its own free list took four).
+#[derive(Default)]
+struct GroupScratch {
+    slots: Vec<Slot>,
+    private: Vec<u64>,
+    frames: Vec<u64>,
+    reached: Vec<u64>,
+}
+
+thread_local! {
+    static GROUP_SCRATCH: std::cell::Cell<Option<Box<GroupScratch>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Gives a group's vectors back to its thread when the group ends (or
+/// unwinds).
+struct ScratchGuard(Option<Box<GroupScratch>>);
+
+impl Drop for ScratchGuard {
+    fn drop(&mut self) {
+        let kept = self.0.take();
+        // `try_with`: a thread that is exiting keeps nothing.
+        let _ = GROUP_SCRATCH.try_with(|c| c.set(kept));
+    }
 }
 
 /// One work-group.
-fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
+fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool, shared: &Shared) {
     let n = g.len();
     // Lane batches run where a batch stays in its row.
     let lanes = lanes && g.get_local_size(0).is_multiple_of(LANES);
-    // The group's tables come from the thread's free lists (`scratch`):
-    // allocating the slot table was a tenth of a batched scan's interval
-    // code.
-    let mut slots = Reused::<Slot>::take();
-    s.group_slots_in(&mut slots, |arg| g.local(arg).raw_bytes().0);
+    // The group's vectors are the last group's on this thread (a nested or
+    // first group's are new): allocating the slot table alone was a tenth
+    // of a batched scan's interval code.
+    let mut guard = ScratchGuard(GROUP_SCRATCH.with(|c| c.take()));
+    let v = guard.0.get_or_insert_with(Default::default);
+    let GroupScratch {
+        slots,
+        private,
+        frames,
+        reached: reached_words,
+    } = &mut **v;
+    s.group_slots_in(slots, |arg| g.local(arg).raw_bytes().0);
     let nslots = slots.len() - 1;
     let table = slots.as_mut_ptr();
     // One private block that the work-items use in turn: the kernel saves
@@ -50,7 +109,8 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     // `translate::continuation`).
     // The group's vectors come from the thread's free lists (`scratch`):
     // a group's allocations were a fifth of a batched scan's group.
-    let mut private = Reused::<u64>::filled(s.private_words, 0);
+    private.clear();
+    private.resize(s.private_words, 0);
     let pbase = private.as_mut_ptr() as *mut u8;
     // SAFETY: `private` has `private_words` words and `table` is this
     // launch's table.
@@ -62,10 +122,12 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     // Each frame is written before it is read: a value kept across a
     // barrier is stored by the work-item that reaches the barrier before
     // any work-item resumes there; so is each work-item's place.
-    let mut frames = Reused::<u64>::stale(stride / 8 * n, 0);
+    // (What the last group left there: each frame is written before it
+    // is read, so it need not be cleared, some kilobytes per group.)
+    frames.resize(frames.len().max(stride / 8 * n), 0);
     let fbase = frames.as_mut_ptr() as *mut u8;
     // `n` words of 32 bits, in words of 64.
-    let mut reached_words = Reused::<u64>::stale(n.div_ceil(2), 0);
+    reached_words.resize(reached_words.len().max(n.div_ceil(2)), 0);
     // SAFETY: `reached_words` holds `n` 32-bit words, aligned for them
     // (its words are 8-byte aligned), alive and used as nothing else
     // until the group ends.
@@ -95,25 +157,17 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
     if let Some(p) = privates.as_mut() {
         ctx.privates = p;
     }
-    super::launch::group_builtins(
-        &mut ctx.builtins,
-        |d| {
-            [
-                g.get_group_id(d),
-                g.get_global_size(d),
-                g.get_local_size(d),
-                g.get_enqueued_local_size(d),
-                g.get_num_groups(d),
-                g.get_global_offset(d),
-            ]
-        },
-        [
-            g.get_work_dim(),
-            g.get_max_sub_group_size(),
-            g.get_num_sub_groups(),
-            g.get_enqueued_num_sub_groups(),
-        ],
-    );
+    // The built-ins of a group of this size, made once per launch (a
+    // group of another size, a range's last, makes its own); then its ids.
+    let size = [0, 1, 2].map(|d| g.get_local_size(d));
+    let made = shared.builtins.get_or_init(|| (size, group_builtins(g)));
+    ctx.builtins = match made.0 == size {
+        true => made.1,
+        false => group_builtins(g),
+    };
+    for d in 0..3 {
+        ctx.builtins[builtin::GROUP_ID + d as usize] = g.get_group_id(d) as u64;
+    }
     ctx.take_proofs(s.race_free);
     let args = s.words.as_ptr();
     let mut state = 0u32;
@@ -190,12 +244,47 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool) {
         }
         match r {
             0 => return,
+            // A barrier the runtime need not check again: what
+            // `Group::barrier_dyn` does after its checks, as compiled code
+            // does for a chained one. Its fence is program order on this
+            // thread (the call into the compiled code orders the
+            // compiler's accesses on either side).
+            k if shared.quick[k as usize - 1] => {
+                g.cancellation_point();
+                g.passed_barriers(1);
+                state = k;
+            }
             k => {
                 barrier(s, entry, g, k);
                 state = k;
             }
         }
     }
+}
+
+/// The built-ins of group `g` that every work-item of it shares.
+fn group_builtins(g: &Group<'_>) -> [u64; builtin::COUNT] {
+    let mut b = [0; builtin::COUNT];
+    super::launch::group_builtins(
+        &mut b,
+        |d| {
+            [
+                g.get_group_id(d),
+                g.get_global_size(d),
+                g.get_local_size(d),
+                g.get_enqueued_local_size(d),
+                g.get_num_groups(d),
+                g.get_global_offset(d),
+            ]
+        },
+        [
+            g.get_work_dim(),
+            g.get_max_sub_group_size(),
+            g.get_num_sub_groups(),
+            g.get_enqueued_num_sub_groups(),
+        ],
+    );
+    b
 }
 
 /// Whether every work-item's place in `reached` is `r`. Asked after every

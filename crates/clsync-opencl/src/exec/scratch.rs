@@ -63,21 +63,6 @@ impl<T: Reusable> Reused<T> {
         r.0.resize(n, value);
         r
     }
-
-    /// `n` elements, each `value` or what an earlier user of the storage
-    /// left there: for memory that its user writes before it reads (a
-    /// work-item loop's frames and places, which a group of 256 work-items
-    /// would otherwise clear, some kilobytes, before every group).
-    pub(crate) fn stale(n: usize, value: T) -> Self {
-        let v = T::free().with(|f| f.borrow_mut().pop()).unwrap_or_default();
-        let mut r = Reused(v, std::marker::PhantomData);
-        if r.0.len() >= n {
-            r.0.truncate(n);
-        } else {
-            r.0.resize(n, value);
-        }
-        r
-    }
 }
 
 impl<T: Reusable> Deref for Reused<T> {
@@ -99,7 +84,6 @@ impl<T: Reusable> Drop for Reused<T> {
         if v.capacity() == 0 || v.capacity() > KEEP_LEN {
             return;
         }
-        // Kept with its length: `stale` takes its elements as they are.
         // `try_with`: a thread that is exiting has no list to keep it in.
         let _ = T::free().try_with(|f| {
             let mut f = f.borrow_mut();
@@ -129,12 +113,5 @@ mod tests {
         assert_eq!(c.as_ptr(), p);
         assert_eq!(c.as_slice(), [0; 3], "filled afresh, not from the last one");
         drop(c);
-        let d = Reused::<u64>::stale(7, 9);
-        assert_eq!(d.as_ptr(), p);
-        assert_eq!(
-            d.as_slice(),
-            [0, 0, 0, 9, 9, 9, 9],
-            "the last one's, then new"
-        );
     }
 }

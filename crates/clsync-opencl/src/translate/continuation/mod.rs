@@ -71,6 +71,7 @@ mod together;
 
 pub use batch::LANES;
 pub(crate) use batch::{all_batchable, batchable};
+pub(crate) use chain::chainable;
 
 pub(crate) use frame::private_spans;
 use plan::remat_order;
