@@ -201,7 +201,14 @@ impl Plan {
         let mut vmap: HashMap<Value, Value> = HashMap::new();
         let mut bmap: HashMap<Block, Block> = HashMap::new();
         let mut imap: HashMap<Inst, Inst> = HashMap::new();
-        for &b in &self.body {
+        // The copies are laid out in the originals' order (the blocks a
+        // hot path falls through stay so), after the function's blocks.
+        let laid: Vec<Block> = func
+            .layout
+            .blocks()
+            .filter(|b| in_loop.contains(b))
+            .collect();
+        for b in laid {
             let nb = func.dfg.make_block();
             for &p in func.dfg.block_params(b).to_vec().iter() {
                 let ty = func.dfg.value_type(p);

@@ -69,7 +69,7 @@ impl Fx<'_, '_> {
         let x = local[0].expect("x is always counted");
         let x = self.b.ins().iadd_imm_s(x, step as i64);
         // Along a row only x counts; y and z at the row's end.
-        let in_row = self.b.ins().icmp(IntCC::NotEqual, x, sizes[0]);
+        let row_end = self.b.ins().icmp(IntCC::Equal, x, sizes[0]);
         let wrap = self.b.create_block();
         let args = |x: Value, yz: [Option<Value>; 2]| {
             let mut a = vec![ir::BlockArg::Value(l1), ir::BlockArg::Value(x)];
@@ -78,7 +78,22 @@ impl Fx<'_, '_> {
             a
         };
         let same = args(x, [local[1], local[2]]);
-        self.b.ins().brif(in_row, head, &same, wrap, &[]);
+        // The next work-item's counters are passed from a block of their
+        // own: Cranelift computes an addition of a constant again in each
+        // block that uses it, so that the counters' old values die where
+        // the new ones are made (made before the branch, with the row's
+        // end computing them again, both were live at once, and each step
+        // paid a copy per counter).
+        let advance = self.b.create_block();
+        // (Laid out right after the step, which falls through to it.)
+        if let Some(step_block) = self.b.current_block() {
+            self.b.insert_block_after(advance, step_block);
+        }
+        // (The row's end as the first way: Cranelift lays out the second
+        // right after the step.)
+        self.b.ins().brif(row_end, wrap, &[], advance, &[]);
+        self.b.switch_to_block(advance);
+        self.b.ins().jump(head, &same);
 
         self.b.switch_to_block(wrap);
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, l1, n);
