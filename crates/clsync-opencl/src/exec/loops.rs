@@ -107,8 +107,6 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool, shared: 
     // One private block that the work-items use in turn: the kernel saves
     // its own variables in each work-item's frame across barriers (see
     // `translate::continuation`).
-    // The group's vectors come from the thread's free lists (`scratch`):
-    // a group's allocations were a fifth of a batched scan's group.
     private.clear();
     private.resize(s.private_words, 0);
     let pbase = private.as_mut_ptr() as *mut u8;
@@ -122,8 +120,8 @@ fn group(s: &Setup<'_>, entry: &GroupEntry, g: &Group<'_>, lanes: bool, shared: 
     // Each frame is written before it is read: a value kept across a
     // barrier is stored by the work-item that reaches the barrier before
     // any work-item resumes there; so is each work-item's place.
-    // (What the last group left there: each frame is written before it
-    // is read, so it need not be cleared, some kilobytes per group.)
+    // So the frames keep what the last group left there (not cleared:
+    // some kilobytes per group).
     frames.resize(frames.len().max(stride / 8 * n), 0);
     let fbase = frames.as_mut_ptr() as *mut u8;
     // `n` words of 32 bits, in words of 64.
