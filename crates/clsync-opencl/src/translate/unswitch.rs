@@ -139,9 +139,8 @@ impl Plan {
                 }
             }
         }
-        let clean = |e: Block| {
-            cfg.pred_iter(e).all(|p| in_loop(p.block)) && e != func.layout.entry_block().unwrap()
-        };
+        // (The function's entry has no predecessor, so it is none.)
+        let clean = |e: Block| cfg.pred_iter(e).all(|p| in_loop(p.block));
         // The loop's values that code outside it reads.
         let mut exits: Vec<(Block, Vec<Value>, Vec<Block>)> = Vec::new();
         for ob in func.layout.blocks() {
@@ -177,24 +176,21 @@ impl Plan {
                             exits.len() - 1
                         }
                     };
-                    let x = &mut exits[at];
-                    if !x.1.contains(&v) {
-                        x.1.push(v);
-                    }
-                    if !x.2.contains(&ob) {
-                        x.2.push(ob);
+                    if !exits[at].1.contains(&v) {
+                        exits[at].1.push(v);
                     }
                 }
             }
         }
-        // Every block the exit dominates that reads one of its values is
-        // rewritten, not only those seen reading it first.
+        // The blocks each exit dominates read its values: all of them are
+        // rewritten (a block outside the loop reads the loop's values only
+        // through the one exit that dominates it, as checked above).
         for x in &mut exits {
-            for ob in func.layout.blocks() {
-                if !in_loop(ob) && domtree.dominates(x.0, ob, &func.layout) && !x.2.contains(&ob) {
-                    x.2.push(ob);
-                }
-            }
+            x.2 = func
+                .layout
+                .blocks()
+                .filter(|ob| !in_loop(*ob) && domtree.dominates(x.0, *ob, &func.layout))
+                .collect();
         }
         Some(Plan {
             header,
